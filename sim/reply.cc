@@ -1,0 +1,152 @@
+#include "sim/reply.h"
+
+#include "sim/status.h"
+
+namespace xackly {
+
+Reply Reply::Integer(int64_t v) {
+  Reply r;
+  r.type_ = Type::kInteger;
+  r.integer_ = v;
+  return r;
+}
+
+Reply Reply::StatusText(std::string s) {
+  Reply r;
+  r.type_ = Type::kStatus;
+  r.str_ = std::move(s);
+  return r;
+}
+
+Reply Reply::String(std::string s) {
+  Reply r;
+  r.type_ = Type::kString;
+  r.str_ = std::move(s);
+  return r;
+}
+
+Reply Reply::Error(std::string s) {
+  Reply r;
+  r.type_ = Type::kError;
+  r.str_ = std::move(s);
+  return r;
+}
+
+Reply Reply::Array(std::vector<Reply> elements) {
+  Reply r;
+  r.type_ = Type::kArray;
+  r.elements_ = std::move(elements);
+  return r;
+}
+
+int64_t Reply::integer() const {
+  XACKLY_CHECK(is_integer());
+  return integer_;
+}
+
+const std::string& Reply::str() const {
+  XACKLY_CHECK(is_status() || is_string() || is_error());
+  return str_;
+}
+
+const std::vector<Reply>& Reply::elements() const {
+  XACKLY_CHECK(is_array());
+  return elements_;
+}
+
+const Reply& Reply::operator[](size_t i) const {
+  XACKLY_CHECK(is_array() && i < elements_.size());
+  return elements_[i];
+}
+
+bool Reply::operator==(const Reply& other) const {
+  return type_ == other.type_ && integer_ == other.integer_ && str_ == other.str_ &&
+         elements_ == other.elements_;
+}
+
+namespace {
+
+void AppendEscaped(std::string& out, std::string_view s, bool escape_quote) {
+  static const char kHex[] = "0123456789abcdef";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '"':
+        if (escape_quote) out += "\\\"";
+        else out += '"';
+        break;
+      default:
+        if (c < 0x20 || c >= 0x7f) {
+          out += "\\x";
+          out += kHex[c >> 4];
+          out += kHex[c & 0xf];
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+}
+
+}  // namespace
+
+void AppendQuoted(std::string& out, std::string_view s) {
+  out += '"';
+  AppendEscaped(out, s, /*escape_quote=*/true);
+  out += '"';
+}
+
+void AppendArg(std::string& out, std::string_view s) {
+  bool bare = !s.empty();
+  for (unsigned char c : s) {
+    if (c <= 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '\'') {
+      bare = false;
+      break;
+    }
+  }
+  if (bare) {
+    out += s;
+  } else {
+    AppendQuoted(out, s);
+  }
+}
+
+void Reply::RenderTo(std::string& out) const {
+  switch (type_) {
+    case Type::kNil:
+      out += "nil";
+      return;
+    case Type::kInteger:
+      out += std::to_string(integer_);
+      return;
+    case Type::kStatus:
+      out += '+';
+      AppendEscaped(out, str_, /*escape_quote=*/false);
+      return;
+    case Type::kString:
+      AppendQuoted(out, str_);
+      return;
+    case Type::kError:
+      out += '-';
+      AppendEscaped(out, str_, /*escape_quote=*/false);
+      return;
+    case Type::kArray:
+      out += '[';
+      for (size_t i = 0; i < elements_.size(); ++i) {
+        if (i > 0) out += ", ";
+        elements_[i].RenderTo(out);
+      }
+      out += ']';
+      return;
+  }
+}
+
+std::string Reply::Render() const {
+  std::string out;
+  RenderTo(out);
+  return out;
+}
+
+}  // namespace xackly

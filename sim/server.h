@@ -1,0 +1,66 @@
+// What the simulator may do to the Redis server it runs against. The harness
+// implements this with a real redis-server subprocess (harness/redis_server.h);
+// the simulator never sees a process, a socket path or a file.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "sim/connection.h"
+#include "sim/status.h"
+
+namespace xackly {
+
+// How the server persists data, which decides what a crash + restart loses.
+enum class Persistence {
+  kNone,       // nothing survives a restart
+  kRdb,        // only what the last explicit SAVE wrote survives
+  kAofAlways,  // appendfsync always: every acknowledged write survives
+};
+const char* PersistenceName(Persistence p);  // "none", "rdb", "aof-always"
+// REQUIRES: out != nullptr. Returns false for an unknown name.
+bool ParsePersistence(std::string_view name, Persistence* out);
+
+struct ServerVersion {
+  std::string product;  // "redis" or "valkey"
+  int major = 0;
+  int minor = 0;
+  int patch = 0;
+  std::string ToString() const;  // e.g. "redis 7.0.15"
+  bool AtLeast(int maj, int min) const { return major > maj || (major == maj && minor >= min); }
+};
+
+class ServerControl {
+ public:
+  virtual ~ServerControl() = default;
+
+  // A new connection to the running server. Fails with kIoError when the
+  // server is not reachable.
+  virtual Result<std::unique_ptr<Connection>> Connect() = 0;
+
+  // Sets the server's wall clock (what TIME, gettimeofday and every idle time
+  // and TTL inside redis-server read) to `epoch_ms` Unix milliseconds. The
+  // change is visible to the next command the server executes.
+  // REQUIRES: epoch_ms >= ClockMs() (the clock never moves backwards; only
+  // Reset() may move it back).
+  virtual void SetClockMs(int64_t epoch_ms) = 0;
+  virtual int64_t ClockMs() const = 0;
+
+  // Empties the server for a new case without restarting it: FLUSHALL,
+  // SCRIPT FLUSH, removal of persisted files, and the clock set to
+  // `start_epoch_ms` (the one backwards move the clock allows, safe because
+  // no key is left that could depend on time). Connections stay usable.
+  virtual Status Reset(int64_t start_epoch_ms) = 0;
+
+  // Kills the server with SIGKILL and starts it again on the same data
+  // directory and socket; what survives follows persistence(). Every
+  // connection made before is dead afterwards. Fails with kInternal when the
+  // server does not come back (the error carries its log tail).
+  virtual Status CrashAndRestart() = 0;
+
+  virtual Persistence persistence() const = 0;
+  virtual const ServerVersion& version() const = 0;
+};
+
+}  // namespace xackly
