@@ -1,0 +1,127 @@
+/* The virtual clock inside redis-server. Loaded with LD_PRELOAD into a server
+ * that xackly starts, it answers every wall-clock read the server makes
+ * (gettimeofday, clock_gettime with CLOCK_REALTIME or CLOCK_REALTIME_COARSE,
+ * and time) from a page that the harness shares with it, so TIME, XADD '*'
+ * IDs, PEL delivery times, XPENDING idle, X(AUTO)CLAIM min-idle and key TTLs
+ * all follow the harness's virtual clock and nothing else.
+ *
+ * Why not libfaketime: it resolves the real functions with dlsym during its
+ * own initialisation, and Debian's jemalloc calls clock_gettime from inside
+ * that, so the server never starts. This library therefore never calls dlsym:
+ * every clock it does not virtualise (CLOCK_MONOTONIC, CLOCK_BOOTTIME, CPU
+ * clocks...) goes to the kernel by raw syscall, and the page is opened and
+ * mapped lazily, on the first wall-clock read, with raw syscalls too.
+ *
+ * Contract with the harness (harness/virtual_clock.h holds the other side):
+ *   - XACKLY_CLOCK_PAGE names a clock page laid out as harness/clock_page.h
+ *     says: a magic, then the virtual time in nanoseconds since the epoch.
+ *   - If XACKLY_CLOCK_PAGE is unset, this library is transparent: wall-clock
+ *     reads go to the kernel.
+ *   - If it is set but the page cannot be mapped or carries the wrong magic,
+ *     the process writes a line to stderr and exits with status 70. It never
+ *     falls back to real time: a silently real clock would make a run
+ *     nondeterministic without anyone noticing. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdint.h>
+#include <string.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness/clock_page.h"
+
+enum { kExitNoPage = 70 };
+
+/* The mapped page, or NULL before the first wall-clock read. */
+static int64_t* g_page = NULL;
+
+static void WriteStderr(const char* s) {
+  syscall(SYS_write, 2, s, strlen(s));
+}
+
+static void Die(const char* what, const char* path) {
+  WriteStderr("xackly clock preload: ");
+  WriteStderr(what);
+  WriteStderr(" XACKLY_CLOCK_PAGE=");
+  WriteStderr(path);
+  WriteStderr("; refusing to run on the real clock\n");
+  _exit(kExitNoPage);
+}
+
+/* Returns the page, mapping it on first use; NULL when XACKLY_CLOCK_PAGE is
+ * unset. Two threads may race to map it: the loser unmaps its copy. */
+static int64_t* Page(void) {
+  int64_t* page = __atomic_load_n(&g_page, __ATOMIC_ACQUIRE);
+  if (page != NULL) return page;
+  const char* path = getenv("XACKLY_CLOCK_PAGE");
+  if (path == NULL) return NULL;
+  long fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) Die("cannot open", path);
+  struct stat st;
+  if (syscall(SYS_fstat, fd, &st) != 0 || st.st_size < XACKLY_CLOCK_PAGE_BYTES) {
+    Die("too small or unreadable:", path);
+  }
+  long addr =
+      syscall(SYS_mmap, NULL, (size_t)XACKLY_CLOCK_PAGE_BYTES, PROT_READ, MAP_SHARED, (int)fd, 0L);
+  syscall(SYS_close, fd);
+  if (addr == -1) Die("cannot mmap", path);
+  int64_t* mapped = (int64_t*)addr;
+  if ((uint64_t)__atomic_load_n(&mapped[XACKLY_CLOCK_PAGE_SLOT_MAGIC], __ATOMIC_ACQUIRE) !=
+      XACKLY_CLOCK_PAGE_MAGIC) {
+    Die("bad magic in", path);
+  }
+  int64_t* expected = NULL;
+  if (!__atomic_compare_exchange_n(&g_page, &expected, mapped, 0, __ATOMIC_ACQ_REL,
+                                   __ATOMIC_ACQUIRE)) {
+    syscall(SYS_munmap, mapped, (size_t)XACKLY_CLOCK_PAGE_BYTES);
+    return expected;
+  }
+  return mapped;
+}
+
+/* Virtual nanoseconds since the epoch; returns 0 and leaves *ns alone when
+ * the clock is not virtual. */
+static int VirtualNs(int64_t* ns) {
+  int64_t* page = Page();
+  if (page == NULL) return 0;
+  *ns = __atomic_load_n(&page[XACKLY_CLOCK_PAGE_SLOT_NS], __ATOMIC_ACQUIRE);
+  return 1;
+}
+
+static int RawClockGettime(clockid_t clock_id, struct timespec* ts) {
+  return (int)syscall(SYS_clock_gettime, clock_id, ts);
+}
+
+__attribute__((visibility("default"))) int clock_gettime(clockid_t clock_id, struct timespec* ts) {
+  int64_t ns;
+  if ((clock_id == CLOCK_REALTIME || clock_id == CLOCK_REALTIME_COARSE) && VirtualNs(&ns)) {
+    ts->tv_sec = (time_t)(ns / 1000000000);
+    ts->tv_nsec = (long)(ns % 1000000000);
+    return 0;
+  }
+  return RawClockGettime(clock_id, ts);
+}
+
+__attribute__((visibility("default"))) int gettimeofday(struct timeval* restrict tv,
+                                                        void* restrict tz) {
+  /* glibc declares tv nonnull, so it is not checked here. */
+  if (tz != NULL) memset(tz, 0, sizeof(struct timezone));
+  struct timespec ts;
+  int rc = clock_gettime(CLOCK_REALTIME, &ts);
+  if (rc != 0) return rc;
+  tv->tv_sec = ts.tv_sec;
+  tv->tv_usec = ts.tv_nsec / 1000;
+  return 0;
+}
+
+__attribute__((visibility("default"))) time_t time(time_t* out) {
+  struct timespec ts;
+  if (clock_gettime(CLOCK_REALTIME, &ts) != 0) return (time_t)-1;
+  if (out != NULL) *out = ts.tv_sec;
+  return ts.tv_sec;
+}
