@@ -1,0 +1,325 @@
+#include "harness/redis_server.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "harness/hiredis_connection.h"
+#include "harness/live_servers.h"
+#include "harness/subprocess.h"
+
+namespace xackly {
+
+namespace {
+
+constexpr char kConfigName[] = "redis.conf";
+constexpr char kLogName[] = "redis.log";
+constexpr char kOutputName[] = "server.out";  // the child's stdout + stderr
+constexpr char kClockPageName[] = "clock.page";
+constexpr char kRdbName[] = "dump.rdb";
+constexpr char kDefaultBinaryName[] = "redis-server";
+constexpr char kInstallHint[] =
+    "install it with `apt-get install redis-server`, or name a redis-server or valkey-server "
+    "binary with --server PATH or XACKLY_REDIS_SERVER=PATH";
+constexpr int kLogTailLines = 20;
+constexpr int kReadyPollMs = 5;
+constexpr int kReadyConnectTimeoutMs = 1'000;
+
+bool IsExecutableFile(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+// A redis.conf string argument: double-quoted, with \ and " escaped.
+std::string ConfigQuote(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  out += '"';
+  return out;
+}
+
+// The last `max_lines` lines of the file at `path`, or "" when unreadable.
+std::string TailOfFile(const std::string& path, int max_lines) {
+  std::ifstream in(path);
+  std::deque<std::string> lines;
+  for (std::string line; std::getline(in, line);) {
+    lines.push_back(std::move(line));
+    if (static_cast<int>(lines.size()) > max_lines) lines.pop_front();
+  }
+  std::string out;
+  for (const std::string& line : lines) out += "  | " + line + "\n";
+  return out;
+}
+
+// Value of `key` in an INFO reply ("key:value" lines), or "".
+std::string InfoField(std::string_view info, std::string_view key) {
+  size_t pos = 0;
+  while (pos < info.size()) {
+    size_t end = info.find('\n', pos);
+    if (end == std::string_view::npos) end = info.size();
+    std::string_view line = info.substr(pos, end - pos);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.size() > key.size() && line.substr(0, key.size()) == key && line[key.size()] == ':') {
+      return std::string(line.substr(key.size() + 1));
+    }
+    pos = end + 1;
+  }
+  return "";
+}
+
+// Parses "7.0.15" into `version`; false when it is not major.minor.patch.
+bool ParseVersionNumber(const std::string& text, ServerVersion* version) {
+  char tail = '\0';
+  return std::sscanf(text.c_str(), "%d.%d.%d%c", &version->major, &version->minor, &version->patch,
+                     &tail) == 3;
+}
+
+}  // namespace
+
+Result<std::string> FindServerBinary(const std::string& flag_value) {
+  if (!flag_value.empty()) {
+    if (IsExecutableFile(flag_value)) return flag_value;
+    return Status::NotFound(fmt::format(
+        "server binary not found: --server {} is not an executable file; {}", flag_value,
+        kInstallHint));
+  }
+  if (const char* env = std::getenv(kServerEnv); env != nullptr && *env != '\0') {
+    if (IsExecutableFile(env)) return std::string(env);
+    return Status::NotFound(fmt::format(
+        "server binary not found: ${}={} is not an executable file; {}", kServerEnv, env,
+        kInstallHint));
+  }
+  const char* path_env = std::getenv("PATH");
+  std::string path_list = path_env != nullptr ? path_env : "";
+  std::vector<std::string> searched;
+  size_t pos = 0;
+  while (pos <= path_list.size()) {
+    size_t end = std::min(path_list.find(':', pos), path_list.size());
+    std::string dir = path_list.substr(pos, end - pos);
+    pos = end + 1;
+    if (dir.empty()) continue;
+    std::string candidate = fmt::format("{}/{}", dir, kDefaultBinaryName);
+    if (IsExecutableFile(candidate)) return candidate;
+    searched.push_back(dir);
+  }
+  return Status::NotFound(fmt::format(
+      "no {} found. Searched: --server (not given), ${} (not set), and each PATH directory: {}. "
+      "To fix: {}",
+      kDefaultBinaryName, kServerEnv, searched.empty() ? "(PATH is empty)" : fmt::format("{}", fmt::join(searched, ", ")),
+      kInstallHint));
+}
+
+Result<std::unique_ptr<RedisServer>> RedisServer::Start(const RedisServerOptions& options) {
+  Result<std::string> binary = FindServerBinary(options.server_path);
+  if (!binary.ok()) return binary.status();
+  Result<std::string> clock_library = FindClockLibrary(options.clock_library);
+  if (!clock_library.ok()) return clock_library.status();
+  const std::string root = options.temp_root.empty() ? DefaultTempRoot() : options.temp_root;
+  RemoveStaleServerDirs(root);
+  Result<std::unique_ptr<ServerDir>> dir = ServerDir::Create(root);
+  if (!dir.ok()) return dir.status();
+  Result<std::unique_ptr<VirtualClock>> clock =
+      VirtualClock::Create((*dir)->File(kClockPageName), options.start_epoch_ms);
+  if (!clock.ok()) return clock.status();
+  std::unique_ptr<RedisServer> server(new RedisServer(options, std::move(*binary),
+                                                      std::move(*clock_library), std::move(*dir),
+                                                      std::move(*clock)));
+  if (Status s = server->WriteConfig(); !s.ok()) return s;
+  if (Status s = server->Launch(); !s.ok()) return s;
+  if (Status s = server->DetectVersion(); !s.ok()) return s;
+  return server;
+}
+
+RedisServer::RedisServer(RedisServerOptions options, std::string binary_path,
+                         std::string clock_library, std::unique_ptr<ServerDir> dir,
+                         std::unique_ptr<VirtualClock> clock)
+    : options_(std::move(options)),
+      binary_path_(std::move(binary_path)),
+      clock_library_(std::move(clock_library)),
+      dir_(std::move(dir)),
+      clock_(std::move(clock)),
+      socket_path_(dir_->socket_path()) {}
+
+RedisServer::~RedisServer() {
+  Stop();
+  clock_.reset();
+  dir_.reset();  // removes the temp dir
+}
+
+Status RedisServer::WriteConfig() const {
+  std::vector<std::string> lines = {
+      "# Written by xackly for one private server (harness/redis_server.cc).",
+      "port 0",  // no TCP at all
+      "unixsocket " + ConfigQuote(socket_path_),
+      "unixsocketperm 700",
+      "daemonize no",
+      "dir " + ConfigQuote(dir_->path()),
+      "logfile " + ConfigQuote(dir_->File(kLogName)),
+      "maxmemory-policy noeviction",
+      "save \"\"",  // never an automatic snapshot; the simulator issues SAVE
+      fmt::format("dbfilename {}", kRdbName),
+  };
+  switch (options_.persistence) {
+    case Persistence::kNone:
+    case Persistence::kRdb:
+      lines.push_back("appendonly no");
+      break;
+    case Persistence::kAofAlways:
+      lines.push_back("appendonly yes");
+      lines.push_back("appendfsync always");
+      break;
+  }
+  lines.insert(lines.end(), options_.extra_config.begin(), options_.extra_config.end());
+  const std::string path = dir_->File(kConfigName);
+  std::ofstream out(path);
+  for (const std::string& line : lines) out << line << "\n";
+  out.close();
+  if (!out) return Status::IoError(fmt::format("cannot write {}", path));
+  return Status::Ok();
+}
+
+Status RedisServer::Launch() {
+  XACKLY_CHECK(!running());
+  const char* preload = std::getenv("LD_PRELOAD");
+  SpawnOptions spawn;
+  spawn.path = binary_path_;
+  spawn.args = {dir_->File(kConfigName)};
+  spawn.env = EnvironmentWith({
+      fmt::format("LD_PRELOAD={}{}{}", clock_library_, preload != nullptr && *preload ? ":" : "",
+                  preload != nullptr ? preload : ""),
+      fmt::format("{}={}", kClockPageEnv, clock_->page_path()),
+  });
+  spawn.output_path = dir_->File(kOutputName);
+  Result<pid_t> pid = Spawn(spawn);
+  if (!pid.ok()) return Status::Internal(pid.status().message());
+  pid_ = *pid;
+  RegisterLiveServer(pid_);
+
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + std::chrono::milliseconds(options_.start_timeout_ms);
+  while (true) {
+    int wait_status = 0;
+    if (ReapIfExited(pid_, &wait_status)) {
+      UnregisterLiveServer(pid_);
+      pid_ = -1;
+      return Status::Internal(fmt::format("{} {} during start-up; last lines of its output:\n{}",
+                                          binary_path_, DescribeWaitStatus(wait_status), LogTail()));
+    }
+    Result<std::unique_ptr<Connection>> conn = ConnectUnix(socket_path_, kReadyConnectTimeoutMs);
+    if (conn.ok()) {
+      Result<Reply> pong = (*conn)->Call({"PING"});
+      if (pong.ok() && pong->is_status() && pong->str() == "PONG") {
+        control_ = std::move(*conn);
+        return Status::Ok();
+      }
+      // -LOADING while it replays its persisted data: keep waiting.
+    }
+    if (std::chrono::steady_clock::now() >= deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(kReadyPollMs));
+  }
+  KillAndReap(pid_);
+  UnregisterLiveServer(pid_);
+  pid_ = -1;
+  return Status::Internal(fmt::format(
+      "{} did not answer PING on {} within {} ms; last lines of its output:\n{}", binary_path_,
+      socket_path_, options_.start_timeout_ms, LogTail()));
+}
+
+Status RedisServer::DetectVersion() {
+  Result<Reply> info = control_->Call({"INFO", "server"});
+  if (!info.ok()) return Status::Internal("INFO server failed: " + info.status().ToString());
+  if (!info->is_string()) return Status::Internal("INFO server replied " + info->Render());
+  const std::string& text = info->str();
+  std::string number = InfoField(text, "valkey_version");
+  version_.product = "valkey";
+  if (number.empty()) {
+    number = InfoField(text, "redis_version");
+    version_.product = InfoField(text, "server_name") == "valkey" ? "valkey" : "redis";
+  }
+  if (!ParseVersionNumber(number, &version_)) {
+    return Status::Internal(fmt::format("cannot read the server version from INFO server ('{}')", number));
+  }
+  return Status::Ok();
+}
+
+std::string RedisServer::LogTail() const {
+  std::string out;
+  for (const char* name : {kOutputName, kLogName}) {
+    std::string tail = TailOfFile(dir_->File(name), kLogTailLines);
+    if (!tail.empty()) out += fmt::format("{}:\n{}", dir_->File(name), tail);
+  }
+  return out.empty() ? "  (the server wrote nothing)\n" : out;
+}
+
+Result<std::unique_ptr<Connection>> RedisServer::Connect() {
+  return ConnectUnix(socket_path_, options_.call_timeout_ms);
+}
+
+void RedisServer::SetClockMs(int64_t epoch_ms) { clock_->SetMs(epoch_ms); }
+
+int64_t RedisServer::ClockMs() const { return clock_->NowMs(); }
+
+Status RedisServer::Reset(int64_t start_epoch_ms) {
+  if (!running() || control_ == nullptr || !control_->alive()) {
+    return Status::FailedPrecondition("Reset needs a running server");
+  }
+  std::vector<std::vector<std::string_view>> commands = {{"FLUSHALL"}, {"SCRIPT", "FLUSH"}};
+  if (version_.AtLeast(7, 0)) commands.push_back({"FUNCTION", "FLUSH"});
+  for (const auto& argv : commands) {
+    Result<Reply> reply = control_->Call(argv);
+    if (!reply.ok()) return reply.status();
+    if (reply->is_error()) {
+      return Status::Internal(fmt::format("{} replied {}", fmt::join(argv, " "), reply->Render()));
+    }
+  }
+  std::error_code ec;
+  std::filesystem::remove(dir_->File(kRdbName), ec);
+  if (ec) return Status::IoError(fmt::format("cannot remove {}: {}", dir_->File(kRdbName), ec.message()));
+  clock_->ResetMs(start_epoch_ms);
+  return Status::Ok();
+}
+
+void RedisServer::Stop() {
+  if (!running()) return;
+  control_.reset();
+  ::kill(pid_, SIGTERM);
+  int wait_status;
+  if (!WaitForExit(pid_, options_.stop_timeout_ms, &wait_status)) KillAndReap(pid_);
+  UnregisterLiveServer(pid_);
+  pid_ = -1;
+}
+
+void RedisServer::Crash() {
+  if (!running()) return;
+  control_.reset();
+  KillAndReap(pid_);
+  UnregisterLiveServer(pid_);
+  pid_ = -1;
+}
+
+Status RedisServer::Restart() {
+  XACKLY_CHECK(!running());
+  return Launch();
+}
+
+Status RedisServer::CrashAndRestart() {
+  Crash();
+  return Restart();
+}
+
+}  // namespace xackly

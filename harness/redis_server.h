@@ -1,0 +1,129 @@
+// A real, unmodified redis-server (or valkey-server) run as a child process
+// on a private Unix socket, with its wall clock replaced by the harness's
+// virtual clock. This is the ServerControl the simulator drives.
+//
+// Lifetime and hygiene. A RedisServer owns one private temp dir
+// (harness/server_dir.h) and at most one server process at a time. The
+// process never outlives xackly:
+//   - it is started with PR_SET_PDEATHSIG=SIGKILL. Linux sends that signal
+//     when the *thread* that forked the server exits, not the process: the
+//     thread that calls Start()/Restart() must stay alive while the server
+//     runs (in practice: start servers from the main thread);
+//   - its pid is in the live-server registry (harness/live_servers.h) that
+//     xackly's SIGINT/SIGTERM/SIGHUP handlers kill;
+//   - the destructor stops it and removes the temp dir; a temp dir left by
+//     a killed xackly is removed by the next Start().
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness/server_dir.h"
+#include "harness/virtual_clock.h"
+#include "sim/server.h"
+
+namespace xackly {
+
+// Environment variable naming the server binary when --server is not given.
+inline constexpr char kServerEnv[] = "XACKLY_REDIS_SERVER";
+
+struct RedisServerOptions {
+  // The server binary (the --server flag). Empty: $XACKLY_REDIS_SERVER, else
+  // the first `redis-server` on PATH.
+  std::string server_path;
+  Persistence persistence = Persistence::kNone;
+  // Real-time bound on start-up and restart (readiness = PING answered).
+  int start_timeout_ms = 10'000;
+  // Real-time bound on a clean stop before SIGKILL.
+  int stop_timeout_ms = 5'000;
+  // Bound on every reply on connections from Connect().
+  int call_timeout_ms = 10'000;
+  // Where the virtual clock starts.
+  int64_t start_epoch_ms = kDefaultStartEpochMs;
+  // Parent of the server's temp dir. Empty: $TMPDIR, else /tmp.
+  std::string temp_root;
+  // The preload library. Empty: see FindClockLibrary().
+  std::string clock_library;
+  // Extra redis.conf lines, appended after the generated ones.
+  std::vector<std::string> extra_config;
+};
+
+// Resolves the server binary as RedisServerOptions::server_path describes.
+// Fails with kNotFound naming every place searched (the flag, the
+// environment variable, each PATH directory) and how to install one.
+Result<std::string> FindServerBinary(const std::string& flag_value);
+
+class RedisServer : public ServerControl {
+ public:
+  // Creates the temp dir, writes redis.conf, starts the server and waits
+  // until it answers PING. Removes stale temp dirs of killed runs first.
+  // Fails with:
+  //   kNotFound         no server binary or clock library
+  //   kInvalidArgument  the socket path would be too long for sun_path
+  //   kInternal         the server exited or did not answer before the
+  //                     deadline; the message carries the tail of its log
+  //   kIoError          the temp dir or config could not be written
+  static Result<std::unique_ptr<RedisServer>> Start(const RedisServerOptions& options);
+
+  // Stops the server (as Stop()) and removes the temp dir.
+  ~RedisServer() override;
+  RedisServer(const RedisServer&) = delete;
+  RedisServer& operator=(const RedisServer&) = delete;
+
+  // ServerControl.
+  Result<std::unique_ptr<Connection>> Connect() override;
+  void SetClockMs(int64_t epoch_ms) override;
+  int64_t ClockMs() const override;
+  Status Reset(int64_t start_epoch_ms) override;
+  Status CrashAndRestart() override;
+  Persistence persistence() const override { return options_.persistence; }
+  const ServerVersion& version() const override { return version_; }
+
+  // Moves the virtual clock forward. REQUIRES: delta_ms >= 0
+  void AdvanceClockMs(int64_t delta_ms) { clock_->AdvanceMs(delta_ms); }
+
+  // Clean stop: SIGTERM, then SIGKILL if it has not exited after
+  // stop_timeout_ms. No-op when the server is not running.
+  void Stop();
+  // SIGKILL and reap, like a power cut for this process. No-op when the
+  // server is not running.
+  void Crash();
+  // Starts the server again on the same dir, socket and config; what it
+  // finds on disk follows persistence(). REQUIRES: !running()
+  Status Restart();
+
+  bool running() const { return pid_ > 0; }
+  // The server's pid, or -1 when it is not running.
+  pid_t pid() const { return pid_; }
+  const std::string& binary_path() const { return binary_path_; }
+  const std::string& socket_path() const { return socket_path_; }
+  const std::string& dir() const { return dir_->path(); }
+  // The last lines of the server's log and captured stdout/stderr.
+  std::string LogTail() const;
+
+ private:
+  RedisServer(RedisServerOptions options, std::string binary_path, std::string clock_library,
+              std::unique_ptr<ServerDir> dir, std::unique_ptr<VirtualClock> clock);
+  Status WriteConfig() const;
+  // Spawns the process and waits for PING; on failure nothing is left running.
+  Status Launch();
+  Status DetectVersion();
+
+  const RedisServerOptions options_;
+  const std::string binary_path_;
+  const std::string clock_library_;
+  std::unique_ptr<ServerDir> dir_;
+  std::unique_ptr<VirtualClock> clock_;
+  const std::string socket_path_;
+  pid_t pid_ = -1;
+  // A connection the server object keeps for its own commands (Reset,
+  // INFO); replaced on every launch.
+  std::unique_ptr<Connection> control_;
+  ServerVersion version_;
+};
+
+}  // namespace xackly

@@ -1,0 +1,172 @@
+#include "harness/subprocess.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+extern char** environ;
+
+namespace xackly {
+
+namespace {
+
+// Pointers into `strings`, NULL-terminated, for execve.
+std::vector<char*> CStringArray(const std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  out.reserve(strings.size() + 1);
+  for (const std::string& s : strings) out.push_back(const_cast<char*>(s.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+// Runs in the child between fork and exec: async-signal-safe calls only.
+[[noreturn]] void ExecChild(pid_t parent, int null_fd, int out_fd, int errno_pipe, const char* path,
+                            char* const* argv, char* const* envp) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // The parent may have died between fork() and prctl(); then the death
+  // signal will never come, so stop here.
+  if (getppid() != parent) _exit(127);
+  setpgid(0, 0);
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  for (int sig = 1; sig < NSIG; ++sig) sigaction(sig, &dfl, nullptr);  // fails harmlessly for some
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  if (dup2(null_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0) {
+    int err = errno;
+    (void)!write(errno_pipe, &err, sizeof(err));
+    _exit(127);
+  }
+  execve(path, argv, envp);
+  int err = errno;
+  (void)!write(errno_pipe, &err, sizeof(err));
+  _exit(127);
+}
+
+}  // namespace
+
+Result<pid_t> Spawn(const SpawnOptions& options) {
+  std::vector<std::string> argv_strings;
+  argv_strings.reserve(options.args.size() + 1);
+  argv_strings.push_back(options.path);
+  argv_strings.insert(argv_strings.end(), options.args.begin(), options.args.end());
+  std::vector<char*> argv = CStringArray(argv_strings);
+  std::vector<char*> envp = CStringArray(options.env);
+
+  int out_fd = ::open(options.output_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (out_fd < 0) {
+    return Status::IoError(
+        fmt::format("cannot open {}: {}", options.output_path, std::strerror(errno)));
+  }
+  int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  int errno_pipe[2];
+  if (null_fd < 0 || ::pipe2(errno_pipe, O_CLOEXEC) != 0) {
+    int err = errno;
+    ::close(out_fd);
+    if (null_fd >= 0) ::close(null_fd);
+    return Status::IoError(fmt::format("cannot prepare a child process: {}", std::strerror(err)));
+  }
+
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ExecChild(parent, null_fd, out_fd, errno_pipe[1], options.path.c_str(), argv.data(),
+              envp.data());
+  }
+  int fork_errno = errno;
+  ::close(errno_pipe[1]);
+  ::close(out_fd);
+  ::close(null_fd);
+  if (pid < 0) {
+    ::close(errno_pipe[0]);
+    return Status::IoError(fmt::format("fork failed: {}", std::strerror(fork_errno)));
+  }
+  // The pipe closes on a successful exec; otherwise the child sends errno.
+  int child_errno = 0;
+  ssize_t n;
+  do {
+    n = ::read(errno_pipe[0], &child_errno, sizeof(child_errno));
+  } while (n < 0 && errno == EINTR);
+  ::close(errno_pipe[0]);
+  if (n == static_cast<ssize_t>(sizeof(child_errno))) {
+    int status;
+    ::waitpid(pid, &status, 0);
+    return Status::IoError(
+        fmt::format("cannot execute {}: {}", options.path, std::strerror(child_errno)));
+  }
+  return pid;
+}
+
+bool ReapIfExited(pid_t pid, int* wait_status) {
+  pid_t r;
+  do {
+    r = ::waitpid(pid, wait_status, WNOHANG);
+  } while (r < 0 && errno == EINTR);
+  return r == pid;
+}
+
+bool WaitForExit(pid_t pid, int timeout_ms, int* wait_status) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (true) {
+    if (ReapIfExited(pid, wait_status)) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
+void KillAndReap(pid_t pid) {
+  ::kill(pid, SIGKILL);
+  int status;
+  pid_t r;
+  do {
+    r = ::waitpid(pid, &status, 0);
+  } while (r < 0 && errno == EINTR);
+}
+
+std::string DescribeWaitStatus(int wait_status) {
+  if (WIFEXITED(wait_status)) return fmt::format("exited with status {}", WEXITSTATUS(wait_status));
+  if (WIFSIGNALED(wait_status)) {
+    int sig = WTERMSIG(wait_status);
+    return fmt::format("killed by signal {} ({})", sig, strsignal(sig));
+  }
+  return fmt::format("stopped (wait status {:#x})", wait_status);
+}
+
+bool ProcessRunning(pid_t pid) {
+  std::ifstream stat(fmt::format("/proc/{}/stat", pid));
+  if (!stat) return false;
+  std::string line;
+  std::getline(stat, line);
+  // Format: "pid (comm) S ..."; comm may contain spaces and parentheses.
+  size_t close = line.rfind(')');
+  if (close == std::string::npos || close + 2 >= line.size()) return false;
+  char state = line[close + 2];
+  return state != 'Z' && state != 'X';
+}
+
+std::vector<std::string> EnvironmentWith(const std::vector<std::string>& overrides) {
+  auto name_of = [](std::string_view entry) { return entry.substr(0, entry.find('=')); };
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string_view entry(*e);
+    bool overridden = false;
+    for (const std::string& o : overrides) overridden |= name_of(o) == name_of(entry);
+    if (!overridden) env.emplace_back(entry);
+  }
+  env.insert(env.end(), overrides.begin(), overrides.end());
+  return env;
+}
+
+}  // namespace xackly
