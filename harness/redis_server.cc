@@ -287,9 +287,7 @@ Status RedisServer::Reset(int64_t start_epoch_ms) {
       return Status::Internal(fmt::format("{} replied {}", fmt::join(argv, " "), reply->Render()));
     }
   }
-  std::error_code ec;
-  std::filesystem::remove(dir_->File(kRdbName), ec);
-  if (ec) return Status::IoError(fmt::format("cannot remove {}: {}", dir_->File(kRdbName), ec.message()));
+  if (Status s = RemoveSnapshot(); !s.ok()) return s;
   clock_->ResetMs(start_epoch_ms);
   return Status::Ok();
 }
@@ -314,7 +312,19 @@ void RedisServer::Crash() {
 
 Status RedisServer::Restart() {
   XACKLY_CHECK(!running());
+  if (options_.persistence == Persistence::kNone) {
+    // A SAVE issued by the simulator still writes a snapshot, which the
+    // server would load; with no persistence nothing may survive.
+    if (Status s = RemoveSnapshot(); !s.ok()) return s;
+  }
   return Launch();
+}
+
+Status RedisServer::RemoveSnapshot() {
+  std::error_code ec;
+  std::filesystem::remove(dir_->File(kRdbName), ec);
+  if (ec) return Status::IoError(fmt::format("cannot remove {}: {}", dir_->File(kRdbName), ec.message()));
+  return Status::Ok();
 }
 
 Status RedisServer::CrashAndRestart() {

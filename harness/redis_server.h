@@ -93,7 +93,8 @@ class RedisServer : public ServerControl {
   // server is not running.
   void Crash();
   // Starts the server again on the same dir, socket and config; what it
-  // finds on disk follows persistence(). REQUIRES: !running()
+  // finds on disk follows persistence() (with kNone, a snapshot written by
+  // an explicit SAVE is deleted first). REQUIRES: !running()
   Status Restart();
 
   bool running() const { return pid_ > 0; }
@@ -112,6 +113,8 @@ class RedisServer : public ServerControl {
   // Spawns the process and waits for PING; on failure nothing is left running.
   Status Launch();
   Status DetectVersion();
+  // Deletes the RDB snapshot file, if any.
+  Status RemoveSnapshot();
 
   const RedisServerOptions options_;
   const std::string binary_path_;
