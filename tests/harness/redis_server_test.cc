@@ -1,0 +1,345 @@
+// RedisServer: what survives a crash in each persistence mode, Reset between
+// cases, clear errors for bad input, and no server outliving its owner.
+#include "harness/redis_server.h"
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "harness/live_servers.h"
+#include "harness/subprocess.h"
+#include "tests/harness/test_util.h"
+
+namespace xackly {
+namespace {
+
+namespace fs = std::filesystem;
+
+// ---------------------------------------------------------------------------
+// Lifecycle per persistence mode.
+
+struct CrashCase {
+  Persistence persistence;
+  const char* survivors;  // XRANGE s - + after the crash
+};
+
+void PrintTo(const CrashCase& c, std::ostream* os) { *os << PersistenceName(c.persistence); }
+
+class CrashRestartTest : public ServerTest, public ::testing::WithParamInterface<CrashCase> {};
+
+// Writes 1-1, SAVEs, writes 2-1 (each acknowledged), crashes, restarts.
+TEST_P(CrashRestartTest, KeepsWhatThePersistenceModePromises) {
+  RedisServer* server = StartServer(GetParam().persistence);
+  ASSERT_NE(server, nullptr);
+  std::unique_ptr<Connection> conn = ConnectTo(*server);
+  ASSERT_NE(conn, nullptr);
+  ASSERT_EQ(Render(*conn, {"XADD", "s", "1-1", "f", "v"}), "\"1-1\"");
+  ASSERT_EQ(Render(*conn, {"SAVE"}), "+OK");
+  ASSERT_EQ(Render(*conn, {"XADD", "s", "2-1", "f", "v"}), "\"2-1\"");
+  const pid_t old_pid = server->pid();
+
+  ASSERT_TRUE(server->CrashAndRestart().ok());
+  EXPECT_FALSE(ProcessRunning(old_pid)) << "the crashed server is still running";
+  EXPECT_TRUE(server->running());
+  EXPECT_NE(server->pid(), old_pid);
+  EXPECT_FALSE(Render(*conn, {"PING"}).starts_with("+")) << "a pre-crash connection still works";
+  std::unique_ptr<Connection> after = ConnectTo(*server);
+  ASSERT_NE(after, nullptr);
+  EXPECT_EQ(Render(*after, {"XRANGE", "s", "-", "+"}), GetParam().survivors);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Modes, CrashRestartTest,
+    ::testing::Values(
+        CrashCase{Persistence::kNone, "[]"},
+        CrashCase{Persistence::kRdb, "[[\"1-1\", [\"f\", \"v\"]]]"},
+        CrashCase{Persistence::kAofAlways, "[[\"1-1\", [\"f\", \"v\"]], [\"2-1\", [\"f\", \"v\"]]]"}),
+    [](const ::testing::TestParamInfo<CrashCase>& param_info) {
+      switch (param_info.param.persistence) {
+        case Persistence::kNone: return std::string("None");
+        case Persistence::kRdb: return std::string("Rdb");
+        case Persistence::kAofAlways: return std::string("AofAlways");
+      }
+      return std::string("Unknown");
+    });
+
+class RedisServerTest : public ServerTest {};
+
+TEST_F(RedisServerTest, RunsPrivatelyOnAUnixSocketOnly) {
+  RedisServer* server = StartServer();
+  ASSERT_NE(server, nullptr);
+  struct stat st;
+  ASSERT_EQ(::stat(server->dir().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  EXPECT_TRUE(fs::is_socket(server->socket_path()));
+  std::unique_ptr<Connection> conn = ConnectTo(*server);
+  ASSERT_NE(conn, nullptr);
+  EXPECT_EQ(Render(*conn, {"CONFIG", "GET", "port"}), "[\"port\", \"0\"]") << "TCP is open";
+  EXPECT_EQ(Render(*conn, {"CONFIG", "GET", "maxmemory-policy"}),
+            "[\"maxmemory-policy\", \"noeviction\"]");
+  EXPECT_EQ(Render(*conn, {"CONFIG", "GET", "save"}), "[\"save\", \"\"]");
+}
+
+TEST_F(RedisServerTest, DetectsTheVersionTheBinaryReports) {
+  RedisServer* server = StartServer();
+  ASSERT_NE(server, nullptr);
+  // `redis-server --version` prints "Redis server v=7.0.15 sha=...".
+  const std::string text = RunProgram(server->binary_path(), {"--version"}).output;
+  const ServerVersion& v = server->version();
+  EXPECT_TRUE(v.product == "redis" || v.product == "valkey") << v.product;
+  EXPECT_TRUE(Contains(text, fmt::format("v={}.{}.{} ", v.major, v.minor, v.patch)))
+      << "detected " << v.ToString() << ", binary says " << text;
+}
+
+TEST_F(RedisServerTest, ResetEmptiesTheServerAndRewindsTheClock) {
+  RedisServer* server = StartServer(Persistence::kRdb);
+  ASSERT_NE(server, nullptr);
+  std::unique_ptr<Connection> conn = ConnectTo(*server);
+  ASSERT_NE(conn, nullptr);
+  ASSERT_EQ(Render(*conn, {"XADD", "s", "1-1", "f", "v"}), "\"1-1\"");
+  Result<Reply> sha = conn->Call({"SCRIPT", "LOAD", "return 1"});
+  ASSERT_TRUE(sha.ok() && sha->is_string());
+  ASSERT_EQ(Render(*conn, {"SAVE"}), "+OK");
+  server->AdvanceClockMs(3'600'000);
+
+  ASSERT_TRUE(server->Reset(kDefaultStartEpochMs).ok());
+  EXPECT_EQ(server->ClockMs(), kDefaultStartEpochMs);
+  // The connection made before Reset still works.
+  EXPECT_EQ(Render(*conn, {"DBSIZE"}), "0");
+  EXPECT_EQ(Render(*conn, {"SCRIPT", "EXISTS", sha->str()}), "[0]");
+  EXPECT_EQ(Render(*conn, {"TIME"}), "[\"1700000000\", \"0\"]");
+  // The snapshot is gone too: a crash does not bring the old case back.
+  ASSERT_TRUE(server->CrashAndRestart().ok());
+  std::unique_ptr<Connection> after = ConnectTo(*server);
+  ASSERT_NE(after, nullptr);
+  EXPECT_EQ(Render(*after, {"DBSIZE"}), "0");
+}
+
+TEST_F(RedisServerTest, StopIsCleanAndRestartComesBack) {
+  RedisServer* server = StartServer(Persistence::kAofAlways);
+  ASSERT_NE(server, nullptr);
+  std::unique_ptr<Connection> conn = ConnectTo(*server);
+  ASSERT_NE(conn, nullptr);
+  ASSERT_EQ(Render(*conn, {"SET", "k", "v"}), "+OK");
+  const pid_t pid = server->pid();
+  server->Stop();
+  EXPECT_FALSE(server->running());
+  EXPECT_FALSE(ProcessRunning(pid));
+  EXPECT_TRUE(Contains(server->LogTail(), "ready to exit")) << server->LogTail();
+  ASSERT_TRUE(server->Restart().ok());
+  std::unique_ptr<Connection> after = ConnectTo(*server);
+  ASSERT_NE(after, nullptr);
+  EXPECT_EQ(Render(*after, {"GET", "k"}), "\"v\"");
+}
+
+// ---------------------------------------------------------------------------
+// Bad input.
+
+// Starts a server that must fail with `code`; returns the error message.
+std::string StartFailure(const RedisServerOptions& options, Status::Code code) {
+  Result<std::unique_ptr<RedisServer>> server = RedisServer::Start(options);
+  if (server.ok()) {
+    ADD_FAILURE() << "the server started";
+    return "";
+  }
+  EXPECT_EQ(server.status().code(), code) << server.status().ToString();
+  return server.status().message();
+}
+
+void ExpectContainsAll(const std::string& message, std::initializer_list<std::string_view> parts) {
+  for (std::string_view part : parts) {
+    EXPECT_TRUE(Contains(message, part)) << "missing '" << part << "' in: " << message;
+  }
+}
+
+TEST(RedisServerErrorTest, MissingBinaryGivenByFlag) {
+  RedisServerOptions options = TestServerOptions();
+  options.server_path = "/nonexistent/redis-server";
+  ExpectContainsAll(StartFailure(options, Status::Code::kNotFound),
+                    {"--server /nonexistent/redis-server", "apt-get install redis-server"});
+}
+
+TEST(RedisServerErrorTest, MissingBinaryNamesEverythingSearched) {
+  ScopedEnv no_env(kServerEnv, nullptr);
+  ScopedEnv path("PATH", "/nonexistent-a:/nonexistent-b");
+  ExpectContainsAll(StartFailure(TestServerOptions(), Status::Code::kNotFound),
+                    {"--server", "XACKLY_REDIS_SERVER", "/nonexistent-a", "/nonexistent-b",
+                     "apt-get install redis-server"});
+}
+
+TEST(RedisServerErrorTest, BinaryFromEnvironmentVariableIsUsed) {
+  ScopedEnv env(kServerEnv, "/nonexistent/from-env");
+  ExpectContainsAll(StartFailure(TestServerOptions(), Status::Code::kNotFound),
+                    {"XACKLY_REDIS_SERVER=/nonexistent/from-env"});
+}
+
+TEST(RedisServerErrorTest, ServerThatExitsAtStartupReportsItsOutput) {
+  ScopedTempRoot root;
+  const std::string script = root.path() + "/fake-server";
+  {
+    std::ofstream out(script);
+    out << "#!/bin/sh\necho 'fake server: cannot open the frobnicator' >&2\nexit 1\n";
+  }
+  ::chmod(script.c_str(), 0755);
+  RedisServerOptions options = TestServerOptions();
+  options.server_path = script;
+  options.temp_root = root.path();
+  ExpectContainsAll(StartFailure(options, Status::Code::kInternal),
+                    {"exited with status 1", "fake server: cannot open the frobnicator"});
+  EXPECT_EQ(LiveServerCount(), 0);
+}
+
+TEST(RedisServerErrorTest, InvalidConfigOptionReportsTheServersComplaint) {
+  RedisServerOptions options = TestServerOptions();
+  options.extra_config = {"no-such-option yes"};
+  ExpectContainsAll(StartFailure(options, Status::Code::kInternal),
+                    {"Bad directive or wrong number of arguments", "no-such-option"});
+}
+
+TEST(RedisServerErrorTest, OverlongSocketPathIsRejectedBeforeAnythingIsCreated) {
+  ScopedTempRoot root;
+  const std::string long_dir = root.path() + "/" + std::string(100, 'd');
+  ASSERT_TRUE(fs::create_directory(long_dir));
+  ScopedEnv tmpdir("TMPDIR", long_dir.c_str());
+  ExpectContainsAll(StartFailure(TestServerOptions(), Status::Code::kInvalidArgument),
+                    {"at most 107", "TMPDIR"});
+  EXPECT_TRUE(fs::is_empty(long_dir)) << "a temp dir was left behind";
+}
+
+// ---------------------------------------------------------------------------
+// No server outlives its owner.
+
+// Forks a child that starts a server in `root`, reports the server's pid and
+// then runs `then_in_child` (which must not return). Returns {child, server}.
+template <typename Fn>
+std::pair<pid_t, pid_t> ForkServerOwner(const std::string& root, Fn then_in_child) {
+  int fds[2];
+  XACKLY_CHECK(::pipe(fds) == 0);
+  pid_t child = ::fork();
+  XACKLY_CHECK(child >= 0);
+  if (child == 0) {
+    ::close(fds[0]);
+    RedisServerOptions options = TestServerOptions();
+    options.temp_root = root;
+    Result<std::unique_ptr<RedisServer>> server = RedisServer::Start(options);
+    pid_t pid = server.ok() ? (*server)->pid() : -1;
+    (void)!::write(fds[1], &pid, sizeof(pid));
+    if (!server.ok()) ::_exit(1);
+    then_in_child();
+    ::_exit(2);  // not reached
+  }
+  ::close(fds[1]);
+  pid_t server_pid = -1;
+  if (::read(fds[0], &server_pid, sizeof(server_pid)) != sizeof(server_pid)) server_pid = -1;
+  ::close(fds[0]);
+  return {child, server_pid};
+}
+
+class OwnerDeathTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // Orphaned servers are re-parented to this process, so that the test can
+    // see them die and reap them instead of init.
+    ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  }
+  // Checks that `server_pid` stops within a second, then reaps it.
+  void ExpectGoneWithinASecond(pid_t server_pid) {
+    EXPECT_TRUE(WaitUntilGone(server_pid, 1'000)) << "redis-server " << server_pid << " outlived its owner";
+    if (ProcessRunning(server_pid)) ::kill(server_pid, SIGKILL);  // leave nothing behind
+    int status;
+    ::waitpid(server_pid, &status, 0);
+  }
+  ScopedTempRoot root_;
+};
+
+TEST_F(OwnerDeathTest, SigkilledOwnerTakesItsServerDown) {
+  auto [child, server_pid] = ForkServerOwner(root_.path(), [] {
+    while (true) ::pause();
+  });
+  ASSERT_GT(server_pid, 0);
+  ASSERT_TRUE(ProcessRunning(server_pid));
+  ::kill(child, SIGKILL);
+  int status;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ExpectGoneWithinASecond(server_pid);
+
+  // The killed owner left its temp dir; the next server start sweeps it.
+  int dirs_before = 0;
+  for (const auto& entry : fs::directory_iterator(root_.path())) dirs_before += entry.is_directory();
+  EXPECT_EQ(dirs_before, 1);
+  RedisServerOptions options = TestServerOptions();
+  options.temp_root = root_.path();
+  Result<std::unique_ptr<RedisServer>> next = RedisServer::Start(options);
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  int dirs_after = 0;
+  for (const auto& entry : fs::directory_iterator(root_.path())) {
+    dirs_after += entry.is_directory();
+    EXPECT_EQ(entry.path().string(), (*next)->dir()) << "stale dir survived";
+  }
+  EXPECT_EQ(dirs_after, 1);
+  const pid_t next_pid = (*next)->pid();
+  next->reset();
+  EXPECT_FALSE(ProcessRunning(next_pid));
+}
+
+TEST_F(OwnerDeathTest, SignalHandlersKillServersAndTheOwnerStillDiesOfTheSignal) {
+  auto [child, server_pid] = ForkServerOwner(root_.path(), [] {
+    InstallLiveServerSignalHandlers();
+    while (true) ::pause();
+  });
+  ASSERT_GT(server_pid, 0);
+  ::kill(child, SIGTERM);
+  int status;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << DescribeWaitStatus(status);
+  ExpectGoneWithinASecond(server_pid);
+}
+
+TEST(LiveServerRegistryTest, KillLiveServersKillsEveryRegisteredServer) {
+  RedisServerOptions options = TestServerOptions();
+  Result<std::unique_ptr<RedisServer>> a = RedisServer::Start(options);
+  Result<std::unique_ptr<RedisServer>> b = RedisServer::Start(options);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(LiveServerCount(), 2);
+  const pid_t pid_a = (*a)->pid();
+  const pid_t pid_b = (*b)->pid();
+  KillLiveServers();
+  EXPECT_TRUE(WaitUntilGone(pid_a, 1'000));
+  EXPECT_TRUE(WaitUntilGone(pid_b, 1'000));
+  a->reset();
+  b->reset();
+  EXPECT_EQ(LiveServerCount(), 0);
+}
+
+TEST(ServerDirTest, SweepRemovesOnlyDirsWhoseOwnerIsDead) {
+  ScopedTempRoot root;
+  pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  int status;
+  ::waitpid(dead, &status, 0);
+  auto make_dir = [&](const std::string& name, pid_t owner) {
+    fs::create_directory(root.path() + "/" + name);
+    if (owner > 0) std::ofstream(root.path() + "/" + name + "/" + kOwnerMarkerName) << owner << "\n";
+  };
+  make_dir("xackly-dead", dead);
+  make_dir("xackly-alive", ::getpid());
+  make_dir("xackly-nomarker", 0);
+  make_dir("other-dead", dead);
+  EXPECT_EQ(RemoveStaleServerDirs(root.path()), 1);
+  EXPECT_FALSE(fs::exists(root.path() + "/xackly-dead"));
+  EXPECT_TRUE(fs::exists(root.path() + "/xackly-alive"));
+  EXPECT_TRUE(fs::exists(root.path() + "/xackly-nomarker"));
+  EXPECT_TRUE(fs::exists(root.path() + "/other-dead"));
+}
+
+}  // namespace
+}  // namespace xackly

@@ -1,0 +1,129 @@
+#include "tests/harness/test_util.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "harness/subprocess.h"
+
+namespace xackly {
+
+RedisServerOptions TestServerOptions(Persistence persistence) {
+  RedisServerOptions options;
+  options.persistence = persistence;
+  options.clock_library = XACKLY_TEST_CLOCK_LIB;
+  return options;
+}
+
+std::string Render(Connection& conn, std::initializer_list<std::string_view> argv) {
+  Result<Reply> reply = conn.Call(argv);
+  if (!reply.ok()) return "<" + reply.status().ToString() + ">";
+  return reply->Render();
+}
+
+bool WaitUntilGone(pid_t pid, int timeout_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (ProcessRunning(pid)) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+ScopedTempRoot::ScopedTempRoot() {
+  char templ[] = "/tmp/xt-XXXXXX";
+  XACKLY_CHECK(::mkdtemp(templ) != nullptr);
+  path_ = templ;
+}
+
+ScopedTempRoot::~ScopedTempRoot() {
+  std::error_code ignored;
+  std::filesystem::remove_all(path_, ignored);
+}
+
+ScopedEnv::ScopedEnv(const char* name, const char* value) : name_(name) {
+  if (const char* old = std::getenv(name); old != nullptr) {
+    had_old_ = true;
+    old_ = old;
+  }
+  if (value == nullptr) {
+    ::unsetenv(name);
+  } else {
+    ::setenv(name, value, 1);
+  }
+}
+
+ScopedEnv::~ScopedEnv() {
+  if (had_old_) {
+    ::setenv(name_.c_str(), old_.c_str(), 1);
+  } else {
+    ::unsetenv(name_.c_str());
+  }
+}
+
+RedisServer* ServerTest::StartServer(const RedisServerOptions& options) {
+  Result<std::unique_ptr<RedisServer>> server = RedisServer::Start(options);
+  if (!server.ok()) {
+    ADD_FAILURE() << "cannot start a server: " << server.status().ToString();
+    return nullptr;
+  }
+  servers_.push_back(std::move(*server));
+  return servers_.back().get();
+}
+
+std::unique_ptr<Connection> ServerTest::ConnectTo(RedisServer& server) {
+  Result<std::unique_ptr<Connection>> conn = server.Connect();
+  if (!conn.ok()) {
+    ADD_FAILURE() << "cannot connect: " << conn.status().ToString();
+    return nullptr;
+  }
+  return std::move(*conn);
+}
+
+void ServerTest::TearDown() {
+  for (std::unique_ptr<RedisServer>& server : servers_) {
+    const pid_t pid = server->pid();
+    const std::string dir = server->dir();
+    server.reset();
+    if (pid > 0) {
+      EXPECT_FALSE(ProcessRunning(pid)) << "redis-server " << pid << " outlived its owner";
+    }
+    EXPECT_FALSE(std::filesystem::exists(dir)) << dir << " was not removed";
+  }
+}
+
+CommandOutput RunProgram(const std::string& path, const std::vector<std::string>& args,
+                         const std::vector<std::string>& env_overrides) {
+  ScopedTempRoot root;
+  SpawnOptions spawn;
+  spawn.path = path;
+  spawn.args = args;
+  spawn.env = EnvironmentWith(env_overrides);
+  spawn.output_path = root.path() + "/output";
+  CommandOutput result;
+  Result<pid_t> pid = Spawn(spawn);
+  if (!pid.ok()) {
+    result.output = pid.status().ToString();
+    return result;
+  }
+  int wait_status = 0;
+  if (!WaitForExit(*pid, 120'000, &wait_status)) {
+    KillAndReap(*pid);
+    result.output = "timed out";
+    return result;
+  }
+  if (WIFEXITED(wait_status)) result.exit_code = WEXITSTATUS(wait_status);
+  std::ifstream in(spawn.output_path);
+  std::stringstream text;
+  text << in.rdbuf();
+  result.output = text.str();
+  return result;
+}
+
+}  // namespace xackly

@@ -1,0 +1,91 @@
+// Helpers shared by the harness tests: servers that are checked to be gone
+// at teardown, private temp roots, and running the xackly executable.
+#pragma once
+
+#include <sys/types.h>
+
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "harness/redis_server.h"
+
+namespace xackly {
+
+// Options for a test server: the clock library from this build tree.
+RedisServerOptions TestServerOptions(Persistence persistence = Persistence::kNone);
+
+// The canonical rendering of `argv`'s reply, or "<status>" when the exchange
+// itself failed, e.g. "<io-error: ...>".
+std::string Render(Connection& conn, std::initializer_list<std::string_view> argv);
+
+inline bool Contains(std::string_view haystack, std::string_view needle) {
+  return haystack.find(needle) != std::string_view::npos;
+}
+
+// Polls until `pid` is no longer running (gone or a zombie), for at most
+// `timeout_ms`. Returns true when it stopped in time.
+bool WaitUntilGone(pid_t pid, int timeout_ms);
+
+// A fresh directory /tmp/xt-XXXXXX (short, so sockets fit), removed with
+// everything in it at scope exit.
+class ScopedTempRoot {
+ public:
+  ScopedTempRoot();
+  ~ScopedTempRoot();
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Sets an environment variable for the scope, restoring the old value after.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value);  // value nullptr: unset
+  ~ScopedEnv();
+
+ private:
+  std::string name_;
+  bool had_old_ = false;
+  std::string old_;
+};
+
+// Fixture that starts servers and, at teardown, destroys them and checks
+// that none of their processes is still running.
+class ServerTest : public ::testing::Test {
+ protected:
+  // Starts a server or records a fatal failure and returns nullptr.
+  RedisServer* StartServer(const RedisServerOptions& options);
+  RedisServer* StartServer(Persistence persistence = Persistence::kNone) {
+    return StartServer(TestServerOptions(persistence));
+  }
+  // A new connection to `server`, or nullptr after a recorded failure.
+  std::unique_ptr<Connection> ConnectTo(RedisServer& server);
+  void TearDown() override;
+
+ private:
+  std::vector<std::unique_ptr<RedisServer>> servers_;
+};
+
+struct CommandOutput {
+  int exit_code = -1;  // -1 when it did not exit normally
+  std::string output;  // stdout and stderr, interleaved
+};
+
+// Runs `path` with `args` and this environment plus `env_overrides`
+// ("NAME=value"), waits for it (at most two minutes) and collects its output.
+CommandOutput RunProgram(const std::string& path, const std::vector<std::string>& args,
+                         const std::vector<std::string>& env_overrides = {});
+
+// Runs the xackly executable of this build.
+inline CommandOutput RunXackly(const std::vector<std::string>& args,
+                               const std::vector<std::string>& env_overrides = {}) {
+  return RunProgram(XACKLY_TEST_EXE, args, env_overrides);
+}
+
+}  // namespace xackly
