@@ -240,20 +240,27 @@ Status RedisServer::Launch() {
       socket_path_, options_.start_timeout_ms, LogTail()));
 }
 
+Result<ServerVersion> ParseServerInfo(std::string_view info) {
+  ServerVersion version;
+  std::string number = InfoField(info, "valkey_version");
+  version.product = "valkey";
+  if (number.empty()) {
+    number = InfoField(info, "redis_version");
+    version.product = InfoField(info, "server_name") == "valkey" ? "valkey" : "redis";
+  }
+  if (!ParseVersionNumber(number, &version)) {
+    return Status::Internal(fmt::format("cannot read the server version from INFO server ('{}')", number));
+  }
+  return version;
+}
+
 Status RedisServer::DetectVersion() {
   Result<Reply> info = control_->Call({"INFO", "server"});
   if (!info.ok()) return Status::Internal("INFO server failed: " + info.status().ToString());
   if (!info->is_string()) return Status::Internal("INFO server replied " + info->Render());
-  const std::string& text = info->str();
-  std::string number = InfoField(text, "valkey_version");
-  version_.product = "valkey";
-  if (number.empty()) {
-    number = InfoField(text, "redis_version");
-    version_.product = InfoField(text, "server_name") == "valkey" ? "valkey" : "redis";
-  }
-  if (!ParseVersionNumber(number, &version_)) {
-    return Status::Internal(fmt::format("cannot read the server version from INFO server ('{}')", number));
-  }
+  Result<ServerVersion> version = ParseServerInfo(info->str());
+  if (!version.ok()) return version.status();
+  version_ = std::move(*version);
   return Status::Ok();
 }
 

@@ -57,6 +57,12 @@ struct RedisServerOptions {
 // environment variable, each PATH directory) and how to install one.
 Result<std::string> FindServerBinary(const std::string& flag_value);
 
+// Reads product and version from the text of an `INFO server` reply: Valkey
+// when it has `server_name:valkey` or `valkey_version:` (Valkey also reports
+// a Redis-compatible `redis_version:`), else Redis from `redis_version:`.
+// Fails with kInternal when no major.minor.patch version is there.
+Result<ServerVersion> ParseServerInfo(std::string_view info);
+
 class RedisServer : public ServerControl {
  public:
   // Creates the temp dir, writes redis.conf, starts the server and waits
