@@ -100,6 +100,21 @@ TEST_F(RedisServerTest, DetectsTheVersionTheBinaryReports) {
       << "detected " << v.ToString() << ", binary says " << text;
 }
 
+TEST(ParseServerInfoTest, TellsRedisFromValkey) {
+  Result<ServerVersion> redis =
+      ParseServerInfo("# Server\r\nredis_version:7.0.15\r\nredis_git_sha1:00000000\r\n");
+  ASSERT_TRUE(redis.ok());
+  EXPECT_EQ(redis->ToString(), "redis 7.0.15");
+  // Valkey 8 reports a Redis-compatible redis_version as well as its own.
+  Result<ServerVersion> valkey = ParseServerInfo(
+      "# Server\r\nredis_version:7.2.4\r\nserver_name:valkey\r\nvalkey_version:8.0.1\r\n");
+  ASSERT_TRUE(valkey.ok());
+  EXPECT_EQ(valkey->ToString(), "valkey 8.0.1");
+  EXPECT_TRUE(valkey->AtLeast(8, 0));
+  Result<ServerVersion> garbage = ParseServerInfo("# Server\r\nredis_version:seven\r\n");
+  EXPECT_FALSE(garbage.ok());
+}
+
 TEST_F(RedisServerTest, ResetEmptiesTheServerAndRewindsTheClock) {
   RedisServer* server = StartServer(Persistence::kRdb);
   ASSERT_NE(server, nullptr);

@@ -13,10 +13,11 @@
 namespace xackly {
 namespace {
 
-// Runs `date +%s` with the preload library and `page_env` as
+// Runs `program` with the preload library and `page_env` as
 // XACKLY_CLOCK_PAGE.
-CommandOutput RunDateWithClock(const std::string& page_env) {
-  return RunProgram("/bin/date", {"+%s"},
+CommandOutput RunWithClock(const std::string& program, const std::vector<std::string>& args,
+                           const std::string& page_env) {
+  return RunProgram(program, args,
                     {std::string("LD_PRELOAD=") + XACKLY_TEST_CLOCK_LIB,
                      std::string(kClockPageEnv) + "=" + page_env});
 }
@@ -45,18 +46,26 @@ TEST(VirtualClockDeathTest, SetMsRefusesToGoBackwards) {
   EXPECT_DEATH((*clock)->SetMs(kDefaultStartEpochMs - 1), "check failed");
 }
 
-TEST(VirtualClockTest, PreloadedProcessReadsThePage) {
+TEST(VirtualClockTest, EveryWallClockCallOfAPreloadedProcessReadsThePage) {
   ScopedTempRoot root;
   Result<std::unique_ptr<VirtualClock>> clock =
       VirtualClock::Create(root.path() + "/page", 1'234'567'890'123);
   ASSERT_TRUE(clock.ok());
-  CommandOutput date = RunDateWithClock((*clock)->page_path());
-  EXPECT_EQ(date.exit_code, 0) << date.output;
+  CommandOutput probe = RunWithClock(XACKLY_TEST_CLOCK_PROBE, {}, (*clock)->page_path());
+  EXPECT_EQ(probe.exit_code, 0) << probe.output;
+  EXPECT_EQ(probe.output,
+            "gettimeofday_us 1234567890123000\n"
+            "realtime_ns 1234567890123000000\n"
+            "realtime_coarse_ns 1234567890123000000\n"
+            "time_s 1234567890\n"
+            "monotonic_runs 1\n");
+  // An ordinary program sees it too.
+  CommandOutput date = RunWithClock("/bin/date", {"+%s"}, (*clock)->page_path());
   EXPECT_EQ(date.output, "1234567890\n");
 }
 
 TEST(VirtualClockTest, PreloadRefusesToRunOnRealTimeWhenThePageIsMissing) {
-  CommandOutput date = RunDateWithClock("/nonexistent/clock.page");
+  CommandOutput date = RunWithClock("/bin/date", {"+%s"}, "/nonexistent/clock.page");
   EXPECT_EQ(date.exit_code, 70);
   EXPECT_NE(date.output.find("refusing to run on the real clock"), std::string::npos)
       << date.output;
