@@ -1,6 +1,7 @@
 #include "harness/subprocess.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -41,7 +42,7 @@ std::vector<char*> CStringArray(const std::vector<std::string>& strings) {
   dfl.sa_handler = SIG_DFL;
   sigemptyset(&dfl.sa_mask);
   for (int sig = 1; sig < NSIG; ++sig) sigaction(sig, &dfl, nullptr);  // fails harmlessly for some
-  sigset_t none;
+  sigset_t none;  // Spawn() blocked everything around fork()
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
   if (dup2(null_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0) {
@@ -79,6 +80,12 @@ Result<pid_t> Spawn(const SpawnOptions& options) {
     return Status::IoError(fmt::format("cannot prepare a child process: {}", std::strerror(err)));
   }
 
+  // Signals stay blocked across fork so that no handler of this process
+  // (such as the live-server killer) can run in the child before it has
+  // reset every disposition; the child unblocks them itself.
+  sigset_t all, old_mask;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &old_mask);
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid == 0) {
@@ -86,6 +93,7 @@ Result<pid_t> Spawn(const SpawnOptions& options) {
               envp.data());
   }
   int fork_errno = errno;
+  ::pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
   ::close(errno_pipe[1]);
   ::close(out_fd);
   ::close(null_fd);
