@@ -1,0 +1,83 @@
+// An actor is one simulated process (a producer, a consumer worker or the
+// janitor) running as a coroutine. Its coroutine submits one Step at a time
+// through a Request awaiter and stays suspended until the scheduler has
+// executed that step. The scheduler owns every actor and is the only code
+// that resumes, crashes or restarts one.
+#pragma once
+
+#include <coroutine>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "sim/connection.h"
+#include "sim/status.h"
+#include "sim/step.h"
+#include "sim/task.h"
+
+namespace xackly {
+
+enum class ActorKind : uint8_t { kProducer, kWorker, kJanitor };
+
+enum class ActorState : uint8_t {
+  kReady,   // has a pending step; runnable once now >= ready_at_ms
+  kParked,  // waiting for new entries or park_until_ms
+  kBlocked, // waiting for the SQL store's transaction lock
+  kDown,    // crashed; a replacement starts at restart_at_ms
+  kDone,    // finished (a producer with nothing left to send)
+};
+
+struct Actor {
+  ActorKind kind = ActorKind::kWorker;
+  std::string slot;        // "p1", "w2", "j1": stable across incarnations
+  std::string name;        // trace label; for workers the consumer name
+  int incarnation = 1;
+  int owner_id = 0;        // unique per incarnation (SQL transaction owner)
+
+  ActorState state = ActorState::kReady;
+  int64_t ready_at_ms = 0;
+  int64_t park_until_ms = 0;
+  int64_t park_seq = 0;    // order of parking, for FIFO wake-ups
+  int64_t restart_at_ms = 0;
+
+  Task<void> task;
+  Step* pending = nullptr;                // set by Submit, cleared by the scheduler
+  std::coroutine_handle<> resume_point;   // the leaf coroutine waiting on `pending`
+
+  std::unique_ptr<Connection> conn;
+  uint64_t conn_generation = 0;           // the server generation `conn` belongs to
+
+  // Whether this incarnation holds the SQL store's open transaction (kept
+  // by the scheduler, which executes Begin/Commit/Rollback).
+  bool in_transaction = false;
+
+  // Producer progress survives resets (it is the producer's durable outbox).
+  int next_event = 0;
+
+  // Called by Request::await_suspend. REQUIRES: no step pending.
+  void Submit(Step* step, std::coroutine_handle<> h) {
+    XACKLY_CHECK(pending == nullptr);
+    pending = step;
+    resume_point = h;
+  }
+};
+
+// Awaitable for one step. `finish` turns the executed step into the value the
+// coroutine sees (parsing replies, mapping outcomes).
+template <typename T>
+class [[nodiscard]] Request {
+ public:
+  using Finish = T (*)(Step&);
+  Request(Actor* actor, Step step, Finish finish)
+      : actor_(actor), step_(std::move(step)), finish_(finish) {}
+  bool await_ready() const noexcept { return false; }
+  void await_suspend(std::coroutine_handle<> h) { actor_->Submit(&step_, h); }
+  T await_resume() { return finish_(step_); }
+
+ private:
+  Actor* actor_;
+  Step step_;
+  Finish finish_;
+};
+
+}  // namespace xackly

@@ -1,0 +1,392 @@
+#include "sim/faults.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include <fmt/format.h>
+
+namespace xackly {
+
+namespace {
+
+struct KindName {
+  FaultKind kind;
+  const char* name;
+};
+constexpr KindName kKindNames[] = {
+    {FaultKind::kCrash, "crash"},           {FaultKind::kStall, "stall"},
+    {FaultKind::kLostRequest, "lost-request"}, {FaultKind::kLostReply, "lost-reply"},
+    {FaultKind::kXdel, "xdel"},             {FaultKind::kXtrim, "xtrim"},
+    {FaultKind::kRestart, "restart"},       {FaultKind::kSave, "save"},
+    {FaultKind::kDelConsumer, "delconsumer"}, {FaultKind::kClockJump, "clock-jump"},
+    {FaultKind::kStoreOutage, "store-outage"}, {FaultKind::kPoison, "poison"},
+};
+
+const std::vector<std::string> kDefaultLostSites = {"XACK", "XADD", "COMMIT", "EVAL"};
+
+bool ParseInt64(std::string_view s, int64_t* out) {
+  if (s.empty()) return false;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+std::vector<std::string_view> Words(std::string_view text) {
+  std::vector<std::string_view> words;
+  size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && text[i] == ' ') ++i;
+    size_t j = i;
+    while (j < text.size() && text[j] != ' ') ++j;
+    if (j > i) words.push_back(text.substr(i, j - i));
+    i = j;
+  }
+  return words;
+}
+
+bool Contains(const std::vector<std::string>& v, std::string_view s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+}  // namespace
+
+const char* FaultKindName(FaultKind k) {
+  for (const KindName& kn : kKindNames) {
+    if (kn.kind == k) return kn.name;
+  }
+  return "crash";
+}
+
+bool ParseFaultKind(std::string_view name, FaultKind* out) {
+  for (const KindName& kn : kKindNames) {
+    if (name == kn.name) {
+      *out = kn.kind;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string FaultKindList() {
+  std::string out;
+  for (const KindName& kn : kKindNames) {
+    if (!out.empty()) out += ",";
+    out += kn.name;
+  }
+  return out;
+}
+
+bool IsPointFault(FaultKind k) {
+  return k == FaultKind::kCrash || k == FaultKind::kStall || k == FaultKind::kLostRequest ||
+         k == FaultKind::kLostReply;
+}
+
+bool IsScheduledFault(FaultKind k) { return !IsPointFault(k) && k != FaultKind::kPoison; }
+
+const std::vector<std::string>& AllCrashPoints() {
+  static const std::vector<std::string> kPoints = {
+      "after-read",   "after-pending-read", "after-claim",  "after-dedupe-check",
+      "after-mark",   "after-effect",       "after-commit", "after-eval",
+      "after-ack",    "after-dead-letter",  "mid-batch",
+  };
+  return kPoints;
+}
+
+const std::vector<std::string>& AllLostSites() {
+  static const std::vector<std::string> kSites = {"XREADGROUP", "XAUTOCLAIM", "XACK", "XADD",
+                                                  "SET",        "EVAL",       "COMMIT"};
+  return kSites;
+}
+
+std::string FaultSpec::ToString() const {
+  switch (kind) {
+    case FaultKind::kCrash:
+    case FaultKind::kLostRequest:
+    case FaultKind::kLostReply:
+      return fmt::format("{} {} {} #{}", FaultKindName(kind), actor, site, nth);
+    case FaultKind::kStall:
+      return fmt::format("stall {} {} #{} {}ms", actor, site, nth, duration_ms);
+    case FaultKind::kXdel:
+    case FaultKind::kXtrim:
+      return fmt::format("{} {} @{}ms", FaultKindName(kind), target, at_ms);
+    case FaultKind::kClockJump:
+      return fmt::format("clock-jump +{}ms @{}ms", duration_ms, at_ms);
+    case FaultKind::kStoreOutage:
+      return fmt::format("store-outage {}ms @{}ms", duration_ms, at_ms);
+    case FaultKind::kRestart:
+    case FaultKind::kSave:
+    case FaultKind::kDelConsumer:
+      return fmt::format("{} @{}ms", FaultKindName(kind), at_ms);
+    case FaultKind::kPoison:
+      return fmt::format("poison event {}", event);
+  }
+  return "";
+}
+
+std::string FaultModel::ToString() const {
+  std::string out;
+  for (const KindName& kn : kKindNames) {
+    if (!Has(kn.kind)) continue;
+    if (!out.empty()) out += " ";
+    out += kn.name;
+    const std::vector<std::string>* sites = nullptr;
+    if (kn.kind == FaultKind::kCrash || kn.kind == FaultKind::kStall) sites = &crash_points;
+    if (kn.kind == FaultKind::kLostReply || kn.kind == FaultKind::kLostRequest) {
+      sites = lost_sites.empty() ? &kDefaultLostSites : &lost_sites;
+    }
+    if (sites != nullptr && !sites->empty()) {
+      out += "(";
+      for (size_t i = 0; i < sites->size(); ++i) out += (i ? "," : "") + (*sites)[i];
+      out += ")";
+    }
+  }
+  return out.empty() ? "none" : out;
+}
+
+Status ValidateFaultSpec(const FaultSpec& s) {
+  if (IsPointFault(s.kind)) {
+    if (s.actor.size() < 2 || (s.actor[0] != 'w' && s.actor[0] != 'p')) {
+      return Status::InvalidArgument(fmt::format(
+          "fault '{}': actor must be a worker slot like w1 or a producer like p1", s.ToString()));
+    }
+    if (s.nth < 1) {
+      return Status::InvalidArgument(fmt::format("fault '{}': nth must be >= 1", s.ToString()));
+    }
+    bool crash_site = s.kind == FaultKind::kCrash || s.kind == FaultKind::kStall;
+    const auto& valid = crash_site ? AllCrashPoints() : AllLostSites();
+    if (!Contains(valid, s.site)) {
+      std::string list;
+      for (const auto& v : valid) list += (list.empty() ? "" : ", ") + v;
+      return Status::InvalidArgument(
+          fmt::format("fault '{}': unknown {} '{}' (valid: {})", s.ToString(),
+                      crash_site ? "crash point" : "request", s.site, list));
+    }
+    if (s.kind == FaultKind::kStall && s.duration_ms <= 0) {
+      return Status::InvalidArgument(
+          fmt::format("fault '{}': stall needs a positive duration", s.ToString()));
+    }
+  } else if (s.kind == FaultKind::kPoison) {
+    if (s.event < 1) {
+      return Status::InvalidArgument(fmt::format("fault '{}': event must be >= 1", s.ToString()));
+    }
+  } else {
+    if (s.at_ms < 0) {
+      return Status::InvalidArgument(fmt::format("fault '{}': time must be >= 0", s.ToString()));
+    }
+    if (s.kind == FaultKind::kXdel && s.target != "unread" && s.target != "pending" &&
+        s.target != "acked") {
+      return Status::InvalidArgument(fmt::format(
+          "fault '{}': xdel target must be unread, pending or acked", s.ToString()));
+    }
+    if (s.kind == FaultKind::kXtrim) {
+      int64_t n = 0;
+      bool ok = s.target == "minid:last-delivered" ||
+                (s.target.rfind("maxlen:", 0) == 0 && ParseInt64(s.target.substr(7), &n) && n >= 0);
+      if (!ok) {
+        return Status::InvalidArgument(fmt::format(
+            "fault '{}': xtrim target must be maxlen:N or minid:last-delivered", s.ToString()));
+      }
+    }
+    if ((s.kind == FaultKind::kClockJump || s.kind == FaultKind::kStoreOutage) &&
+        s.duration_ms <= 0) {
+      return Status::InvalidArgument(
+          fmt::format("fault '{}': needs a positive duration", s.ToString()));
+    }
+  }
+  return Status::Ok();
+}
+
+Result<FaultSpec> ParseFaultSpec(std::string_view text) {
+  std::vector<std::string_view> w = Words(text);
+  auto bad = [&](std::string_view why) {
+    return Status::InvalidArgument(fmt::format("fault '{}': {}", text, why));
+  };
+  if (w.empty()) return bad("empty");
+  FaultSpec s;
+  if (!ParseFaultKind(w[0], &s.kind)) {
+    return bad(fmt::format("unknown fault kind (valid: {})", FaultKindList()));
+  }
+  auto parse_ms = [](std::string_view word, std::string_view prefix, int64_t* out) {
+    if (word.substr(0, prefix.size()) != prefix) return false;
+    word.remove_prefix(prefix.size());
+    if (word.size() < 3 || word.substr(word.size() - 2) != "ms") return false;
+    return ParseInt64(word.substr(0, word.size() - 2), out);
+  };
+  auto parse_nth = [](std::string_view word, int* out) {
+    int64_t n = 0;
+    if (word.empty() || word[0] != '#' || !ParseInt64(word.substr(1), &n)) return false;
+    *out = static_cast<int>(n);
+    return true;
+  };
+  switch (s.kind) {
+    case FaultKind::kCrash:
+    case FaultKind::kLostRequest:
+    case FaultKind::kLostReply:
+      if (w.size() != 4 || !parse_nth(w[3], &s.nth)) return bad("expected '<kind> <actor> <site> #<n>'");
+      s.actor = w[1];
+      s.site = w[2];
+      break;
+    case FaultKind::kStall:
+      if (w.size() != 5 || !parse_nth(w[3], &s.nth) || !parse_ms(w[4], "", &s.duration_ms)) {
+        return bad("expected 'stall <actor> <point> #<n> <duration>ms'");
+      }
+      s.actor = w[1];
+      s.site = w[2];
+      break;
+    case FaultKind::kXdel:
+    case FaultKind::kXtrim:
+      if (w.size() != 3 || !parse_ms(w[2], "@", &s.at_ms)) {
+        return bad("expected '<kind> <target> @<time>ms'");
+      }
+      s.target = w[1];
+      break;
+    case FaultKind::kClockJump:
+      if (w.size() != 3 || !parse_ms(w[1], "+", &s.duration_ms) || !parse_ms(w[2], "@", &s.at_ms)) {
+        return bad("expected 'clock-jump +<size>ms @<time>ms'");
+      }
+      break;
+    case FaultKind::kStoreOutage:
+      if (w.size() != 3 || !parse_ms(w[1], "", &s.duration_ms) || !parse_ms(w[2], "@", &s.at_ms)) {
+        return bad("expected 'store-outage <length>ms @<time>ms'");
+      }
+      break;
+    case FaultKind::kRestart:
+    case FaultKind::kSave:
+    case FaultKind::kDelConsumer:
+      if (w.size() != 2 || !parse_ms(w[1], "@", &s.at_ms)) return bad("expected '<kind> @<time>ms'");
+      break;
+    case FaultKind::kPoison: {
+      int64_t n = 0;
+      if (w.size() != 3 || w[1] != "event" || !ParseInt64(w[2], &n)) {
+        return bad("expected 'poison event <n>'");
+      }
+      s.event = static_cast<int>(n);
+      break;
+    }
+  }
+  Status valid = ValidateFaultSpec(s);
+  if (!valid.ok()) return valid;
+  return s;
+}
+
+std::string FaultPlan::SiteKey(const FaultSpec& spec) {
+  if (IsPointFault(spec.kind)) return std::string(FaultKindName(spec.kind)) + "@" + spec.site;
+  return FaultKindName(spec.kind);
+}
+
+FaultPlan::FaultPlan(const FaultModel& model, Rng rng, int64_t fault_phase_ms, int events)
+    : model_(model), rng_(rng) {
+  const FaultKind kScheduled[] = {FaultKind::kXdel,        FaultKind::kXtrim,
+                                  FaultKind::kRestart,     FaultKind::kSave,
+                                  FaultKind::kDelConsumer, FaultKind::kClockJump,
+                                  FaultKind::kStoreOutage};
+  for (FaultKind k : kScheduled) {
+    if (!model_.Has(k)) continue;
+    for (int i = 0; i < model_.scheduled_count; ++i) {
+      FaultSpec s;
+      s.kind = k;
+      s.at_ms = rng_.Between(0, std::max<int64_t>(0, fault_phase_ms - 1));
+      if (k == FaultKind::kXdel) s.target = model_.xdel_target;
+      if (k == FaultKind::kXtrim) s.target = model_.xtrim_target;
+      if (k == FaultKind::kClockJump) s.duration_ms = model_.clock_jump_ms;
+      if (k == FaultKind::kStoreOutage) s.duration_ms = model_.store_outage_ms;
+      scheduled_.push_back(s);
+    }
+  }
+  std::stable_sort(scheduled_.begin(), scheduled_.end(),
+                   [](const FaultSpec& a, const FaultSpec& b) { return a.at_ms < b.at_ms; });
+  if (model_.Has(FaultKind::kPoison) && events > 0) {
+    for (int i = 0; i < model_.poison_count; ++i) {
+      int event = static_cast<int>(rng_.Between(1, events));
+      if (poison_.insert(event).second) {
+        FaultSpec s;
+        s.kind = FaultKind::kPoison;
+        s.event = event;
+        fired_.push_back(s);
+      }
+    }
+  }
+}
+
+FaultPlan::FaultPlan(const FaultModel& model, std::vector<FaultSpec> specs)
+    : model_(model), explicit_(true), rng_(0) {
+  for (FaultSpec& s : specs) {
+    if (IsPointFault(s.kind)) {
+      point_specs_.push_back(std::move(s));
+    } else if (s.kind == FaultKind::kPoison) {
+      if (poison_.insert(s.event).second) fired_.push_back(s);
+    } else {
+      scheduled_.push_back(std::move(s));
+    }
+  }
+  std::stable_sort(scheduled_.begin(), scheduled_.end(),
+                   [](const FaultSpec& a, const FaultSpec& b) { return a.at_ms < b.at_ms; });
+}
+
+bool FaultPlan::Eligible(FaultKind kind, std::string_view site) const {
+  if (!model_.Has(kind)) return false;
+  if (kind == FaultKind::kCrash || kind == FaultKind::kStall) {
+    return model_.crash_points.empty() || Contains(model_.crash_points, site);
+  }
+  const auto& sites = model_.lost_sites.empty() ? kDefaultLostSites : model_.lost_sites;
+  return Contains(sites, site);
+}
+
+std::optional<FaultSpec> FaultPlan::AtPoint(std::string_view actor_slot, std::string_view site,
+                                            bool crash_site) {
+  if (!enabled_) return std::nullopt;
+  std::string key = std::string(actor_slot) + "|" + std::string(site);
+  int nth = ++visits_[key];
+  std::optional<FaultSpec> hit;
+  if (explicit_) {
+    for (const FaultSpec& s : point_specs_) {
+      bool kind_matches = crash_site == (s.kind == FaultKind::kCrash || s.kind == FaultKind::kStall);
+      if (kind_matches && s.actor == actor_slot && s.site == site && s.nth == nth) {
+        hit = s;
+        break;
+      }
+    }
+  } else {
+    auto draw = [&](FaultKind kind, uint32_t ppm) {
+      // Always draw, so that enabling one kind never shifts another's stream.
+      bool chance = rng_.ChancePpm(ppm);
+      if (hit || !chance || !Eligible(kind, site)) return;
+      FaultSpec s;
+      s.kind = kind;
+      s.actor = std::string(actor_slot);
+      s.site = std::string(site);
+      s.nth = nth;
+      if (kind == FaultKind::kStall) s.duration_ms = model_.stall_ms;
+      hit = s;
+    };
+    if (crash_site) {
+      draw(FaultKind::kCrash, model_.crash_ppm);
+      draw(FaultKind::kStall, model_.stall_ppm);
+    } else {
+      draw(FaultKind::kLostRequest, model_.lost_request_ppm);
+      draw(FaultKind::kLostReply, model_.lost_reply_ppm);
+    }
+  }
+  if (hit) fired_.push_back(*hit);
+  return hit;
+}
+
+void FaultPlan::RecordFired(const FaultSpec& spec) { fired_.push_back(spec); }
+
+FaultCoverage FaultPlan::Coverage() const {
+  FaultCoverage c;
+  for (const FaultSpec& s : fired_) c.fired[SiteKey(s)]++;
+  for (FaultKind k : model_.kinds) {
+    if (k == FaultKind::kCrash || k == FaultKind::kStall) {
+      const auto& points = model_.crash_points.empty() ? AllCrashPoints() : model_.crash_points;
+      for (const auto& p : points) c.enabled.insert(std::string(FaultKindName(k)) + "@" + p);
+    } else if (k == FaultKind::kLostReply || k == FaultKind::kLostRequest) {
+      const auto& sites = model_.lost_sites.empty() ? kDefaultLostSites : model_.lost_sites;
+      for (const auto& p : sites) c.enabled.insert(std::string(FaultKindName(k)) + "@" + p);
+    } else {
+      c.enabled.insert(FaultKindName(k));
+    }
+  }
+  return c;
+}
+
+}  // namespace xackly

@@ -1,0 +1,171 @@
+// The fault catalog and the fault plan.
+//
+// Fault model (what xackly injects, and what a correct protocol must
+// tolerate):
+//   crash         a worker process dies right after a named crash point; its
+//                 open SQL transaction rolls back; a replacement starts after
+//                 restart_delay_ms (same or fresh consumer name).
+//   stall         a worker pauses for duration_ms after a crash point, then
+//                 resumes and finishes what it was doing (a zombie).
+//   lost-request  a request never reaches the server/store: not executed,
+//                 the caller times out and reconnects.
+//   lost-reply    the request executes but the caller times out (unknown
+//                 outcome) and reconnects.
+//   xdel / xtrim  retention or an operator deletes stream payloads that may
+//                 still be unread or pending.
+//   restart       redis-server is SIGKILLed and restarted; what survives
+//                 follows the persistence mode; every connection dies.
+//   save          an explicit SAVE (what an rdb restart restores to).
+//   delconsumer   XGROUP DELCONSUMER of the consumer holding most pending
+//                 entries: its PEL is dropped.
+//   clock-jump    virtual time leaps forward: idle thresholds and TTLs pass.
+//   store-outage  the business store is unavailable for duration_ms.
+//   poison        an event whose side effect always fails.
+//
+// Point faults (crash, stall, lost-*) fire at the nth visit of (actor,
+// site); scheduled faults at a virtual time; poison marks an event. A plan is
+// either explicit (a list of FaultSpec, as in replay files and generated
+// cases) or drawn from rates with the plan's own seeded stream; both record
+// what fired as FaultSpecs, so any run can be replayed exactly.
+// Faults fire only during the fault phase; the drain phase runs fault-free.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/rng.h"
+#include "sim/status.h"
+
+namespace xackly {
+
+enum class FaultKind : uint8_t {
+  kCrash,
+  kStall,
+  kLostRequest,
+  kLostReply,
+  kXdel,
+  kXtrim,
+  kRestart,
+  kSave,
+  kDelConsumer,
+  kClockJump,
+  kStoreOutage,
+  kPoison,
+};
+const char* FaultKindName(FaultKind k);
+bool ParseFaultKind(std::string_view name, FaultKind* out);
+// Every kind's name, comma-separated: the valid values for --faults.
+std::string FaultKindList();
+bool IsPointFault(FaultKind k);      // crash, stall, lost-request, lost-reply
+bool IsScheduledFault(FaultKind k);  // xdel .. store-outage
+
+// Every crash point name a step can carry, and the sites lost-* faults use.
+const std::vector<std::string>& AllCrashPoints();
+const std::vector<std::string>& AllLostSites();
+
+struct FaultSpec {
+  FaultKind kind = FaultKind::kCrash;
+  std::string actor;       // point faults: "w2" (worker slot 2, any incarnation) or "p1"
+  std::string site;        // crash/stall: crash point; lost-*: request name (XACK, XADD, COMMIT, EVAL...)
+  int nth = 1;             // point faults: fires at the nth visit of (actor, site), 1-based
+  int64_t at_ms = 0;       // scheduled faults: virtual time of injection
+  int64_t duration_ms = 0; // stall length, clock-jump size, store-outage length
+  std::string target;      // xdel: unread|pending|acked; xtrim: maxlen:N|minid:last-delivered
+  int event = 0;           // poison: event number, 1-based
+
+  // One line a person can read and a parser can read back, e.g.
+  //   crash w1 after-effect #1
+  //   stall w2 after-read #1 60000ms
+  //   lost-reply w1 XACK #2
+  //   xdel pending @1200ms
+  //   clock-jump +60000ms @3000ms
+  //   poison event 3
+  std::string ToString() const;
+  bool operator==(const FaultSpec&) const = default;
+};
+
+// Rates and counts a plan is drawn from when no explicit list is given.
+struct FaultModel {
+  std::set<FaultKind> kinds;                 // enabled kinds
+  std::vector<std::string> crash_points;     // eligible crash/stall points; empty: all
+  std::vector<std::string> lost_sites;       // eligible lost-* sites; empty: XACK, XADD, COMMIT, EVAL
+  uint32_t crash_ppm = 30000;                // per visit of an eligible crash point
+  uint32_t stall_ppm = 30000;
+  int64_t stall_ms = 60000;
+  uint32_t lost_request_ppm = 20000;         // per visit of an eligible site
+  uint32_t lost_reply_ppm = 20000;
+  int scheduled_count = 1;                   // of each enabled scheduled kind
+  std::string xdel_target = "pending";       // unread | pending | acked
+  std::string xtrim_target = "maxlen:2";
+  int64_t clock_jump_ms = 120000;
+  int64_t store_outage_ms = 3000;
+  int poison_count = 1;
+
+  bool Has(FaultKind k) const { return kinds.count(k) > 0; }
+  // "crash(after-effect,after-commit) lost-reply(XACK) restart"
+  std::string ToString() const;
+};
+
+// Validates one spec (known site names, positive nth, ...).
+Status ValidateFaultSpec(const FaultSpec& spec);
+
+// Counts of every fault site visited and fired, for coverage reports.
+struct FaultCoverage {
+  // site key ("crash@after-effect", "lost-reply@XACK", "xdel") → count
+  std::map<std::string, int> fired;
+  // site keys that the fault model enabled (whether or not they fired).
+  std::set<std::string> enabled;
+};
+
+class FaultPlan {
+ public:
+  // Rate mode: scheduled faults and poison events are drawn now from `rng`
+  // over [0, fault_phase_ms); point faults are decided at each visit.
+  FaultPlan(const FaultModel& model, Rng rng, int64_t fault_phase_ms, int events);
+  // Explicit mode: exactly `specs`, nothing random.
+  FaultPlan(const FaultModel& model, std::vector<FaultSpec> specs);
+
+  // A point fault to inject at this visit of (actor_slot, site), or nullopt.
+  // `crash_site` is true for crash points (crash/stall) and false for
+  // lost-* sites. Counts the visit. Never fires once Disable() was called.
+  std::optional<FaultSpec> AtPoint(std::string_view actor_slot, std::string_view site,
+                                   bool crash_site);
+  // Scheduled faults, in time order. REQUIRES: not modified by the caller.
+  const std::vector<FaultSpec>& scheduled() const { return scheduled_; }
+  bool IsPoison(int event) const { return poison_.count(event) > 0; }
+
+  // Ends the fault phase.
+  void Disable() { enabled_ = false; }
+  bool enabled() const { return enabled_; }
+
+  // Records that `spec` fired (point faults record themselves).
+  void RecordFired(const FaultSpec& spec);
+  // Everything that fired, in order: the explicit plan that replays this run.
+  const std::vector<FaultSpec>& fired() const { return fired_; }
+  FaultCoverage Coverage() const;
+
+  static std::string SiteKey(const FaultSpec& spec);
+
+ private:
+  bool Eligible(FaultKind kind, std::string_view site) const;
+
+  FaultModel model_;
+  bool explicit_ = false;
+  bool enabled_ = true;
+  Rng rng_;
+  std::vector<FaultSpec> point_specs_;  // explicit mode
+  std::vector<FaultSpec> scheduled_;
+  std::set<int> poison_;
+  std::map<std::string, int, std::less<>> visits_;  // "w1|after-effect" -> visits so far
+  std::vector<FaultSpec> fired_;
+};
+
+// Parses FaultSpec::ToString() output back. Errors name what was expected.
+Result<FaultSpec> ParseFaultSpec(std::string_view text);
+
+}  // namespace xackly

@@ -1,0 +1,475 @@
+#include "sim/oracle.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "sim/worker.h"
+
+namespace xackly {
+
+const char* HistoryKindName(HistoryKind k) {
+  switch (k) {
+    case HistoryKind::kProduced: return "produced";
+    case HistoryKind::kProduceUnknown: return "produce-unknown";
+    case HistoryKind::kProduceLost: return "produce-lost";
+    case HistoryKind::kDelivered: return "delivered";
+    case HistoryKind::kRedelivered: return "redelivered";
+    case HistoryKind::kClaimed: return "claimed";
+    case HistoryKind::kEffect: return "effect";
+    case HistoryKind::kEffectFailed: return "effect-failed";
+    case HistoryKind::kDedupeRecord: return "dedupe-record";
+    case HistoryKind::kAcked: return "acked";
+    case HistoryKind::kDeadLettered: return "dead-lettered";
+    case HistoryKind::kCrash: return "crash";
+    case HistoryKind::kStall: return "stall";
+    case HistoryKind::kLostReply: return "lost-reply";
+    case HistoryKind::kLostRequest: return "lost-request";
+    case HistoryKind::kPayloadDeleted: return "payload-deleted";
+    case HistoryKind::kConsumerDeleted: return "consumer-deleted";
+    case HistoryKind::kRestartLoss: return "restart-loss";
+    case HistoryKind::kServerRestart: return "server-restart";
+    case HistoryKind::kClockJump: return "clock-jump";
+    case HistoryKind::kStoreOutage: return "store-outage";
+  }
+  return "?";
+}
+
+Oracle::Oracle(int events) : events_(events) {
+  for (int e = 1; e <= events; ++e) state_[EventId(e)];
+}
+
+Oracle::EventState* Oracle::Find(const std::string& event_id) {
+  auto it = state_.find(event_id);
+  return it == state_.end() ? nullptr : &it->second;
+}
+
+HistoryItem Oracle::Item(HistoryKind kind, int64_t t, const std::string& actor,
+                         const std::string& stream_id, const std::string& detail,
+                         int64_t value) const {
+  return HistoryItem{kind, t, line_, actor, stream_id, detail, value};
+}
+
+void Oracle::Add(const std::string& event_id, HistoryItem item) {
+  if (EventState* st = Find(event_id)) st->history.push_back(std::move(item));
+}
+
+std::string Oracle::EventOfId(const std::string& stream_id) const {
+  auto it = id_to_event_.find(stream_id);
+  return it == id_to_event_.end() ? "" : it->second;
+}
+
+std::vector<std::string> Oracle::EventsOfIds(const std::vector<std::string>& stream_ids) const {
+  std::vector<std::string> out;
+  for (const std::string& id : stream_ids) {
+    std::string e = EventOfId(id);
+    if (!e.empty() && std::find(out.begin(), out.end(), e) == out.end()) out.push_back(e);
+  }
+  return out;
+}
+
+void Oracle::Produced(int64_t t, const std::string& actor, const std::string& event_id,
+                      const std::string& stream_id, ProduceOutcome outcome) {
+  EventState* st = Find(event_id);
+  if (st == nullptr) return;
+  if (outcome == ProduceOutcome::kNotSent) {
+    Add(event_id, Item(HistoryKind::kProduceLost, t, actor, stream_id, "XADD request lost"));
+    return;
+  }
+  st->produced = true;
+  st->stream_ids.push_back(stream_id);
+  id_to_event_[stream_id] = event_id;
+  if (auto sid = StreamId::Parse(stream_id)) stream_[*sid] = stream_id;
+  Progress(t);
+  Add(event_id, Item(outcome == ProduceOutcome::kAcknowledged ? HistoryKind::kProduced
+                                                              : HistoryKind::kProduceUnknown,
+                     t, actor, stream_id,
+                     outcome == ProduceOutcome::kAcknowledged
+                         ? "XADD acknowledged"
+                         : "XADD executed, but its reply was lost: the producer does not know"));
+}
+
+void Oracle::Delivered(int64_t t, const std::string& consumer,
+                       const std::vector<StreamEntry>& entries, DeliveryVia via) {
+  static const char* kVia[] = {"XREADGROUP >", "XREADGROUP 0 (own pending)", "XAUTOCLAIM"};
+  HistoryKind kind = via == DeliveryVia::kNew          ? HistoryKind::kDelivered
+                     : via == DeliveryVia::kOwnPending ? HistoryKind::kRedelivered
+                                                       : HistoryKind::kClaimed;
+  for (const StreamEntry& e : entries) {
+    std::string event_id = e.deleted ? EventOfId(e.id) : std::string(e.event_id());
+    if (delivered_.insert(e.id).second) Progress(t);
+    pel_[e.id] = consumer;
+    std::string detail = kVia[static_cast<int>(via)];
+    if (e.deleted) detail += "; payload missing (nil): the entry was deleted while pending";
+    Add(event_id, Item(kind, t, consumer, e.id, detail));
+  }
+}
+
+void Oracle::ClaimFoundDeleted(int64_t t, const std::string& consumer,
+                               const std::vector<std::string>& ids) {
+  for (const std::string& id : ids) {
+    pel_.erase(id);
+    Add(EventOfId(id), Item(HistoryKind::kClaimed, t, consumer, id,
+                            "XAUTOCLAIM reported it deleted and dropped it from the PEL"));
+  }
+}
+
+void Oracle::Acked(int64_t t, const std::string& consumer, const std::vector<std::string>& ids,
+                   int64_t removed) {
+  (void)removed;  // the model decides which IDs were removed; ModelMismatches() checks the end state
+  for (const std::string& id : ids) {
+    if (pel_.erase(id) == 0) continue;
+    Progress(t);
+    Add(EventOfId(id), Item(HistoryKind::kAcked, t, consumer, id, "XACK removed it from the PEL"));
+  }
+}
+
+void Oracle::Effect(const EffectRecord& effect) {
+  EventState* st = Find(effect.event_id);
+  if (st == nullptr) return;
+  st->effects_seen++;
+  Progress(effect.t_ms);
+  Add(effect.event_id, Item(HistoryKind::kEffect, effect.t_ms, effect.consumer, effect.stream_id,
+                            "side effect (" + effect.sink + ")"));
+}
+
+void Oracle::EffectFailed(int64_t t, const std::string& consumer, const std::string& event_id,
+                          const std::string& stream_id, const std::string& why) {
+  Add(event_id, Item(HistoryKind::kEffectFailed, t, consumer, stream_id, why));
+}
+
+void Oracle::DedupeRecord(int64_t t, const std::string& consumer, const std::string& event_id,
+                          int64_t ttl_ms) {
+  Add(event_id, Item(HistoryKind::kDedupeRecord, t, consumer, "",
+                     fmt::format("done-record written with a {} ms TTL (expires at {} ms)", ttl_ms,
+                                 t + ttl_ms),
+                     ttl_ms));
+}
+
+void Oracle::DeadLettered(int64_t t, const std::string& consumer, const std::string& event_id,
+                          const std::string& stream_id) {
+  if (EventState* st = Find(event_id)) st->dead_lettered = true;
+  Progress(t);
+  Add(event_id, Item(HistoryKind::kDeadLettered, t, consumer, stream_id,
+                     "payload written to the dead-letter stream"));
+}
+
+void Oracle::WorkerFault(HistoryKind kind, int64_t t, const std::string& actor,
+                         const std::string& site, const std::vector<std::string>& event_ids) {
+  std::vector<std::string> events = event_ids;
+  if (kind == HistoryKind::kCrash || kind == HistoryKind::kStall) {
+    for (const auto& [id, owner] : pel_) {
+      std::string e = EventOfId(id);
+      if (owner == actor && !e.empty() && std::find(events.begin(), events.end(), e) == events.end()) {
+        events.push_back(e);
+      }
+    }
+  }
+  for (const std::string& e : events) Add(e, Item(kind, t, actor, "", site));
+}
+
+void Oracle::PayloadsDeleted(int64_t t, const std::string& actor,
+                             const std::vector<std::string>& ids, const std::string& how) {
+  for (const std::string& id : ids) {
+    if (auto sid = StreamId::Parse(id)) stream_.erase(*sid);
+    Add(EventOfId(id), Item(HistoryKind::kPayloadDeleted, t, actor, id, how));
+  }
+}
+
+void Oracle::ConsumerDeleted(int64_t t, const std::string& actor, const std::string& consumer,
+                             int64_t dropped) {
+  (void)dropped;
+  for (auto it = pel_.begin(); it != pel_.end();) {
+    if (it->second == consumer) {
+      Add(EventOfId(it->first),
+          Item(HistoryKind::kConsumerDeleted, t, actor, it->first,
+               "XGROUP DELCONSUMER " + consumer + " dropped it from the PEL"));
+      it = pel_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void Oracle::ServerRestarted(int64_t t, Persistence persistence,
+                             const std::vector<std::string>& stream_ids,
+                             const std::vector<PendingRow>& pending,
+                             const std::string& last_delivered_id) {
+  std::set<std::string> survived(stream_ids.begin(), stream_ids.end());
+  std::string how = fmt::format("lost by the server restart (persistence {})", PersistenceName(persistence));
+  for (const auto& [sid, id] : stream_) {
+    if (survived.count(id) == 0) {
+      Add(EventOfId(id), Item(HistoryKind::kRestartLoss, t, "fault", id, how));
+    }
+  }
+  stream_.clear();
+  for (const std::string& id : survived) {
+    if (auto sid = StreamId::Parse(id)) stream_[*sid] = id;
+  }
+  pel_.clear();
+  for (const PendingRow& r : pending) pel_[r.id] = r.consumer;
+  std::optional<StreamId> last = StreamId::Parse(last_delivered_id);
+  std::set<std::string> delivered;
+  for (const std::string& id : delivered_) {
+    std::optional<StreamId> sid = StreamId::Parse(id);
+    if (pel_.count(id) > 0 || (last && sid && *sid <= *last)) delivered.insert(id);
+  }
+  delivered_ = std::move(delivered);
+  global_.push_back(Item(HistoryKind::kServerRestart, t, "fault", "",
+                         fmt::format("redis-server killed and restarted (persistence {})",
+                                     PersistenceName(persistence))));
+}
+
+void Oracle::RunWideFault(HistoryKind kind, int64_t t, const std::string& detail) {
+  global_.push_back(Item(kind, t, "fault", "", detail));
+}
+
+bool Oracle::Settled() const {
+  if (!pel_.empty()) return false;
+  for (const auto& [event_id, st] : state_) {
+    if (!st.produced) return false;
+    if (st.effects_seen == 0 && !st.dead_lettered) return false;
+  }
+  for (const auto& [sid, id] : stream_) {
+    if (delivered_.count(id) == 0) return false;
+  }
+  return true;
+}
+
+std::vector<std::string> Oracle::OldestLive(size_t n) const {
+  std::vector<std::string> out;
+  for (auto it = stream_.begin(); it != stream_.end() && out.size() < n; ++it) out.push_back(it->second);
+  return out;
+}
+
+std::vector<std::string> Oracle::LiveBelow(const StreamId& min_id) const {
+  std::vector<std::string> out;
+  for (auto it = stream_.begin(); it != stream_.end() && it->first < min_id; ++it) out.push_back(it->second);
+  return out;
+}
+
+std::vector<HistoryItem> Oracle::HistoryOf(const std::string& event_id) const {
+  std::vector<HistoryItem> out;
+  auto it = state_.find(event_id);
+  if (it != state_.end()) out = it->second.history;
+  out.insert(out.end(), global_.begin(), global_.end());
+  std::stable_sort(out.begin(), out.end(), [](const HistoryItem& a, const HistoryItem& b) {
+    return a.line != b.line ? a.line < b.line : a.t_ms < b.t_ms;
+  });
+  return out;
+}
+
+namespace {
+
+const HistoryItem* FirstOf(const std::vector<HistoryItem>& h, HistoryKind kind, int64_t from_t,
+                           int64_t to_t, const std::string& actor = "") {
+  for (const HistoryItem& i : h) {
+    if (i.kind == kind && i.t_ms >= from_t && i.t_ms <= to_t && (actor.empty() || i.actor == actor)) {
+      return &i;
+    }
+  }
+  return nullptr;
+}
+
+bool Has(const std::vector<HistoryItem>& h, HistoryKind kind) {
+  return std::any_of(h.begin(), h.end(), [kind](const HistoryItem& i) { return i.kind == kind; });
+}
+
+const HistoryItem* LastOf(const std::vector<HistoryItem>& h, HistoryKind kind) {
+  for (auto it = h.rbegin(); it != h.rend(); ++it) {
+    if (it->kind == kind) return &*it;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+Violation Oracle::ExplainDuplicate(const std::string& event_id,
+                                   const std::vector<EffectRecord>& effects) const {
+  const EffectRecord& e1 = effects[0];
+  const EffectRecord& e2 = effects[1];
+  std::vector<HistoryItem> h = HistoryOf(event_id);
+  Violation v;
+  v.kind = VerdictKind::kDuplicate;
+  v.event_id = event_id;
+  v.effect_count = static_cast<int>(effects.size());
+  std::string head = fmt::format("{}'s side effect ran {} times: first by {} at {} ms (entry {}), again by {} at {} ms (entry {})",
+                                 event_id, effects.size(), e1.consumer, e1.t_ms, e1.stream_id,
+                                 e2.consumer, e2.t_ms, e2.stream_id);
+  for (const HistoryItem& i : h) {
+    if (i.kind == HistoryKind::kDedupeRecord && i.t_ms < e2.t_ms && i.t_ms + i.value <= e2.t_ms) {
+      v.cause = "dedupe-expired";
+      v.detail = head + fmt::format("; the done-record {} wrote at {} ms expired after {} ms, before the redelivery",
+                                    i.actor, i.t_ms, i.value);
+      return v;
+    }
+  }
+  if (const HistoryItem* r = FirstOf(h, HistoryKind::kServerRestart, e1.t_ms, e2.t_ms)) {
+    v.cause = "server-restart";
+    v.detail = head + fmt::format("; redis-server restarted at {} ms and lost what marked it done ({})",
+                                  r->t_ms, r->detail);
+    return v;
+  }
+  if (e1.stream_id != e2.stream_id) {
+    v.cause = "producer-retry";
+    v.detail = head + "; the event sits in two stream entries because the producer retried an XADD whose reply was lost";
+    return v;
+  }
+  if (const HistoryItem* c = FirstOf(h, HistoryKind::kCrash, e1.t_ms, e2.t_ms, e1.consumer)) {
+    v.cause = "crash:" + c->detail;
+    v.detail = head + fmt::format("; {} crashed at {} (at {} ms) before XACK, so the entry was delivered again",
+                                  c->actor, c->detail, c->t_ms);
+    return v;
+  }
+  if (const HistoryItem* l = FirstOf(h, HistoryKind::kLostReply, e1.t_ms, e2.t_ms, e1.consumer)) {
+    v.cause = "lost-reply:" + l->detail;
+    v.detail = head + fmt::format("; {} lost the reply to {} at {} ms, gave up and the entry was delivered again",
+                                  l->actor, l->detail, l->t_ms);
+    return v;
+  }
+  if (const HistoryItem* s = FirstOf(h, HistoryKind::kStall, 0, e2.t_ms)) {
+    v.cause = "stall";
+    v.detail = head + fmt::format("; {} stalled at {} (at {} ms) long enough for the entry to be claimed, then resumed",
+                                  s->actor, s->detail, s->t_ms);
+    return v;
+  }
+  if (const HistoryItem* l = FirstOf(h, HistoryKind::kLostRequest, e1.t_ms, e2.t_ms, e1.consumer)) {
+    v.cause = "lost-request:" + l->detail;
+    v.detail = head + fmt::format("; {}'s {} never reached the server (at {} ms)", l->actor, l->detail, l->t_ms);
+    return v;
+  }
+  v.cause = "redelivered";
+  v.detail = head + "; the entry was delivered again while or after it was processed";
+  return v;
+}
+
+Violation Oracle::ExplainMissing(const std::string& event_id, const FinalState& fs) const {
+  auto it = state_.find(event_id);
+  const EventState& st = it->second;
+  std::vector<HistoryItem> h = HistoryOf(event_id);
+  Violation v;
+  v.kind = VerdictKind::kLost;
+  v.event_id = event_id;
+  if (const HistoryItem* d = LastOf(h, HistoryKind::kConsumerDeleted)) {
+    v.cause = "consumer-deleted";
+    v.detail = fmt::format("{} was never processed: {} at {} ms", event_id, d->detail, d->t_ms);
+    return v;
+  }
+  if (const HistoryItem* d = LastOf(h, HistoryKind::kPayloadDeleted)) {
+    v.cause = "payload-deleted";
+    v.detail = fmt::format("{} was never processed: its entry {} was deleted by {} ({}) at {} ms",
+                           event_id, d->stream_id, d->actor, d->detail, d->t_ms);
+    return v;
+  }
+  if (const HistoryItem* d = LastOf(h, HistoryKind::kRestartLoss)) {
+    v.cause = "server-data-loss";
+    v.detail = fmt::format("{} was never processed: its entry {} was {} at {} ms", event_id,
+                           d->stream_id, d->detail, d->t_ms);
+    return v;
+  }
+  if (!st.produced) {
+    v.cause = "never-produced";
+    v.detail = fmt::format("{} was never added to the stream", event_id);
+    return v;
+  }
+  for (const PendingRow& row : fs.pending) {
+    if (std::find(st.stream_ids.begin(), st.stream_ids.end(), row.id) == st.stream_ids.end()) continue;
+    if (fs.live_consumers.count(row.consumer) == 0) {
+      v.cause = "stranded";
+      v.detail = fmt::format("{} is stranded: entry {} stays pending in the PEL of {}, a consumer that no longer runs, and nobody claims it",
+                             event_id, row.id, row.consumer);
+    } else {
+      v.kind = VerdictKind::kStuck;
+      v.cause = "never-settled";
+      v.detail = fmt::format("{} never settles: entry {} is pending with live consumer {} after {} deliveries and its effect never succeeded",
+                             event_id, row.id, row.consumer, row.deliveries);
+    }
+    return v;
+  }
+  if (const HistoryItem* a = LastOf(h, HistoryKind::kAcked)) {
+    v.cause = "acked-without-effect";
+    v.detail = fmt::format("{} was acknowledged by {} at {} ms (entry {}) but its side effect never ran",
+                           event_id, a->actor, a->t_ms, a->stream_id);
+    if (const HistoryItem* c = FirstOf(h, HistoryKind::kCrash, a->t_ms, INT64_MAX, a->actor)) {
+      v.detail += fmt::format("; {} crashed at {} right after", c->actor, c->detail);
+    }
+    if (st.dead_lettered || Has(h, HistoryKind::kEffectFailed)) {
+      v.detail += "; it was being dead-lettered, and the payload never reached the dead-letter stream";
+    }
+    return v;
+  }
+  bool delivered = Has(h, HistoryKind::kDelivered) || Has(h, HistoryKind::kClaimed) ||
+                   Has(h, HistoryKind::kRedelivered);
+  v.cause = delivered ? "dropped" : "never-delivered";
+  v.detail = delivered ? fmt::format("{} left the PEL without an effect or an XACK", event_id)
+                       : fmt::format("{} is in the stream but was never delivered", event_id);
+  return v;
+}
+
+std::vector<Violation> Oracle::Judge(const FinalState& fs, const EffectLedger& ledger) {
+  std::vector<Violation> out;
+  if (fs.step_bound_hit) {
+    out.push_back({VerdictKind::kStuck, "", "step-bound",
+                   fmt::format("no quiescence within the step bound ({} steps)", fs.steps), 0});
+  }
+  std::map<std::string, std::vector<EffectRecord>> effects;
+  for (const EffectRecord& r : ledger.records()) {
+    if (r.sink != "redis" || !fs.redis_effects) effects[r.event_id].push_back(r);
+  }
+  if (fs.redis_effects) {
+    for (const EffectRecord& r : *fs.redis_effects) effects[r.event_id].push_back(r);
+  }
+  std::set<std::string> dead_lettered;
+  for (const StreamEntry& e : fs.dead_letters) {
+    if (!e.event_id().empty()) dead_lettered.insert(std::string(e.event_id()));
+  }
+  for (int n = 1; n <= events_; ++n) {
+    std::string event_id = EventId(n);
+    auto& list = effects[event_id];
+    std::stable_sort(list.begin(), list.end(),
+                     [](const EffectRecord& a, const EffectRecord& b) { return a.t_ms < b.t_ms; });
+    effect_counts_[event_id] = static_cast<int>(list.size());
+    if (list.size() >= 2) out.push_back(ExplainDuplicate(event_id, list));
+    bool accounted = !list.empty() || dead_lettered.count(event_id) > 0;
+    if (!accounted) {
+      if (!fs.step_bound_hit) out.push_back(ExplainMissing(event_id, fs));
+      continue;
+    }
+    const EventState& st = state_[event_id];
+    for (const PendingRow& row : fs.pending) {
+      if (std::find(st.stream_ids.begin(), st.stream_ids.end(), row.id) == st.stream_ids.end()) continue;
+      Violation v;
+      v.kind = VerdictKind::kPelLeak;
+      v.event_id = event_id;
+      v.effect_count = static_cast<int>(list.size());
+      v.cause = "done-but-pending";
+      v.detail = fmt::format("{} is done, but its entry {} stays pending with {} after {} deliveries: the PEL never drains",
+                             event_id, row.id, row.consumer, row.deliveries);
+      out.push_back(v);
+      break;
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> Oracle::ModelMismatches(const FinalState& fs) const {
+  std::vector<std::string> out;
+  std::map<std::string, std::string> truth;
+  for (const PendingRow& r : fs.pending) truth[r.id] = r.consumer;
+  for (const auto& [id, owner] : truth) {
+    auto it = pel_.find(id);
+    if (it == pel_.end()) {
+      out.push_back(fmt::format("{} is pending with {} in Redis but not in the oracle's model", id, owner));
+    } else if (it->second != owner) {
+      out.push_back(fmt::format("{} is owned by {} in Redis but by {} in the oracle's model", id, owner, it->second));
+    }
+  }
+  for (const auto& [id, owner] : pel_) {
+    if (truth.count(id) == 0) {
+      out.push_back(fmt::format("{} is pending with {} in the oracle's model but not in Redis", id, owner));
+    }
+  }
+  return out;
+}
+
+}  // namespace xackly

@@ -1,0 +1,171 @@
+// The oracle: judges a run from what really happened, never from what the
+// protocol believes. It shares no state with the actors. The scheduler feeds
+// it observations made by harness code (the real reply of every request, even
+// one whose reply a fault hid from the worker), the effect ledger tells it
+// which side effects ran, and at quiescence it reads the final PEL, stream and
+// dead-letter stream from Redis itself.
+//
+// Per event it keeps a history (Jepsen-style: produced / unknown outcome,
+// deliveries, claims, effects, acks, crashes and faults that touched it),
+// which explains every violation and becomes the counterexample story.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sim/server.h"
+#include "sim/store.h"
+#include "sim/stream.h"
+#include "sim/verdict.h"
+
+namespace xackly {
+
+enum class HistoryKind : uint8_t {
+  kProduced,         // XADD acknowledged
+  kProduceUnknown,   // XADD executed but its reply was lost (unknown outcome)
+  kProduceLost,      // XADD request lost (not executed)
+  kDelivered,        // XREADGROUP > handed the entry to a consumer
+  kRedelivered,      // XREADGROUP 0 handed it again to its owner
+  kClaimed,          // XAUTOCLAIM moved it to a consumer
+  kEffect,           // the side effect ran (ledger)
+  kEffectFailed,     // the effect was attempted and failed (poison, outage)
+  kDedupeRecord,     // a "done" record with a TTL was written
+  kAcked,            // XACK removed the entry from the PEL
+  kDeadLettered,     // the payload was written to the dead-letter stream
+  kCrash,            // the consumer holding the event crashed
+  kStall,            // the consumer holding the event stalled
+  kLostReply,        // a reply was lost on a request about the event
+  kLostRequest,      // a request about the event was lost
+  kPayloadDeleted,   // XDEL/XTRIM removed the entry's payload
+  kConsumerDeleted,  // DELCONSUMER dropped the entry from the PEL
+  kRestartLoss,      // a server restart lost the entry
+  kServerRestart,    // run-wide: redis-server was killed and restarted
+  kClockJump,        // run-wide: virtual time leapt forward
+  kStoreOutage,      // run-wide: the business store went down
+};
+const char* HistoryKindName(HistoryKind k);
+
+struct HistoryItem {
+  HistoryKind kind;
+  int64_t t_ms = 0;
+  int64_t line = -1;       // index of the trace line that shows it
+  std::string actor;       // consumer / producer / "fault"
+  std::string stream_id;
+  std::string detail;      // crash point, request name, via, sink...
+  int64_t value = 0;       // a number the item carries (TTL, count, duration)
+};
+
+enum class DeliveryVia : uint8_t { kNew, kOwnPending, kClaim };
+
+class Oracle {
+ public:
+  explicit Oracle(int events);
+
+  // The trace line the next observations belong to.
+  void SetLine(int64_t line) { line_ = line; }
+
+  // --- Observations -------------------------------------------------------
+  enum class ProduceOutcome : uint8_t { kAcknowledged, kUnknown, kNotSent };
+  void Produced(int64_t t, const std::string& actor, const std::string& event_id,
+                const std::string& stream_id, ProduceOutcome outcome);
+  void Delivered(int64_t t, const std::string& consumer, const std::vector<StreamEntry>& entries,
+                 DeliveryVia via);
+  // XAUTOCLAIM's deleted list: pending IDs whose payload is gone; Redis
+  // removes them from the PEL.
+  void ClaimFoundDeleted(int64_t t, const std::string& consumer, const std::vector<std::string>& ids);
+  void Acked(int64_t t, const std::string& consumer, const std::vector<std::string>& ids,
+             int64_t removed);
+  void Effect(const EffectRecord& effect);
+  void EffectFailed(int64_t t, const std::string& consumer, const std::string& event_id,
+                    const std::string& stream_id, const std::string& why);
+  void DedupeRecord(int64_t t, const std::string& consumer, const std::string& event_id,
+                    int64_t ttl_ms);
+  void DeadLettered(int64_t t, const std::string& consumer, const std::string& event_id,
+                    const std::string& stream_id);
+  // A fault that hit `actor` while its step concerned `event_ids`; for
+  // crashes and stalls the events the consumer holds in the PEL count too.
+  void WorkerFault(HistoryKind kind, int64_t t, const std::string& actor, const std::string& site,
+                   const std::vector<std::string>& event_ids);
+  void PayloadsDeleted(int64_t t, const std::string& actor, const std::vector<std::string>& ids,
+                       const std::string& how);
+  void ConsumerDeleted(int64_t t, const std::string& actor, const std::string& consumer,
+                       int64_t dropped);
+  // After a restart: what survived, read back from the server.
+  // After a restart: what survived, read back from the server (the group's
+  // last-delivered ID is empty when the group is gone).
+  void ServerRestarted(int64_t t, Persistence persistence, const std::vector<std::string>& stream_ids,
+                       const std::vector<PendingRow>& pending, const std::string& last_delivered_id);
+  void RunWideFault(HistoryKind kind, int64_t t, const std::string& detail);
+
+  // --- Queries during the run ---------------------------------------------
+  int64_t last_progress_ms() const { return last_progress_ms_; }
+  // Nothing can change any more: every event produced and accounted for,
+  // nothing pending, nothing undelivered.
+  bool Settled() const;
+  // The events a request argv or step refers to (by event id or stream id).
+  std::vector<std::string> EventsOfIds(const std::vector<std::string>& stream_ids) const;
+  std::string EventOfId(const std::string& stream_id) const;
+  const std::map<std::string, std::string>& pel_model() const { return pel_; }
+  // What an exact XTRIM removes, from the model of the live stream: the
+  // `n` oldest entries (MAXLEN), or those below `min_id` (MINID).
+  std::vector<std::string> OldestLive(size_t n) const;
+  std::vector<std::string> LiveBelow(const StreamId& min_id) const;
+  size_t live_count() const { return stream_.size(); }
+
+  // --- Final judgement ----------------------------------------------------
+  struct FinalState {
+    std::vector<PendingRow> pending;            // XPENDING - + (truth)
+    std::vector<std::string> stream_ids;        // XRANGE - + (truth)
+    std::vector<StreamEntry> dead_letters;      // XRANGE <stream>:dlq - +
+    std::optional<std::vector<EffectRecord>> redis_effects;  // LRANGE of the Redis ledger
+    std::set<std::string> live_consumers;       // consumer names of running workers
+    bool step_bound_hit = false;
+    int64_t steps = 0;
+  };
+  // Every violation, in event order; run-wide ones (stuck) first.
+  std::vector<Violation> Judge(const FinalState& final_state, const EffectLedger& ledger);
+  // Differences between the oracle's own PEL model and the final PEL (a
+  // harness self-check; empty when they agree).
+  std::vector<std::string> ModelMismatches(const FinalState& final_state) const;
+
+  // History of one event ("order:3"), with run-wide items merged in time order.
+  std::vector<HistoryItem> HistoryOf(const std::string& event_id) const;
+  int events() const { return events_; }
+  // Side effects per event after judgement (what the ledger counted).
+  const std::map<std::string, int>& effect_counts() const { return effect_counts_; }
+
+ private:
+  struct EventState {
+    std::vector<std::string> stream_ids;
+    bool produced = false;           // an XADD executed
+    bool dead_lettered = false;
+    int effects_seen = 0;            // observed during the run
+    std::vector<HistoryItem> history;
+  };
+  EventState* Find(const std::string& event_id);
+  void Add(const std::string& event_id, HistoryItem item);
+  void Progress(int64_t t) { last_progress_ms_ = std::max(last_progress_ms_, t); }
+  HistoryItem Item(HistoryKind kind, int64_t t, const std::string& actor,
+                   const std::string& stream_id = "", const std::string& detail = "",
+                   int64_t value = 0) const;
+
+  Violation ExplainDuplicate(const std::string& event_id, const std::vector<EffectRecord>& effects) const;
+  Violation ExplainMissing(const std::string& event_id, const FinalState& final_state) const;
+
+  int events_;
+  int64_t line_ = -1;
+  int64_t last_progress_ms_ = 0;
+  std::map<std::string, EventState> state_;          // event id → state
+  std::map<std::string, std::string> id_to_event_;   // stream id → event id
+  std::map<std::string, std::string> pel_;           // model PEL: stream id → owner
+  std::map<StreamId, std::string> stream_;           // model stream: live entries, in ID order
+  std::set<std::string> delivered_;                  // stream ids delivered at least once
+  std::vector<HistoryItem> global_;                  // run-wide items
+  std::map<std::string, int> effect_counts_;
+};
+
+}  // namespace xackly

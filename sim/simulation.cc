@@ -1,0 +1,982 @@
+#include "sim/simulation.h"
+
+#include <algorithm>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "sim/rng.h"
+#include "sim/store.h"
+
+namespace xackly {
+
+RunConfig RunConfig::For(const ProtocolDef& protocol) {
+  RunConfig c;
+  c.protocol = protocol;
+  c.expected = protocol.expected;
+  c.naming = protocol.naming;
+  c.persistence = protocol.persistence;
+  c.faults = protocol.faults;
+  c.timing.fault_phase_ms = protocol.fault_phase_ms;
+  return c;
+}
+
+Status ValidateRunConfig(const RunConfig& c) {
+  Status p = ValidateProtocol(c.protocol);
+  if (!p.ok()) return p;
+  auto bad = [](std::string why) { return Status::InvalidArgument(std::move(why)); };
+  if (c.workers < 1 || c.workers > 64) return bad(fmt::format("workers must be in 1..64 (got {})", c.workers));
+  if (c.producers < 1 || c.producers > 16) return bad(fmt::format("producers must be in 1..16 (got {})", c.producers));
+  if (c.events < 1 || c.events > 100000) return bad(fmt::format("events must be in 1..100000 (got {})", c.events));
+  const Timing& t = c.timing;
+  if (t.step_ms < 1) return bad("timing.step_ms must be >= 1");
+  if (t.effect_ms < 0 || t.produce_every_ms < 0 || t.restart_delay_ms < 0 || t.reconnect_ms < 0 ||
+      t.fault_phase_ms < 0 || t.quiet_window_ms < 0) {
+    return bad("timing values must be >= 0");
+  }
+  if (t.max_steps < 1) return bad("timing.max_steps must be >= 1");
+  if (c.fault_schedule) {
+    for (const FaultSpec& s : *c.fault_schedule) {
+      Status v = ValidateFaultSpec(s);
+      if (!v.ok()) return v;
+    }
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+std::string RenderArgv(const std::vector<std::string>& argv) {
+  std::string out;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    if (i > 0) out += ' ';
+    AppendArg(out, argv[i]);
+  }
+  return out;
+}
+
+std::vector<EffectRecord> ParseRedisEffects(const Reply& reply) {
+  std::vector<EffectRecord> out;
+  if (!reply.is_array()) return out;
+  for (const Reply& r : reply.elements()) {
+    if (!r.is_string()) continue;
+    const std::string& s = r.str();
+    size_t a = s.find('|');
+    size_t b = a == std::string::npos ? a : s.find('|', a + 1);
+    size_t c = b == std::string::npos ? b : s.find('|', b + 1);
+    if (c == std::string::npos) continue;
+    EffectRecord e;
+    e.event_id = s.substr(0, a);
+    e.stream_id = s.substr(a + 1, b - a - 1);
+    e.consumer = s.substr(b + 1, c - b - 1);
+    e.t_ms = std::stoll(s.substr(c + 1));
+    e.sink = "redis";
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+class Simulation {
+ public:
+  Simulation(const RunConfig& config, ServerControl* server)
+      : config_(config),
+        server_(server),
+        trace_(config.keep_trace),
+        oracle_(config.events),
+        store_(&ledger_),
+        external_(&ledger_),
+        sched_rng_(Rng(config.seed).Split("scheduler")) {}
+
+  Result<RunResult> Run();
+
+ private:
+  // --- Setup and actors ---
+  Status Setup();
+  Status StartActor(Actor& a);
+  void Crash(Actor& a, const std::string& point);
+  void Reset(Actor& a, const std::string& why);
+  void Wake(Actor& a, bool by_data);
+  void WakeOneParkedWorker();
+  void ResumeActor(Actor& a);
+
+  // --- Steps ---
+  Status ExecuteStep(Actor& a);
+  Status ExecuteRedis(Actor& a, Step& s, bool* handled);
+  void ExecuteBusiness(Actor& a, Step& s, std::string* request, std::string* result);
+  void ObserveRedis(Actor& a, const Step& s);
+  void ForwardNewEffects();
+  bool CrashPointFaults(Actor& a, const Step& s);
+
+  // --- Faults and harness I/O ---
+  Status InjectScheduled(const FaultSpec& f);
+  Result<Reply> HarnessCall(std::vector<std::string> argv, const char* actor);
+  Status EnsureHarnessConnection();
+  void SetClock();
+  void Note(const std::string& text) { trace_.Add(now_, "sim", LineKind::kLifecycle, text, ""); }
+
+  // --- Run loop helpers ---
+  bool Runnable(const Actor& a) const;
+  bool ProducersDone() const;
+  bool AllWorkersIdle() const;
+  int64_t NextWakeTime() const;
+  int64_t QuietWindowMs() const;
+  Status FinalReads(Oracle::FinalState* fs);
+
+  const RunConfig& config_;
+  ServerControl* server_;
+  WorldNames names_;
+  ActorEnv env_;
+  Trace trace_;
+  Oracle oracle_;
+  EffectLedger ledger_;
+  SqlStore store_;
+  ExternalService external_;
+  std::unique_ptr<FaultPlan> plan_;
+  Rng sched_rng_;
+
+  std::vector<std::unique_ptr<Actor>> actors_;
+  std::unique_ptr<Connection> harness_conn_;
+  uint64_t generation_ = 0;   // bumped by every server restart
+  int next_owner_id_ = 1;
+  int64_t park_counter_ = 0;
+
+  int64_t now_ = 0;
+  int64_t last_clock_written_ = -1;
+  int64_t steps_ = 0;
+  bool fault_phase_ = true;
+  int64_t fault_phase_end_ms_ = 0;
+  int64_t drain_start_ms_ = 0;
+  size_t next_scheduled_ = 0;
+  size_t next_pick_ = 0;
+  size_t ledger_forwarded_ = 0;
+  StreamId last_id_;
+  AtomicGroup atomic_;
+  int64_t protocol_rtt_ = 0;
+  int64_t harness_rtt_ = 0;
+  std::vector<std::string> picks_;
+  std::vector<std::string> notes_;
+};
+
+// ---------------------------------------------------------------------------
+
+void Simulation::SetClock() {
+  if (now_ != last_clock_written_) {
+    server_->SetClockMs(kEpochMs + now_);
+    last_clock_written_ = now_;
+  }
+}
+
+Status Simulation::EnsureHarnessConnection() {
+  if (harness_conn_ && harness_conn_->alive()) return Status::Ok();
+  auto conn = server_->Connect();
+  if (!conn.ok()) return conn.status();
+  harness_conn_ = std::move(conn).value();
+  return Status::Ok();
+}
+
+Result<Reply> Simulation::HarnessCall(std::vector<std::string> argv, const char* actor) {
+  Status s = EnsureHarnessConnection();
+  if (!s.ok()) return s;
+  SetClock();
+  std::vector<std::string_view> views(argv.begin(), argv.end());
+  Result<Reply> r = harness_conn_->Call(views);
+  ++harness_rtt_;
+  if (!r.ok()) {
+    return Status::Internal(fmt::format("{}: {} failed: {}", actor, argv[0], r.status().ToString()));
+  }
+  std::string reply;
+  r->RenderTo(reply);
+  trace_.Add(now_, actor, LineKind::kHarness, RenderArgv(argv), reply);
+  return r;
+}
+
+Status Simulation::Setup() {
+  Status reset = server_->Reset(kEpochMs);
+  if (!reset.ok()) return reset;
+  last_clock_written_ = 0;
+  env_.protocol = &config_.protocol;
+  env_.names = &names_;
+  env_.timing = &config_.timing;
+  env_.now_ms = &now_;
+  env_.events = config_.events;
+  env_.producers = config_.producers;
+  env_.atomic_script = CompileAtomicScript(config_.protocol);
+  atomic_ = AtomicGroupOf(config_.protocol);
+
+  const Timing& t = config_.timing;
+  fault_phase_end_ms_ = t.fault_phase_ms > 0
+                            ? t.fault_phase_ms
+                            : std::max<int64_t>(2000, config_.events * t.produce_every_ms /
+                                                              config_.producers + 1000);
+  if (config_.fault_schedule) {
+    plan_ = std::make_unique<FaultPlan>(config_.faults, *config_.fault_schedule);
+  } else {
+    plan_ = std::make_unique<FaultPlan>(config_.faults, Rng(config_.seed).Split("faults"),
+                                        fault_phase_end_ms_, config_.events);
+  }
+  env_.faults = plan_.get();
+
+  Result<Reply> created = HarnessCall(
+      {"XGROUP", "CREATE", names_.stream, names_.group, "0", "MKSTREAM"}, "setup");
+  if (!created.ok()) return created.status();
+
+  auto add = [&](ActorKind kind, const std::string& slot) {
+    auto a = std::make_unique<Actor>();
+    a->kind = kind;
+    a->slot = slot;
+    a->name = slot;
+    actors_.push_back(std::move(a));
+  };
+  for (int i = 1; i <= config_.producers; ++i) add(ActorKind::kProducer, "p" + std::to_string(i));
+  for (int i = 1; i <= config_.workers; ++i) add(ActorKind::kWorker, "w" + std::to_string(i));
+  if (config_.protocol.janitor.enabled()) add(ActorKind::kJanitor, "j1");
+  for (auto& a : actors_) {
+    Status s = StartActor(*a);
+    if (!s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+Status Simulation::StartActor(Actor& a) {
+  auto conn = server_->Connect();
+  if (!conn.ok()) return conn.status();
+  a.conn = std::move(conn).value();
+  a.conn_generation = generation_;
+  a.owner_id = next_owner_id_++;
+  a.state = ActorState::kReady;
+  a.pending = nullptr;
+  a.in_transaction = false;
+  switch (a.kind) {
+    case ActorKind::kProducer: a.task = ProducerMain(&a, &env_); break;
+    case ActorKind::kWorker: a.task = ConsumerMain(Worker(&a, &env_)); break;
+    case ActorKind::kJanitor: a.task = JanitorMain(&a, &env_); break;
+  }
+  a.task.Start();
+  if (a.task.done()) a.state = ActorState::kDone;
+  return Status::Ok();
+}
+
+void Simulation::ResumeActor(Actor& a) {
+  a.pending = nullptr;
+  std::coroutine_handle<> h = a.resume_point;
+  a.resume_point = {};
+  h.resume();
+  if (a.task.done()) a.state = ActorState::kDone;
+}
+
+void Simulation::Crash(Actor& a, const std::string& point) {
+  store_.Abandon(a.owner_id);
+  a.task = Task<void>();
+  a.pending = nullptr;
+  a.conn.reset();
+  a.in_transaction = false;
+  a.state = ActorState::kDown;
+  a.restart_at_ms = now_ + config_.timing.restart_delay_ms;
+  trace_.Add(now_, a.name, LineKind::kFault,
+             fmt::format("!crash at {} (replacement starts in {} ms)", point,
+                         config_.timing.restart_delay_ms),
+             "");
+}
+
+void Simulation::Reset(Actor& a, const std::string& why) {
+  store_.Abandon(a.owner_id);
+  a.task = Task<void>();
+  a.pending = nullptr;
+  a.conn.reset();
+  a.in_transaction = false;
+  a.state = ActorState::kDown;
+  a.restart_at_ms = now_ + config_.timing.reconnect_ms;
+  a.incarnation--;  // a reconnect is not a new process: the name stays
+  trace_.Add(now_, a.name, LineKind::kLifecycle,
+             fmt::format("{}: reconnects and restarts its loop in {} ms", why,
+                         config_.timing.reconnect_ms),
+             "");
+}
+
+void Simulation::Wake(Actor& a, bool by_data) {
+  a.state = ActorState::kReady;
+  a.ready_at_ms = now_;
+  a.pending->woken_by_data = by_data;
+  ResumeActor(a);
+}
+
+void Simulation::WakeOneParkedWorker() {
+  Actor* first = nullptr;
+  for (auto& a : actors_) {
+    if (a->state == ActorState::kParked && (first == nullptr || a->park_seq < first->park_seq)) {
+      first = a.get();
+    }
+  }
+  if (first != nullptr) Wake(*first, /*by_data=*/true);
+}
+
+bool Simulation::Runnable(const Actor& a) const {
+  if (a.state != ActorState::kReady || a.ready_at_ms > now_ || a.pending == nullptr) return false;
+  if (InfoOf(a.pending->op).channel == Channel::kSql && store_.Busy(a.owner_id)) return false;
+  return true;
+}
+
+bool Simulation::ProducersDone() const {
+  for (const auto& a : actors_) {
+    if (a->kind == ActorKind::kProducer && a->state != ActorState::kDone) return false;
+  }
+  return true;
+}
+
+bool Simulation::AllWorkersIdle() const {
+  for (const auto& a : actors_) {
+    if (a->kind == ActorKind::kWorker && a->state != ActorState::kParked &&
+        a->state != ActorState::kDown) {
+      return false;
+    }
+  }
+  return true;
+}
+
+int64_t Simulation::QuietWindowMs() const {
+  const Timing& t = config_.timing;
+  if (t.quiet_window_ms > 0) return t.quiet_window_ms;
+  const ProtocolDef& p = config_.protocol;
+  int64_t w = p.loop.block_ms + t.restart_delay_ms + t.reconnect_ms + 1000;
+  if (p.loop.claim) w += 2 * (p.loop.claim_min_idle_ms + p.loop.claim_every_ms);
+  if (p.loop.dead_letter_after > 0) {
+    w += p.loop.dead_letter_after * (p.loop.claim_min_idle_ms + p.loop.claim_every_ms);
+  }
+  if (p.janitor.enabled()) w += p.janitor.every_ms + p.janitor.consumer_idle_ms;
+  if (config_.faults.Has(FaultKind::kStall) || config_.fault_schedule) w += config_.faults.stall_ms;
+  return w;
+}
+
+int64_t Simulation::NextWakeTime() const {
+  int64_t next = INT64_MAX;
+  for (const auto& a : actors_) {
+    switch (a->state) {
+      case ActorState::kReady:
+        if (a->ready_at_ms > now_) next = std::min(next, a->ready_at_ms);
+        break;
+      case ActorState::kParked: next = std::min(next, a->park_until_ms); break;
+      case ActorState::kDown: next = std::min(next, a->restart_at_ms); break;
+      default: break;
+    }
+  }
+  if (fault_phase_) {
+    if (next_scheduled_ < plan_->scheduled().size()) {
+      next = std::min(next, plan_->scheduled()[next_scheduled_].at_ms);
+    }
+    if (now_ < fault_phase_end_ms_) next = std::min(next, fault_phase_end_ms_);
+  }
+  return next;
+}
+
+// ---------------------------------------------------------------------------
+
+void Simulation::ForwardNewEffects() {
+  const auto& records = ledger_.records();
+  for (; ledger_forwarded_ < records.size(); ++ledger_forwarded_) {
+    oracle_.Effect(records[ledger_forwarded_]);
+  }
+}
+
+void Simulation::ExecuteBusiness(Actor& a, Step& s, std::string* request, std::string* result) {
+  bool poison = plan_->IsPoison(EventNumber(s.event_id));
+  EffectRecord effect{s.event_id, s.stream_id, a.name, now_, ""};
+  switch (s.op) {
+    case Op::kSqlBegin: s.outcome = store_.Begin(a.owner_id, now_, request, result); break;
+    case Op::kSqlCheckDone:
+      s.outcome = store_.CheckDone(a.owner_id, now_, s.event_id, request, result);
+      break;
+    case Op::kSqlMarkDone:
+      s.outcome = store_.MarkDone(a.owner_id, now_, s.event_id, request, result);
+      break;
+    case Op::kSqlEffect:
+      effect.sink = "sql";
+      s.outcome = store_.Effect(a.owner_id, now_, effect, poison, request, result);
+      break;
+    case Op::kSqlCommit: s.outcome = store_.Commit(a.owner_id, now_, request, result); break;
+    case Op::kSqlRollback: s.outcome = store_.Rollback(a.owner_id, request, result); break;
+    case Op::kExternalEffect:
+      effect.sink = "external";
+      s.outcome = external_.Apply(now_, effect, config_.protocol.idempotency_key, poison, request,
+                                  result);
+      break;
+    default: XACKLY_CHECK(false);
+  }
+  a.in_transaction = store_.InTransaction(a.owner_id);
+  if ((s.op == Op::kSqlEffect || s.op == Op::kExternalEffect) &&
+      (s.outcome == BusinessOutcome::kFailed || s.outcome == BusinessOutcome::kUnavailable)) {
+    oracle_.EffectFailed(now_, a.name, s.event_id, s.stream_id, *result);
+  }
+  ForwardNewEffects();
+}
+
+void Simulation::ObserveRedis(Actor& a, const Step& s) {
+  const Reply& r = s.reply;
+  switch (s.op) {
+    case Op::kReadNew:
+    case Op::kReadPending: {
+      if (auto entries = ParseReadReply(r)) {
+        oracle_.Delivered(now_, a.name, *entries,
+                          s.op == Op::kReadNew ? DeliveryVia::kNew : DeliveryVia::kOwnPending);
+      }
+      break;
+    }
+    case Op::kClaim: {
+      if (auto c = ParseAutoClaimReply(r)) {
+        oracle_.Delivered(now_, a.name, c->entries, DeliveryVia::kClaim);
+        oracle_.ClaimFoundDeleted(now_, a.name, c->deleted_ids);
+      }
+      break;
+    }
+    case Op::kAck:
+      if (r.is_integer()) {
+        oracle_.Acked(now_, a.name, std::vector<std::string>(s.argv.begin() + 3, s.argv.end()),
+                      r.integer());
+      }
+      break;
+    case Op::kRedisMarkDone:
+      if (r.is_status() && config_.protocol.dedupe_ttl_ms > 0) {
+        oracle_.DedupeRecord(now_, a.name, s.event_id, config_.protocol.dedupe_ttl_ms);
+      }
+      break;
+    case Op::kRedisAtomic:
+      if (r.is_integer() && r.integer() == 1) {
+        if (atomic_.has_effect) {
+          ledger_.Record({s.event_id, s.stream_id, a.name, now_, "redis"});
+          ForwardNewEffects();
+        }
+        if (atomic_.marks_done && config_.protocol.dedupe_ttl_ms > 0) {
+          oracle_.DedupeRecord(now_, a.name, s.event_id, config_.protocol.dedupe_ttl_ms);
+        }
+        if (atomic_.acks) oracle_.Acked(now_, a.name, {s.stream_id}, 1);
+      } else if (r.is_integer() && r.integer() == 0) {
+        // The group's check found the event done; the script acked it when
+        // the group holds the ack and the duplicate policy is "ack".
+        if (atomic_.acks && config_.protocol.on_duplicate == DuplicatePolicy::kAck) {
+          oracle_.Acked(now_, a.name, {s.stream_id}, 1);
+        }
+      } else if (r.is_error()) {
+        oracle_.EffectFailed(now_, a.name, s.event_id, s.stream_id, r.str());
+      }
+      break;
+    case Op::kRedisEffect:
+      if (r.is_integer()) {
+        ledger_.Record({s.event_id, s.stream_id, a.name, now_, "redis"});
+        ForwardNewEffects();
+      }
+      break;
+    case Op::kDeadLetter:
+      if (!r.is_error()) oracle_.DeadLettered(now_, a.name, s.event_id, s.stream_id);
+      break;
+    case Op::kProduce:
+      if (r.is_string()) {
+        oracle_.Produced(now_, a.name, s.event_id, r.str(), Oracle::ProduceOutcome::kAcknowledged);
+        WakeOneParkedWorker();
+      }
+      break;
+    case Op::kTrim:
+      if (r.is_integer() && r.integer() > 0) {
+        std::vector<std::string> gone;
+        if (s.argv[2] == "MAXLEN") {
+          gone = oracle_.OldestLive(static_cast<size_t>(r.integer()));
+        } else if (auto min_id = StreamId::Parse(s.argv[3])) {
+          gone = oracle_.LiveBelow(*min_id);
+        }
+        oracle_.PayloadsDeleted(now_, a.name, gone, RenderArgv(s.argv));
+      }
+      break;
+    case Op::kDelConsumer:
+      if (r.is_integer()) oracle_.ConsumerDeleted(now_, a.name, s.argv[4], r.integer());
+      break;
+    default:
+      break;
+  }
+}
+
+Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
+  const OpInfo& info = InfoOf(s.op);
+  *handled = false;
+  if (s.op == Op::kProduce) {
+    StreamId id = std::max(StreamId{static_cast<uint64_t>(now_), 0}, last_id_.Next());
+    last_id_ = id;
+    s.argv[2] = id.ToString();
+  }
+  std::string request = RenderArgv(s.argv);
+  bool fault_actor = a.kind != ActorKind::kJanitor;
+
+  if (s.op == Op::kRedisEffect && plan_->IsPoison(EventNumber(s.event_id))) {
+    s.outcome = BusinessOutcome::kFailed;
+    trace_.Add(now_, a.name, LineKind::kRedis, request, "(not sent: the poison event's effect fails)");
+    oracle_.EffectFailed(now_, a.name, s.event_id, s.stream_id, "poison");
+    return Status::Ok();
+  }
+  if (a.conn_generation != generation_ || !a.conn || !a.conn->alive()) {
+    trace_.Add(now_, a.name, LineKind::kRedis, request, "!io-error (connection died with the server)");
+    Reset(a, "connection lost");
+    *handled = true;
+    return Status::Ok();
+  }
+  if (fault_actor && info.lost_site != nullptr) {
+    std::optional<FaultSpec> lost = plan_->AtPoint(a.slot, info.lost_site, /*crash_site=*/false);
+    if (lost && lost->kind == FaultKind::kLostRequest) {
+      trace_.Add(now_, a.name, LineKind::kFault, request, "!lost-request (never reached the server)");
+      oracle_.SetLine(trace_.size() - 1);
+      if (s.op == Op::kProduce) {
+        oracle_.Produced(now_, a.name, s.event_id, s.argv[2], Oracle::ProduceOutcome::kNotSent);
+      }
+      std::vector<std::string> events = s.event_id.empty()
+                                            ? oracle_.EventsOfIds(s.argv)
+                                            : std::vector<std::string>{s.event_id};
+      oracle_.WorkerFault(HistoryKind::kLostRequest, now_, a.name, info.lost_site, events);
+      Reset(a, "timeout");
+      *handled = true;
+      return Status::Ok();
+    }
+    if (lost && lost->kind == FaultKind::kLostReply) {
+      SetClock();
+      std::vector<std::string_view> views(s.argv.begin(), s.argv.end());
+      Result<Reply> r = a.conn->Call(views);
+      ++protocol_rtt_;
+      if (!r.ok()) return Status::Internal(fmt::format("{}: {} failed: {}", a.name, s.argv[0], r.status().ToString()));
+      s.reply = std::move(r).value();
+      std::string reply;
+      s.reply.RenderTo(reply);
+      trace_.Add(now_, a.name, LineKind::kFault, request, reply + " !lost-reply (executed; the caller times out)");
+      oracle_.SetLine(trace_.size() - 1);
+      if (s.op == Op::kProduce && s.reply.is_string()) {
+        oracle_.Produced(now_, a.name, s.event_id, s.reply.str(), Oracle::ProduceOutcome::kUnknown);
+        WakeOneParkedWorker();
+      } else {
+        ObserveRedis(a, s);
+      }
+      std::vector<std::string> events = s.event_id.empty()
+                                            ? oracle_.EventsOfIds(s.argv)
+                                            : std::vector<std::string>{s.event_id};
+      oracle_.WorkerFault(HistoryKind::kLostReply, now_, a.name, info.lost_site, events);
+      Reset(a, "timeout");
+      *handled = true;
+      return Status::Ok();
+    }
+  }
+  SetClock();
+  std::vector<std::string_view> views(s.argv.begin(), s.argv.end());
+  Result<Reply> r = a.conn->Call(views);
+  ++protocol_rtt_;
+  if (!r.ok()) {
+    return Status::Internal(fmt::format("{}: {} failed unexpectedly: {}", a.name, s.argv[0],
+                                        r.status().ToString()));
+  }
+  s.reply = std::move(r).value();
+  std::string reply;
+  s.reply.RenderTo(reply);
+  trace_.Add(now_, a.name, LineKind::kRedis, request, reply);
+  oracle_.SetLine(trace_.size() - 1);
+  ObserveRedis(a, s);
+  return Status::Ok();
+}
+
+bool Simulation::CrashPointFaults(Actor& a, const Step& s) {
+  if (a.kind != ActorKind::kWorker) return false;
+  const char* point = s.op == Op::kCheckpoint ? s.label.c_str() : InfoOf(s.op).crash_point;
+  if (point == nullptr) return false;
+  std::optional<FaultSpec> f = plan_->AtPoint(a.slot, point, /*crash_site=*/true);
+  if (!f) return false;
+  oracle_.SetLine(trace_.size());
+  std::vector<std::string> events;
+  if (!s.event_id.empty()) {
+    events.push_back(s.event_id);
+  } else if (s.op == Op::kAck) {
+    events = oracle_.EventsOfIds(std::vector<std::string>(s.argv.begin() + 3, s.argv.end()));
+  }
+  if (f->kind == FaultKind::kCrash) {
+    oracle_.WorkerFault(HistoryKind::kCrash, now_, a.name, point, events);
+    Crash(a, point);
+    return true;
+  }
+  oracle_.WorkerFault(HistoryKind::kStall, now_, a.name, point, events);
+  trace_.Add(now_, a.name, LineKind::kFault,
+             fmt::format("!stall at {} for {} ms", point, f->duration_ms), "");
+  a.ready_at_ms = std::max(a.ready_at_ms, now_ + f->duration_ms);
+  return false;
+}
+
+Status Simulation::ExecuteStep(Actor& a) {
+  Step& s = *a.pending;
+  const OpInfo& info = InfoOf(s.op);
+  a.ready_at_ms = now_ + s.busy_ms;
+  switch (info.channel) {
+    case Channel::kLocal:
+      if (s.op == Op::kPark) {
+        a.state = ActorState::kParked;
+        a.park_until_ms = now_ + s.duration_ms;
+        a.park_seq = ++park_counter_;
+        trace_.Add(now_, a.name, LineKind::kLocal,
+                   fmt::format("park (nothing to read; wakes on new entries or in {} ms)", s.duration_ms),
+                   "");
+        return Status::Ok();  // resumed by Wake
+      }
+      if (s.op == Op::kSleep) {
+        a.ready_at_ms = now_ + s.duration_ms;
+        trace_.Add(now_, a.name, LineKind::kLocal, fmt::format("sleep {} ms", s.duration_ms), "");
+      } else {
+        trace_.Add(now_, a.name, LineKind::kLocal, "checkpoint " + s.label, "");
+      }
+      break;
+    case Channel::kRedis: {
+      bool handled = false;
+      Status st = ExecuteRedis(a, s, &handled);
+      if (!st.ok()) return st;
+      if (handled) return Status::Ok();
+      break;
+    }
+    case Channel::kSql:
+    case Channel::kExternal: {
+      const char* lost_site = info.lost_site;
+      std::optional<FaultSpec> lost;
+      if (lost_site != nullptr) lost = plan_->AtPoint(a.slot, lost_site, /*crash_site=*/false);
+      std::string request;
+      std::string result;
+      if (lost && lost->kind == FaultKind::kLostRequest) {
+        trace_.Add(now_, a.name, LineKind::kFault, "sql COMMIT", "!lost-request (never reached the store)");
+        oracle_.SetLine(trace_.size() - 1);
+        oracle_.WorkerFault(HistoryKind::kLostRequest, now_, a.name, lost_site, {});
+        Reset(a, "timeout");
+        return Status::Ok();
+      }
+      oracle_.SetLine(trace_.size());
+      ExecuteBusiness(a, s, &request, &result);
+      LineKind kind = info.channel == Channel::kSql ? LineKind::kSql : LineKind::kExternal;
+      std::string prefix = info.channel == Channel::kSql ? "sql " : "ext ";
+      if (lost) {  // lost reply
+        trace_.Add(now_, a.name, LineKind::kFault, prefix + request,
+                   result + " !lost-reply (executed; the caller times out)");
+        oracle_.WorkerFault(HistoryKind::kLostReply, now_, a.name, lost_site, {});
+        Reset(a, "timeout");
+        return Status::Ok();
+      }
+      trace_.Add(now_, a.name, kind, prefix + request, result);
+      break;
+    }
+  }
+  if (CrashPointFaults(a, s)) return Status::Ok();
+  ResumeActor(a);
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------
+
+Status Simulation::InjectScheduled(const FaultSpec& f) {
+  plan_->RecordFired(f);
+  trace_.Add(now_, "fault", LineKind::kFault, "!" + f.ToString(), "");
+  oracle_.SetLine(trace_.size() - 1);
+  const std::string& st = names_.stream;
+  const std::string& g = names_.group;
+  switch (f.kind) {
+    case FaultKind::kXdel: {
+      std::string target;
+      if (f.target == "pending") {
+        auto r = HarnessCall({"XPENDING", st, g, "-", "+", "1"}, "fault");
+        if (!r.ok()) return r.status();
+        auto rows = ParsePendingRows(*r);
+        if (rows && !rows->empty()) target = (*rows)[0].id;
+      } else {
+        auto groups = HarnessCall({"XINFO", "GROUPS", st}, "fault");
+        if (!groups.ok()) return groups.status();
+        std::string last = "0-0";
+        if (auto recs = ParseInfoRecords(*groups); recs && !recs->empty()) {
+          for (const auto& [k, v] : (*recs)[0]) {
+            if (k == "last-delivered-id") last = v;
+          }
+        }
+        if (f.target == "unread") {
+          auto r = HarnessCall({"XRANGE", st, "(" + last, "+", "COUNT", "1"}, "fault");
+          if (!r.ok()) return r.status();
+          if (auto e = ParseRangeReply(*r); e && !e->empty()) target = (*e)[0].id;
+        } else {  // acked: delivered, no longer pending
+          auto range = HarnessCall({"XRANGE", st, "-", last, "COUNT", "100"}, "fault");
+          auto pend = HarnessCall({"XPENDING", st, g, "-", "+", "100"}, "fault");
+          if (!range.ok()) return range.status();
+          if (!pend.ok()) return pend.status();
+          auto entries = ParseRangeReply(*range);
+          auto rows = ParsePendingRows(*pend);
+          std::set<std::string> pending_ids;
+          if (rows) for (const auto& row : *rows) pending_ids.insert(row.id);
+          if (entries) {
+            for (const auto& e : *entries) {
+              if (pending_ids.count(e.id) == 0) {
+                target = e.id;
+                break;
+              }
+            }
+          }
+        }
+      }
+      if (target.empty()) {
+        Note("xdel " + f.target + ": no such entry right now; nothing deleted");
+        break;
+      }
+      auto r = HarnessCall({"XDEL", st, target}, "fault");
+      if (!r.ok()) return r.status();
+      if (r->is_integer() && r->integer() > 0) {
+        oracle_.PayloadsDeleted(now_, "fault", {target}, "XDEL of a " + f.target + " entry");
+      }
+      break;
+    }
+    case FaultKind::kXtrim: {
+      std::vector<std::string> argv;
+      std::vector<std::string> gone;
+      if (f.target.rfind("maxlen:", 0) == 0) {
+        size_t keep = static_cast<size_t>(std::stoll(f.target.substr(7)));
+        size_t live = oracle_.live_count();
+        if (live > keep) gone = oracle_.OldestLive(live - keep);
+        argv = {"XTRIM", st, "MAXLEN", f.target.substr(7)};
+      } else {
+        auto groups = HarnessCall({"XINFO", "GROUPS", st}, "fault");
+        if (!groups.ok()) return groups.status();
+        std::optional<StreamId> last;
+        if (auto recs = ParseInfoRecords(*groups); recs && !recs->empty()) {
+          for (const auto& [k, v] : (*recs)[0]) {
+            if (k == "last-delivered-id") last = StreamId::Parse(v);
+          }
+        }
+        if (!last) {
+          Note("xtrim: no group to read last-delivered-id from; nothing trimmed");
+          break;
+        }
+        gone = oracle_.LiveBelow(last->Next());
+        argv = {"XTRIM", st, "MINID", last->Next().ToString()};
+      }
+      auto r = HarnessCall(argv, "fault");
+      if (!r.ok()) return r.status();
+      if (r->is_integer() && r->integer() != static_cast<int64_t>(gone.size())) {
+        notes_.push_back(fmt::format("xtrim removed {} entries; the oracle expected {}", r->integer(), gone.size()));
+      }
+      oracle_.PayloadsDeleted(now_, "fault", gone, RenderArgv(argv));
+      break;
+    }
+    case FaultKind::kRestart: {
+      Status s = server_->CrashAndRestart();
+      if (!s.ok()) return s;
+      ++generation_;
+      harness_conn_.reset();
+      last_clock_written_ = -1;
+      auto ids = HarnessCall({"XRANGE", st, "-", "+"}, "oracle");
+      auto pend = HarnessCall({"XPENDING", st, g, "-", "+", "100000"}, "oracle");
+      auto groups = HarnessCall({"XINFO", "GROUPS", st}, "oracle");
+      if (!ids.ok()) return ids.status();
+      std::vector<std::string> surviving;
+      if (auto e = ParseRangeReply(*ids)) {
+        for (const auto& entry : *e) surviving.push_back(entry.id);
+      }
+      std::vector<PendingRow> rows;
+      if (pend.ok()) {
+        if (auto parsed = ParsePendingRows(*pend)) rows = std::move(*parsed);
+      }
+      std::string last;
+      if (groups.ok()) {
+        if (auto recs = ParseInfoRecords(*groups); recs && !recs->empty()) {
+          for (const auto& [k, v] : (*recs)[0]) {
+            if (k == "last-delivered-id") last = v;
+          }
+        }
+      }
+      oracle_.ServerRestarted(now_, server_->persistence(), surviving, rows, last);
+      break;
+    }
+    case FaultKind::kSave: {
+      auto r = HarnessCall({"SAVE"}, "fault");
+      if (!r.ok()) return r.status();
+      break;
+    }
+    case FaultKind::kDelConsumer: {
+      auto r = HarnessCall({"XPENDING", st, g}, "fault");
+      if (!r.ok()) return r.status();
+      auto summary = ParsePendingSummary(*r);
+      std::string victim;
+      int64_t most = 0;
+      if (summary) {
+        for (const auto& [consumer, n] : summary->per_consumer) {
+          if (n > most) {
+            most = n;
+            victim = consumer;
+          }
+        }
+      }
+      if (victim.empty()) {
+        Note("delconsumer: no consumer holds pending entries; nothing deleted");
+        break;
+      }
+      auto d = HarnessCall({"XGROUP", "DELCONSUMER", st, g, victim}, "fault");
+      if (!d.ok()) return d.status();
+      oracle_.ConsumerDeleted(now_, "fault", victim, d->is_integer() ? d->integer() : 0);
+      break;
+    }
+    case FaultKind::kClockJump:
+      now_ += f.duration_ms;
+      oracle_.RunWideFault(HistoryKind::kClockJump, now_,
+                           fmt::format("virtual time jumped forward {} ms", f.duration_ms));
+      break;
+    case FaultKind::kStoreOutage:
+      store_.SetUnavailableUntil(now_ + f.duration_ms);
+      external_.SetUnavailableUntil(now_ + f.duration_ms);
+      oracle_.RunWideFault(HistoryKind::kStoreOutage, now_,
+                           fmt::format("the business store is unavailable for {} ms", f.duration_ms));
+      break;
+    default:
+      XACKLY_CHECK(false);
+  }
+  return Status::Ok();
+}
+
+Status Simulation::FinalReads(Oracle::FinalState* fs) {
+  const std::string& st = names_.stream;
+  auto pend = HarnessCall({"XPENDING", st, names_.group, "-", "+", "100000"}, "oracle");
+  if (!pend.ok()) return pend.status();
+  if (auto rows = ParsePendingRows(*pend)) fs->pending = std::move(*rows);
+  auto ids = HarnessCall({"XRANGE", st, "-", "+"}, "oracle");
+  if (!ids.ok()) return ids.status();
+  if (auto e = ParseRangeReply(*ids)) {
+    for (const auto& entry : *e) fs->stream_ids.push_back(entry.id);
+  }
+  auto dlq = HarnessCall({"XRANGE", names_.dead_letters, "-", "+"}, "oracle");
+  if (!dlq.ok()) return dlq.status();
+  if (auto e = ParseRangeReply(*dlq)) fs->dead_letters = std::move(*e);
+  bool redis_effects = config_.protocol.effect == EffectSink::kRedis;
+  if (redis_effects) {
+    auto list = HarnessCall({"LRANGE", names_.effects, "0", "-1"}, "oracle");
+    if (!list.ok()) return list.status();
+    fs->redis_effects = ParseRedisEffects(*list);
+  }
+  for (const auto& a : actors_) {
+    if (a->kind == ActorKind::kWorker && a->state != ActorState::kDone) fs->live_consumers.insert(a->name);
+  }
+  return Status::Ok();
+}
+
+Result<RunResult> Simulation::Run() {
+  Status setup = Setup();
+  if (!setup.ok()) return setup;
+  const Timing& t = config_.timing;
+  bool step_bound_hit = false;
+  for (;;) {
+    if (steps_ >= t.max_steps) {
+      step_bound_hit = true;
+      Note(fmt::format("step bound reached ({} steps): stopping", t.max_steps));
+      break;
+    }
+    if (fault_phase_ && now_ >= fault_phase_end_ms_ && ProducersDone()) {
+      fault_phase_ = false;
+      plan_->Disable();
+      drain_start_ms_ = now_;
+      Note("fault phase over: faults off, draining until quiescent");
+    }
+    while (fault_phase_ && next_scheduled_ < plan_->scheduled().size() &&
+           plan_->scheduled()[next_scheduled_].at_ms <= now_) {
+      Status s = InjectScheduled(plan_->scheduled()[next_scheduled_++]);
+      if (!s.ok()) return s;
+    }
+    for (auto& a : actors_) {
+      if (a->state == ActorState::kDown && a->restart_at_ms <= now_) {
+        std::string old = a->name;
+        a->incarnation++;
+        if (a->kind == ActorKind::kWorker && config_.naming == RestartNaming::kFresh && a->incarnation > 1) {
+          a->name = a->slot + "." + std::to_string(a->incarnation);
+        }
+        Status s = StartActor(*a);
+        if (!s.ok()) return s;
+        trace_.Add(now_, a->name, LineKind::kLifecycle,
+                   old == a->name ? "starts again" : "starts (replaces " + old + ")", "");
+      } else if (a->state == ActorState::kParked && a->park_until_ms <= now_) {
+        Wake(*a, /*by_data=*/false);
+      }
+    }
+    if (!fault_phase_) {
+      if (AllWorkersIdle() && oracle_.Settled()) {
+        Note("quiescent: every event settled, nothing pending");
+        break;
+      }
+      int64_t quiet_since = std::max(drain_start_ms_, oracle_.last_progress_ms());
+      if (now_ - quiet_since >= QuietWindowMs()) {
+        Note(fmt::format("quiescent: no progress for {} ms", now_ - quiet_since));
+        break;
+      }
+    }
+    std::vector<Actor*> runnable;
+    for (auto& a : actors_) {
+      if (Runnable(*a)) runnable.push_back(a.get());
+    }
+    if (runnable.empty()) {
+      int64_t next = NextWakeTime();
+      if (!fault_phase_) {
+        int64_t quiet_deadline = std::max(drain_start_ms_, oracle_.last_progress_ms()) + QuietWindowMs();
+        next = std::min(next, quiet_deadline);
+      }
+      if (next == INT64_MAX) {
+        Note("nothing left to run");
+        break;
+      }
+      now_ = std::max(now_ + 1, next);
+      continue;
+    }
+    Actor* pick = nullptr;
+    if (next_pick_ < config_.picks.size()) {
+      const std::string& want = config_.picks[next_pick_++];
+      for (Actor* a : runnable) {
+        if (a->slot == want) pick = a;
+      }
+      if (pick == nullptr) {
+        std::string names;
+        for (Actor* a : runnable) names += (names.empty() ? "" : " ") + a->slot;
+        return Status::FailedPrecondition(fmt::format(
+            "replay diverged at step {}: the schedule picks {} but only {} can run",
+            steps_ + 1, want, names));
+      }
+    } else {
+      pick = runnable[sched_rng_.Below(runnable.size())];
+    }
+    if (config_.keep_trace) picks_.push_back(pick->slot);
+    Status s = ExecuteStep(*pick);
+    if (!s.ok()) return s;
+    ++steps_;
+    now_ += t.step_ms;
+  }
+
+  Oracle::FinalState fs;
+  fs.step_bound_hit = step_bound_hit;
+  fs.steps = steps_;
+  Status reads = FinalReads(&fs);
+  if (!reads.ok()) return reads;
+  for (std::string& m : oracle_.ModelMismatches(fs)) notes_.push_back("oracle self-check: " + m);
+
+  RunResult result;
+  result.violations = oracle_.Judge(fs, ledger_);
+  result.observed = ObservedClass(result.violations);
+  result.matched = Matches(config_.expected, result.violations);
+  result.trace_hash = trace_.hash();
+  result.steps = steps_;
+  result.trace_lines = trace_.size();
+  result.virtual_ms = now_;
+  result.protocol_round_trips = protocol_rtt_;
+  result.harness_round_trips = harness_rtt_;
+  result.fired = plan_->fired();
+  result.coverage = plan_->Coverage();
+  result.picks = std::move(picks_);
+  if (trace_.keeps_lines()) result.trace = std::move(trace_.lines());
+  for (const Violation& v : result.violations) {
+    if (!v.event_id.empty()) result.histories[v.event_id] = oracle_.HistoryOf(v.event_id);
+  }
+  result.effect_counts = oracle_.effect_counts();
+  result.notes = std::move(notes_);
+  // Destroy coroutines before the actors' connections and the store go away.
+  for (auto& a : actors_) a->task = Task<void>();
+  return result;
+}
+
+}  // namespace
+
+Result<RunResult> RunSimulation(const RunConfig& config, ServerControl* server) {
+  XACKLY_CHECK(server->persistence() == config.persistence);
+  Simulation sim(config, server);
+  return sim.Run();
+}
+
+}  // namespace xackly

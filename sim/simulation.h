@@ -1,0 +1,88 @@
+// One deterministic run of a consumer protocol against a real server.
+//
+// A run is a pure function of (RunConfig, server version): a seeded
+// scheduler picks, step by step, which runnable actor (producer, worker,
+// janitor) executes its next request; virtual time moves only when the
+// scheduler moves it and is written to the server's clock before every
+// command. The run has two phases (TigerBeetle's VOPR has the same shape):
+//   fault phase  faults fire per the plan while producers send every event;
+//   drain phase  faults off; crashed workers restart; recovery runs until
+//                quiescence (settled, or no progress for a quiet window) or
+//                the step bound, which is itself a verdict (stuck).
+// Then the oracle reads the final state and judges.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/faults.h"
+#include "sim/oracle.h"
+#include "sim/protocol.h"
+#include "sim/server.h"
+#include "sim/trace.h"
+#include "sim/verdict.h"
+#include "sim/worker.h"
+
+namespace xackly {
+
+// The server clock at virtual time 0 of every run (Unix ms, 2023-11-14).
+inline constexpr int64_t kEpochMs = 1'700'000'000'000;
+
+struct RunConfig {
+  ProtocolDef protocol;
+  Expectation expected;          // usually protocol.expected
+  uint64_t seed = 1;
+  int producers = 1;
+  int workers = 3;
+  int events = 10;
+  RestartNaming naming = RestartNaming::kSame;
+  Persistence persistence = Persistence::kNone;  // must match the server's
+  Timing timing;
+  FaultModel faults;
+  // Explicit fault plan; when absent, the plan is drawn from `faults` rates.
+  std::optional<std::vector<FaultSpec>> fault_schedule;
+  // Explicit scheduling choices (actor slots, one per step); when empty or
+  // exhausted, choices come from the seed.
+  std::vector<std::string> picks;
+  bool keep_trace = false;       // keep trace lines (else only the hash)
+
+  // A config with the protocol's own defaults (naming, persistence, faults,
+  // expectation).
+  static RunConfig For(const ProtocolDef& protocol);
+};
+
+// Validates everything a user can get wrong; errors name the field.
+Status ValidateRunConfig(const RunConfig& config);
+
+struct RunResult {
+  std::vector<Violation> violations;
+  std::string observed;          // ObservedClass(violations)
+  bool matched = false;          // Matches(expected, violations)
+  uint64_t trace_hash = 0;
+  int64_t steps = 0;             // actor steps executed
+  int64_t trace_lines = 0;
+  int64_t virtual_ms = 0;        // virtual time at the end
+  int64_t protocol_round_trips = 0;  // Redis requests the actors sent
+  int64_t harness_round_trips = 0;   // setup, fault injection, oracle reads
+  std::vector<FaultSpec> fired;  // the explicit plan that replays this run
+  FaultCoverage coverage;
+  std::vector<std::string> picks;      // slots picked, one per step (when keep_trace)
+  std::vector<TraceLine> trace;        // when keep_trace
+  // History of every event named in a violation (for stories and timelines).
+  std::map<std::string, std::vector<HistoryItem>> histories;
+  std::map<std::string, int> effect_counts;
+  std::vector<std::string> notes;      // oracle self-check findings, replay divergence...
+
+  std::string TraceHashHex() const { return Trace::HashHex(trace_hash); }
+};
+
+// Runs one case. Resets `server` first (FLUSHALL, clock to kEpochMs). Returns
+// a non-ok Status only for harness failures (the server died unexpectedly, a
+// connection could not be made); protocol failures are verdicts.
+// REQUIRES: ValidateRunConfig(config).ok(); server->persistence() == config.persistence
+Result<RunResult> RunSimulation(const RunConfig& config, ServerControl* server);
+
+}  // namespace xackly

@@ -1,0 +1,49 @@
+#include "sim/step.h"
+
+namespace xackly {
+
+const OpInfo& InfoOf(Op op) {
+  static const OpInfo kInfo[] = {
+      {"read-new", Channel::kRedis, "after-read", "XREADGROUP"},
+      {"read-pending", Channel::kRedis, "after-pending-read", "XREADGROUP"},
+      {"claim", Channel::kRedis, "after-claim", "XAUTOCLAIM"},
+      {"delivery-counts", Channel::kRedis, nullptr, nullptr},
+      {"ack", Channel::kRedis, "after-ack", "XACK"},
+      {"create-group", Channel::kRedis, nullptr, nullptr},
+      {"redis-check-done", Channel::kRedis, "after-dedupe-check", nullptr},
+      {"redis-mark-done", Channel::kRedis, "after-mark", "SET"},
+      {"redis-effect", Channel::kRedis, "after-effect", nullptr},
+      {"redis-atomic", Channel::kRedis, "after-eval", "EVAL"},
+      {"dead-letter", Channel::kRedis, "after-dead-letter", "XADD"},
+      {"produce", Channel::kRedis, nullptr, "XADD"},
+      {"trim", Channel::kRedis, nullptr, nullptr},
+      {"group-info", Channel::kRedis, nullptr, nullptr},
+      {"pending-summary", Channel::kRedis, nullptr, nullptr},
+      {"consumer-info", Channel::kRedis, nullptr, nullptr},
+      {"del-consumer", Channel::kRedis, nullptr, nullptr},
+      {"sql-begin", Channel::kSql, nullptr, nullptr},
+      {"sql-check-done", Channel::kSql, "after-dedupe-check", nullptr},
+      {"sql-mark-done", Channel::kSql, "after-mark", nullptr},
+      {"sql-effect", Channel::kSql, "after-effect", nullptr},
+      {"sql-commit", Channel::kSql, "after-commit", "COMMIT"},
+      {"sql-rollback", Channel::kSql, nullptr, nullptr},
+      {"external-effect", Channel::kExternal, "after-effect", nullptr},
+      {"park", Channel::kLocal, nullptr, nullptr},
+      {"sleep", Channel::kLocal, nullptr, nullptr},
+      {"checkpoint", Channel::kLocal, nullptr, nullptr},
+  };
+  return kInfo[static_cast<size_t>(op)];
+}
+
+const char* BusinessOutcomeName(BusinessOutcome o) {
+  switch (o) {
+    case BusinessOutcome::kOk: return "ok";
+    case BusinessOutcome::kAlreadyDone: return "already-done";
+    case BusinessOutcome::kUnavailable: return "unavailable";
+    case BusinessOutcome::kFailed: return "failed";
+    case BusinessOutcome::kNoTransaction: return "no-transaction";
+  }
+  return "ok";
+}
+
+}  // namespace xackly

@@ -1,0 +1,232 @@
+#include "sim/store.h"
+
+#include <sqlite3.h>
+
+#include <fmt/format.h>
+
+#include "sim/status.h"
+
+namespace xackly {
+
+namespace {
+
+void ExecOrDie(sqlite3* db, const char* sql) {
+  char* err = nullptr;
+  int rc = sqlite3_exec(db, sql, nullptr, nullptr, &err);
+  if (rc != SQLITE_OK) {
+    std::fprintf(stderr, "xackly: sqlite: %s: %s\n", sql, err ? err : "?");
+    sqlite3_free(err);
+    XACKLY_CHECK(rc == SQLITE_OK);
+  }
+}
+
+sqlite3_stmt* PrepareOrDie(sqlite3* db, const char* sql) {
+  sqlite3_stmt* stmt = nullptr;
+  int rc = sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr);
+  XACKLY_CHECK(rc == SQLITE_OK);
+  return stmt;
+}
+
+std::string SqlQuote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') out += '\'';
+    out += c;
+  }
+  return out + "'";
+}
+
+}  // namespace
+
+SqlStore::SqlStore(EffectLedger* ledger) : ledger_(ledger) {
+  XACKLY_CHECK(sqlite3_open_v2(":memory:", &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                               nullptr) == SQLITE_OK);
+  ExecOrDie(db_,
+            "CREATE TABLE processed(event_id TEXT PRIMARY KEY);"
+            "CREATE TABLE effects(seq INTEGER PRIMARY KEY, event_id TEXT, stream_id TEXT,"
+            " consumer TEXT, t_ms INTEGER);");
+  check_ = PrepareOrDie(db_, "SELECT 1 FROM processed WHERE event_id = ?1");
+  mark_ = PrepareOrDie(db_, "INSERT OR IGNORE INTO processed(event_id) VALUES (?1)");
+  effect_ = PrepareOrDie(
+      db_, "INSERT INTO effects(event_id, stream_id, consumer, t_ms) VALUES (?1, ?2, ?3, ?4)");
+}
+
+SqlStore::~SqlStore() {
+  sqlite3_finalize(check_);
+  sqlite3_finalize(mark_);
+  sqlite3_finalize(effect_);
+  sqlite3_close(db_);
+}
+
+bool SqlStore::Exec(sqlite3_stmt* stmt) {
+  int rc = sqlite3_step(stmt);
+  sqlite3_reset(stmt);
+  sqlite3_clear_bindings(stmt);
+  return rc == SQLITE_DONE || rc == SQLITE_ROW;
+}
+
+void SqlStore::RollbackOpen() {
+  if (txn_owner_ == 0) return;
+  ExecOrDie(db_, "ROLLBACK");
+  txn_owner_ = 0;
+  txn_effects_.clear();
+}
+
+bool SqlStore::Unavailable(int owner, int64_t now_ms, std::string* result) {
+  if (now_ms < unavailable_until_ms_) {
+    if (txn_owner_ != 0) aborted_.insert(txn_owner_);
+    RollbackOpen();
+    *result = "unavailable";
+    return true;
+  }
+  if (aborted_.count(owner) > 0) {
+    *result = "error: transaction aborted by an outage";
+    return true;
+  }
+  return false;
+}
+
+BusinessOutcome SqlStore::Begin(int owner, int64_t now_ms, std::string* sql, std::string* result) {
+  XACKLY_CHECK(!Busy(owner));
+  *sql = "BEGIN";
+  aborted_.erase(owner);
+  if (Unavailable(owner, now_ms, result)) return BusinessOutcome::kUnavailable;
+  if (txn_owner_ == owner) {  // nested BEGIN: SQLite refuses it; so do we
+    *result = "error: transaction already open";
+    return BusinessOutcome::kFailed;
+  }
+  ExecOrDie(db_, "BEGIN");
+  txn_owner_ = owner;
+  *result = "ok";
+  return BusinessOutcome::kOk;
+}
+
+BusinessOutcome SqlStore::CheckDone(int owner, int64_t now_ms, const std::string& event_id,
+                                    std::string* sql, std::string* result) {
+  XACKLY_CHECK(!Busy(owner));
+  *sql = "SELECT 1 FROM processed WHERE event_id = " + SqlQuote(event_id);
+  if (Unavailable(owner, now_ms, result)) return BusinessOutcome::kUnavailable;
+  sqlite3_bind_text(check_, 1, event_id.data(), static_cast<int>(event_id.size()), SQLITE_STATIC);
+  int rc = sqlite3_step(check_);
+  bool found = rc == SQLITE_ROW;
+  sqlite3_reset(check_);
+  sqlite3_clear_bindings(check_);
+  *result = found ? "1 row" : "0 rows";
+  return found ? BusinessOutcome::kAlreadyDone : BusinessOutcome::kOk;
+}
+
+BusinessOutcome SqlStore::MarkDone(int owner, int64_t now_ms, const std::string& event_id,
+                                   std::string* sql, std::string* result) {
+  XACKLY_CHECK(!Busy(owner));
+  *sql = "INSERT OR IGNORE INTO processed(event_id) VALUES (" + SqlQuote(event_id) + ")";
+  if (Unavailable(owner, now_ms, result)) return BusinessOutcome::kUnavailable;
+  sqlite3_bind_text(mark_, 1, event_id.data(), static_cast<int>(event_id.size()), SQLITE_STATIC);
+  XACKLY_CHECK(Exec(mark_));
+  bool inserted = sqlite3_changes(db_) == 1;
+  *result = inserted ? "1 row" : "0 rows";
+  return inserted ? BusinessOutcome::kOk : BusinessOutcome::kAlreadyDone;
+}
+
+BusinessOutcome SqlStore::Effect(int owner, int64_t now_ms, const EffectRecord& effect,
+                                 bool poison, std::string* sql, std::string* result) {
+  XACKLY_CHECK(!Busy(owner));
+  *sql = fmt::format(
+      "INSERT INTO effects(event_id, stream_id, consumer, t_ms) VALUES ({}, {}, {}, {})",
+      SqlQuote(effect.event_id), SqlQuote(effect.stream_id), SqlQuote(effect.consumer),
+      effect.t_ms);
+  if (Unavailable(owner, now_ms, result)) return BusinessOutcome::kUnavailable;
+  if (poison) {
+    *result = "failed (poison event)";
+    return BusinessOutcome::kFailed;
+  }
+  sqlite3_bind_text(effect_, 1, effect.event_id.data(), static_cast<int>(effect.event_id.size()),
+                    SQLITE_STATIC);
+  sqlite3_bind_text(effect_, 2, effect.stream_id.data(),
+                    static_cast<int>(effect.stream_id.size()), SQLITE_STATIC);
+  sqlite3_bind_text(effect_, 3, effect.consumer.data(), static_cast<int>(effect.consumer.size()),
+                    SQLITE_STATIC);
+  sqlite3_bind_int64(effect_, 4, effect.t_ms);
+  XACKLY_CHECK(Exec(effect_));
+  if (txn_owner_ == owner) {
+    txn_effects_.push_back(effect);
+  } else {
+    ledger_->Record(effect);
+  }
+  *result = "1 row";
+  return BusinessOutcome::kOk;
+}
+
+BusinessOutcome SqlStore::Commit(int owner, int64_t now_ms, std::string* sql,
+                                 std::string* result) {
+  XACKLY_CHECK(!Busy(owner));
+  *sql = "COMMIT";
+  if (Unavailable(owner, now_ms, result)) return BusinessOutcome::kUnavailable;
+  if (txn_owner_ != owner) {
+    *result = "error: no transaction";
+    return BusinessOutcome::kNoTransaction;
+  }
+  ExecOrDie(db_, "COMMIT");
+  txn_owner_ = 0;
+  for (EffectRecord& e : txn_effects_) ledger_->Record(std::move(e));
+  txn_effects_.clear();
+  *result = "ok";
+  return BusinessOutcome::kOk;
+}
+
+BusinessOutcome SqlStore::Rollback(int owner, std::string* sql, std::string* result) {
+  XACKLY_CHECK(!Busy(owner));
+  *sql = "ROLLBACK";
+  aborted_.erase(owner);
+  if (txn_owner_ != owner) {
+    *result = "error: no transaction";
+    return BusinessOutcome::kNoTransaction;
+  }
+  RollbackOpen();
+  *result = "ok";
+  return BusinessOutcome::kOk;
+}
+
+void SqlStore::Abandon(int owner) {
+  aborted_.erase(owner);
+  if (txn_owner_ == owner) RollbackOpen();
+}
+
+void SqlStore::SetUnavailableUntil(int64_t until_ms) {
+  unavailable_until_ms_ = until_ms;
+  if (txn_owner_ != 0) aborted_.insert(txn_owner_);
+  RollbackOpen();
+}
+
+std::set<std::string> SqlStore::ProcessedIds() const {
+  std::set<std::string> ids;
+  sqlite3_stmt* stmt = PrepareOrDie(db_, "SELECT event_id FROM processed");
+  while (sqlite3_step(stmt) == SQLITE_ROW) {
+    ids.insert(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0)));
+  }
+  sqlite3_finalize(stmt);
+  return ids;
+}
+
+BusinessOutcome ExternalService::Apply(int64_t now_ms, const EffectRecord& effect,
+                                       bool use_idempotency_key, bool poison,
+                                       std::string* request, std::string* result) {
+  *request = "apply " + effect.event_id;
+  if (use_idempotency_key) *request += " key=" + effect.event_id;
+  if (now_ms < unavailable_until_ms_) {
+    *result = "unavailable";
+    return BusinessOutcome::kUnavailable;
+  }
+  if (poison) {
+    *result = "failed (poison event)";
+    return BusinessOutcome::kFailed;
+  }
+  if (use_idempotency_key && !seen_keys_.insert(effect.event_id).second) {
+    *result = "ok (replayed: key already used, no effect)";
+    return BusinessOutcome::kAlreadyDone;
+  }
+  ledger_->Record(effect);
+  *result = "ok";
+  return BusinessOutcome::kOk;
+}
+
+}  // namespace xackly

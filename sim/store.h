@@ -1,0 +1,115 @@
+// Where side effects land, and the ledger that records every effect that
+// really happened. The ledger is written only by the store and the external
+// service (never by protocol code) and read only by the oracle: a protocol
+// cannot skip it, dedupe it or lie to it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sim/step.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace xackly {
+
+enum class EffectSink : uint8_t;
+
+struct EffectRecord {
+  std::string event_id;
+  std::string stream_id;  // the entry whose handling ran the effect
+  std::string consumer;
+  int64_t t_ms = 0;
+  std::string sink;       // "sql", "external", "redis"
+};
+
+class EffectLedger {
+ public:
+  void Record(EffectRecord r) { records_.push_back(std::move(r)); }
+  const std::vector<EffectRecord>& records() const { return records_; }
+
+ private:
+  std::vector<EffectRecord> records_;
+};
+
+// A transactional SQL store (SQLite, in memory) with the protocol's tables:
+//   processed(event_id TEXT PRIMARY KEY)        -- the protocol's dedupe table
+//   effects(event_id, stream_id, consumer, t_ms) -- the business side effect
+// One transaction is open at a time: a worker that needs the store while
+// another holds a transaction waits (Busy()); this is a serializable store,
+// like row locks on one hot key. Effects reach the ledger when their
+// transaction commits (immediately outside a transaction).
+class SqlStore {
+ public:
+  // REQUIRES: ledger outlives the store.
+  explicit SqlStore(EffectLedger* ledger);
+  ~SqlStore();
+  SqlStore(const SqlStore&) = delete;
+  SqlStore& operator=(const SqlStore&) = delete;
+
+  // True when `owner` must wait: another owner holds an open transaction.
+  bool Busy(int owner) const { return txn_owner_ != 0 && txn_owner_ != owner; }
+  bool InTransaction(int owner) const { return txn_owner_ == owner; }
+
+  // Each call executes one statement for `owner` at virtual time `now_ms` and
+  // writes the statement text to `*sql` and the result text to `*result`.
+  // REQUIRES: !Busy(owner)
+  BusinessOutcome Begin(int owner, int64_t now_ms, std::string* sql, std::string* result);
+  BusinessOutcome CheckDone(int owner, int64_t now_ms, const std::string& event_id,
+                            std::string* sql, std::string* result);
+  BusinessOutcome MarkDone(int owner, int64_t now_ms, const std::string& event_id,
+                           std::string* sql, std::string* result);
+  BusinessOutcome Effect(int owner, int64_t now_ms, const EffectRecord& effect, bool poison,
+                         std::string* sql, std::string* result);
+  BusinessOutcome Commit(int owner, int64_t now_ms, std::string* sql, std::string* result);
+  BusinessOutcome Rollback(int owner, std::string* sql, std::string* result);
+
+  // The owner died (crash, reset): its open transaction rolls back.
+  void Abandon(int owner);
+  // Transient outage: every request fails with kUnavailable until `until_ms`,
+  // and an open transaction is rolled back.
+  void SetUnavailableUntil(int64_t until_ms);
+
+  // Rows of the protocol's dedupe table (for reports; the oracle never uses it).
+  std::set<std::string> ProcessedIds() const;
+
+ private:
+  // True (and `*result` says why) when the request fails: the store is in an
+  // outage, or `owner`'s transaction was aborted by one and not yet rolled back.
+  bool Unavailable(int owner, int64_t now_ms, std::string* result);
+  bool Exec(sqlite3_stmt* stmt);  // steps to done; false on constraint/other error
+  void RollbackOpen();
+
+  EffectLedger* ledger_;
+  sqlite3* db_ = nullptr;
+  sqlite3_stmt* check_ = nullptr;
+  sqlite3_stmt* mark_ = nullptr;
+  sqlite3_stmt* effect_ = nullptr;
+  int txn_owner_ = 0;
+  int64_t unavailable_until_ms_ = -1;
+  std::vector<EffectRecord> txn_effects_;
+  std::set<int> aborted_;  // owners whose transaction an outage rolled back
+};
+
+// A non-transactional external service (a payment API, an e-mail sender).
+// Optionally honours an idempotency key (the event id): a repeated key is
+// answered "already done" and has no effect.
+class ExternalService {
+ public:
+  explicit ExternalService(EffectLedger* ledger) : ledger_(ledger) {}
+  BusinessOutcome Apply(int64_t now_ms, const EffectRecord& effect, bool use_idempotency_key,
+                        bool poison, std::string* request, std::string* result);
+  void SetUnavailableUntil(int64_t until_ms) { unavailable_until_ms_ = until_ms; }
+
+ private:
+  EffectLedger* ledger_;
+  std::set<std::string> seen_keys_;
+  int64_t unavailable_until_ms_ = -1;
+};
+
+}  // namespace xackly
