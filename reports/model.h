@@ -1,0 +1,87 @@
+// The one result model every report format is rendered from. `run`,
+// `replay`, `check` and `merge` fill it; text, Markdown, HTML, JUnit and JSON
+// only present it. No renderer computes anything another format lacks:
+// shared derivations (the counterexample story, coverage gaps) live here.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/faults.h"
+#include "sim/oracle.h"
+#include "sim/trace.h"
+#include "sim/verdict.h"
+
+namespace xackly::report {
+
+inline constexpr int kSchemaVersion = 1;
+
+// One simulated case: a single run, a replay, or a check's minimal counterexample.
+struct CaseReport {
+  std::string protocol;          // catalog or scenario protocol name
+  std::string scenario_file;     // the scenario it came from, if any
+  uint64_t seed = 0;
+  int producers = 1;
+  int workers = 0;
+  int events = 0;
+  std::string persistence;       // "none", "rdb", "aof-always"
+  std::string restart_naming;    // "same", "fresh"
+  Expectation expected;
+  std::string observed;          // "ok", "duplicate", "duplicate+lost"
+  bool matched = false;
+  std::vector<Violation> violations;
+  std::string trace_hash;        // 16 hex digits
+  int64_t steps = 0;
+  int64_t virtual_ms = 0;
+  std::vector<FaultSpec> fired;  // the faults that fired, in order
+  FaultCoverage coverage;
+  std::vector<TraceLine> trace;  // may be empty when the trace was not kept
+  // Per-event history of every event named in a violation (sim/oracle.h).
+  std::map<std::string, std::vector<HistoryItem>> histories;
+  std::string replay_file;       // path of the written replay file, if any
+  std::string replay_command;    // the one command that reproduces this case
+};
+
+// One protocol (or scenario) under `check`; `run`/`replay` produce one with
+// cases_run == 1.
+struct CheckReport {
+  std::string name;              // protocol or scenario name
+  std::string description;
+  std::string fault_model;       // FaultModel::ToString()
+  Expectation expected;
+  std::string observed;          // observed verdict class over all cases
+  bool matched = false;
+  int cases_run = 0;
+  int cases_failed = 0;          // cases whose verdict differed from ok
+  // The minimal counterexample after shrinking, when a case violated.
+  std::optional<CaseReport> counterexample;
+  std::string counterexample_size;  // e.g. "1 event, 1 worker, 1 fault, 9 steps"
+  int shrink_steps = 0;          // accepted shrinks
+  // Fault sites enabled by the model, with how often each fired over all cases.
+  std::map<std::string, int> fired_totals;
+  std::vector<std::string> never_fired;  // enabled sites that never fired
+  double seconds = 0;
+};
+
+struct Report {
+  int schema = kSchemaVersion;
+  std::string tool_version;      // xackly version
+  std::string command;           // "run", "check", "replay", "merge"
+  std::string command_line;      // as typed (for the reader, not parsed)
+  uint64_t seed = 0;
+  std::string server_version;    // "redis 7.0.15"
+  std::string options;           // resolved options, one line
+  std::vector<CheckReport> checks;
+  bool all_matched = false;      // every check matched its expectation
+  std::string shard;             // "2/3" when the run was one shard of several
+};
+
+// The counterexample story: a short numbered narrative of what happened to
+// the violating events, built from the case's histories and trace (never
+// hand-written per protocol). Each line is one sentence without its number.
+std::vector<std::string> Story(const CaseReport& c);
+
+}  // namespace xackly::report
