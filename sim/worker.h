@@ -7,7 +7,8 @@
 // Consumer protocol code reads like the consumer it models:
 //
 //   Task<bool> TxnDedupe(Worker& w, const StreamEntry& e) {
-//     if (!co_await w.Begin()) co_return false;
+//     bool begun = co_await w.Begin();
+//     if (!begun) co_return false;
 //     Dedupe d = co_await w.MarkDone(e);
 //     if (d == Dedupe::kDone) co_return co_await w.OnDuplicate(e);
 //     ...
