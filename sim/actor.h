@@ -39,6 +39,7 @@ struct Actor {
   int64_t park_until_ms = 0;
   int64_t park_seq = 0;    // order of parking, for FIFO wake-ups
   int64_t restart_at_ms = 0;
+  bool restart_as_new_process = false;  // crash: yes; reconnect after a timeout: no
 
   Task<void> task;
   Step* pending = nullptr;                // set by Submit, cleared by the scheduler

@@ -93,8 +93,11 @@ class Simulation {
   // --- Setup and actors ---
   Status Setup();
   Status StartActor(Actor& a);
-  void Crash(Actor& a, const std::string& point);
-  void Reset(Actor& a, const std::string& why);
+  // Destroys the actor's coroutine (rolling back its transaction) and
+  // schedules its next start; a new process may get a new consumer name.
+  void TakeDown(Actor& a, int64_t restart_in_ms, bool new_process);
+  void Crash(Actor& a, const std::string& point);             // process death
+  void Reset(Actor& a, const std::string& why);               // timeout: reconnect, same process
   void Wake(Actor& a, bool by_data);
   void WakeOneParkedWorker();
   void ResumeActor(Actor& a);
@@ -264,14 +267,19 @@ void Simulation::ResumeActor(Actor& a) {
   if (a.task.done()) a.state = ActorState::kDone;
 }
 
-void Simulation::Crash(Actor& a, const std::string& point) {
+void Simulation::TakeDown(Actor& a, int64_t restart_in_ms, bool new_process) {
   store_.Abandon(a.owner_id);
-  a.task = Task<void>();
+  a.task = Task<void>();  // destroys the whole coroutine chain mid-step
   a.pending = nullptr;
   a.conn.reset();
   a.in_transaction = false;
   a.state = ActorState::kDown;
-  a.restart_at_ms = now_ + config_.timing.restart_delay_ms;
+  a.restart_at_ms = now_ + restart_in_ms;
+  a.restart_as_new_process = new_process;
+}
+
+void Simulation::Crash(Actor& a, const std::string& point) {
+  TakeDown(a, config_.timing.restart_delay_ms, /*new_process=*/true);
   trace_.Add(now_, a.name, LineKind::kFault,
              fmt::format("!crash at {} (replacement starts in {} ms)", point,
                          config_.timing.restart_delay_ms),
@@ -279,14 +287,7 @@ void Simulation::Crash(Actor& a, const std::string& point) {
 }
 
 void Simulation::Reset(Actor& a, const std::string& why) {
-  store_.Abandon(a.owner_id);
-  a.task = Task<void>();
-  a.pending = nullptr;
-  a.conn.reset();
-  a.in_transaction = false;
-  a.state = ActorState::kDown;
-  a.restart_at_ms = now_ + config_.timing.reconnect_ms;
-  a.incarnation--;  // a reconnect is not a new process: the name stays
+  TakeDown(a, config_.timing.reconnect_ms, /*new_process=*/false);
   trace_.Add(now_, a.name, LineKind::kLifecycle,
              fmt::format("{}: reconnects and restarts its loop in {} ms", why,
                          config_.timing.reconnect_ms),
@@ -877,9 +878,11 @@ Result<RunResult> Simulation::Run() {
     for (auto& a : actors_) {
       if (a->state == ActorState::kDown && a->restart_at_ms <= now_) {
         std::string old = a->name;
-        a->incarnation++;
-        if (a->kind == ActorKind::kWorker && config_.naming == RestartNaming::kFresh && a->incarnation > 1) {
-          a->name = a->slot + "." + std::to_string(a->incarnation);
+        if (a->restart_as_new_process) {
+          a->incarnation++;
+          if (a->kind == ActorKind::kWorker && config_.naming == RestartNaming::kFresh) {
+            a->name = a->slot + "." + std::to_string(a->incarnation);
+          }
         }
         Status s = StartActor(*a);
         if (!s.ok()) return s;

@@ -17,6 +17,7 @@
 #include <coroutine>
 #include <exception>
 #include <optional>
+#include <type_traits>
 #include <utility>
 
 namespace xackly {
@@ -40,12 +41,49 @@ struct PromiseBase {
   void unhandled_exception() const noexcept { std::terminate(); }
 };
 
+// Owns a coroutine handle: move-only, destroys the frame (and so every frame
+// it is awaiting) when it goes away.
+template <typename Promise>
+class TaskHandle {
+ public:
+  TaskHandle() = default;
+  explicit TaskHandle(std::coroutine_handle<Promise> h) : handle_(h) {}
+  TaskHandle(TaskHandle&& other) noexcept : handle_(std::exchange(other.handle_, {})) {}
+  TaskHandle& operator=(TaskHandle&& other) noexcept {
+    if (this != &other) {
+      if (handle_) handle_.destroy();
+      handle_ = std::exchange(other.handle_, {});
+    }
+    return *this;
+  }
+  TaskHandle(const TaskHandle&) = delete;
+  TaskHandle& operator=(const TaskHandle&) = delete;
+  ~TaskHandle() {
+    if (handle_) handle_.destroy();
+  }
+  std::coroutine_handle<Promise> get() const { return handle_; }
+
+ private:
+  std::coroutine_handle<Promise> handle_;
+};
+
+// Awaiting a task starts it and resumes the awaiter when it finishes.
+template <typename Promise, typename Result>
+struct TaskAwaiter {
+  std::coroutine_handle<Promise> h;
+  bool await_ready() const noexcept { return false; }
+  std::coroutine_handle<> await_suspend(std::coroutine_handle<> awaiting) noexcept {
+    h.promise().continuation = awaiting;
+    return h;
+  }
+  Result await_resume() {
+    if constexpr (!std::is_void_v<Result>) return std::move(*h.promise().value);
+  }
+};
+
 }  // namespace task_detail
 
 template <typename T = void>
-class [[nodiscard]] Task;
-
-template <typename T>
 class [[nodiscard]] Task {
  public:
   struct promise_type : task_detail::PromiseBase {
@@ -56,36 +94,13 @@ class [[nodiscard]] Task {
     void return_value(T v) { value.emplace(std::move(v)); }
   };
 
-  Task(Task&& other) noexcept : handle_(std::exchange(other.handle_, {})) {}
-  Task& operator=(Task&& other) noexcept {
-    if (this != &other) {
-      if (handle_) handle_.destroy();
-      handle_ = std::exchange(other.handle_, {});
-    }
-    return *this;
-  }
-  Task(const Task&) = delete;
-  Task& operator=(const Task&) = delete;
-  ~Task() {
-    if (handle_) handle_.destroy();
-  }
-
   auto operator co_await() && noexcept {
-    struct Awaiter {
-      std::coroutine_handle<promise_type> h;
-      bool await_ready() const noexcept { return false; }
-      std::coroutine_handle<> await_suspend(std::coroutine_handle<> awaiting) noexcept {
-        h.promise().continuation = awaiting;
-        return h;
-      }
-      T await_resume() { return std::move(*h.promise().value); }
-    };
-    return Awaiter{handle_};
+    return task_detail::TaskAwaiter<promise_type, T>{handle_.get()};
   }
 
  private:
   explicit Task(std::coroutine_handle<promise_type> h) : handle_(h) {}
-  std::coroutine_handle<promise_type> handle_;
+  task_detail::TaskHandle<promise_type> handle_;
 };
 
 template <>
@@ -99,42 +114,20 @@ class [[nodiscard]] Task<void> {
   };
 
   Task() = default;
-  Task(Task&& other) noexcept : handle_(std::exchange(other.handle_, {})) {}
-  Task& operator=(Task&& other) noexcept {
-    if (this != &other) {
-      if (handle_) handle_.destroy();
-      handle_ = std::exchange(other.handle_, {});
-    }
-    return *this;
-  }
-  Task(const Task&) = delete;
-  Task& operator=(const Task&) = delete;
-  ~Task() {
-    if (handle_) handle_.destroy();
-  }
 
   auto operator co_await() && noexcept {
-    struct Awaiter {
-      std::coroutine_handle<promise_type> h;
-      bool await_ready() const noexcept { return false; }
-      std::coroutine_handle<> await_suspend(std::coroutine_handle<> awaiting) noexcept {
-        h.promise().continuation = awaiting;
-        return h;
-      }
-      void await_resume() const noexcept {}
-    };
-    return Awaiter{handle_};
+    return task_detail::TaskAwaiter<promise_type, void>{handle_.get()};
   }
 
   // For the scheduler, which owns top-level tasks.
-  bool valid() const { return static_cast<bool>(handle_); }
+  bool valid() const { return static_cast<bool>(handle_.get()); }
   // Runs the task until its first suspension. REQUIRES: valid(), not started.
-  void Start() { handle_.resume(); }
-  bool done() const { return handle_ && handle_.done(); }
+  void Start() { handle_.get().resume(); }
+  bool done() const { return handle_.get() && handle_.get().done(); }
 
  private:
   explicit Task(std::coroutine_handle<promise_type> h) : handle_(h) {}
-  std::coroutine_handle<promise_type> handle_;
+  task_detail::TaskHandle<promise_type> handle_;
 };
 
 }  // namespace xackly

@@ -9,12 +9,12 @@ namespace xackly {
 
 namespace {
 
+bool IsNoGroup(const Reply& r) { return r.is_error() && r.str().rfind("NOGROUP", 0) == 0; }
+
 ReadResult FinishRead(Step& s) {
   ReadResult r;
-  if (s.reply.is_error()) {
-    r.nogroup = s.reply.str().rfind("NOGROUP", 0) == 0;
-    return r;
-  }
+  r.nogroup = IsNoGroup(s.reply);
+  if (s.reply.is_error()) return r;
   auto entries = ParseReadReply(s.reply);
   if (entries) r.entries = std::move(*entries);
   return r;
@@ -22,10 +22,8 @@ ReadResult FinishRead(Step& s) {
 
 ClaimResult FinishClaim(Step& s) {
   ClaimResult r;
-  if (s.reply.is_error()) {
-    r.nogroup = s.reply.str().rfind("NOGROUP", 0) == 0;
-    return r;
-  }
+  r.nogroup = IsNoGroup(s.reply);
+  if (s.reply.is_error()) return r;
   auto parsed = ParseAutoClaimReply(s.reply);
   if (parsed) {
     r.next_cursor = std::move(parsed->next_cursor);
