@@ -1,21 +1,32 @@
-// How much the Connection seam costs. Each command runs twice against the
+// How much the Connection seam costs. Each command runs two ways against the
 // same redis-server (started once, under the virtual clock, like every
 // xackly server): through harness/hiredis_connection (Connection::Call,
 // Reply conversion, Result) and as a bare hiredis loop (redisCommandArgv +
-// freeReplyObject). After the runs it prints, per command, the Connection's
-// rate as a fraction of the bare rate; the goal is >= 0.9.
+// freeReplyObject on a context without a timeout, as a plain client would
+// have it). The goal is a Connection rate of at least 0.9x the bare rate.
+//
+// Two measurements:
+//   1. Google Benchmark's table: absolute time per round trip each way.
+//   2. A paired run printed last: alternating blocks of calls (which client
+//      goes first alternates too) and the median over blocks of the
+//      bare-time / connection-time ratio, by wall and by thread CPU time.
+//      Pairing cancels the slow drift of a shared machine that makes two
+//      separate benchmark runs disagree by +-30%.
 //
 // This file includes hiredis for the baseline only; bench/ is not the
 // harness library, where harness/hiredis_connection.cc stays the only user.
 //
-//   ./build/xackly_bench     medians of 9 randomly interleaved repetitions
-//   ./build/xackly_bench --benchmark_repetitions=1 --benchmark_min_time=0.01
-//                            a quick smoke run
+//   ./build/xackly_bench     both measurements
+//   ./build/xackly_bench --benchmark_min_time=0.01 --paired_rounds=4
+//                            a quick smoke run (what ctest runs)
 #include <hiredis/hiredis.h>
 
+#include <time.h>
+
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
-#include <map>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,6 +41,11 @@ namespace xackly {
 namespace {
 
 constexpr int kCallTimeoutMs = 10'000;
+constexpr int kPairedBlockCalls = 200;
+
+enum class Client { kConnection = 0, kBareHiredis = 1 };
+constexpr Client kClients[] = {Client::kConnection, Client::kBareHiredis};
+const char* ClientName(Client c) { return c == Client::kConnection ? "connection" : "bare_hiredis"; }
 
 // The server and both clients, shared by every benchmark in the process.
 struct Fixture {
@@ -63,15 +79,26 @@ void SetUpFixture() {
   g_fixture->conn = std::move(*conn);
 }
 
-Fixture& Shared() { return *g_fixture; }
-
-// Arguments of one command, given both ways.
+// Arguments of one command, kept both as string_views (for Connection) and
+// as pointer + length arrays (for hiredis).
 class Argv {
  public:
-  explicit Argv(std::vector<std::string> args) : args_(std::move(args)) { Refresh(); }
-  std::string& operator[](size_t i) { return args_[i]; }
-  const std::string& operator[](size_t i) const { return args_[i]; }
-  // Call after changing an argument.
+  explicit Argv(std::vector<std::string> args) : args_(std::move(args)) {
+    for (std::string& a : args_) a.reserve(32);  // ids are rewritten in place
+    Refresh();
+  }
+  // Replaces argument `i`; no allocation for values up to 32 bytes.
+  void Set(size_t i, std::string_view value) {
+    args_[i].assign(value);
+    Refresh();
+  }
+  std::span<const std::string_view> views() const { return views_; }
+  int argc() const { return static_cast<int>(args_.size()); }
+  const char** ptrs() { return ptrs_.data(); }
+  const size_t* lens() const { return lens_.data(); }
+  const std::string& name() const { return args_[0]; }
+
+ private:
   void Refresh() {
     views_.assign(args_.begin(), args_.end());
     ptrs_.clear();
@@ -81,33 +108,24 @@ class Argv {
       lens_.push_back(a.size());
     }
   }
-  std::span<const std::string_view> views() const { return views_; }
-  int argc() const { return static_cast<int>(args_.size()); }
-  const char** ptrs() { return ptrs_.data(); }
-  const size_t* lens() const { return lens_.data(); }
-
- private:
   std::vector<std::string> args_;
   std::vector<std::string_view> views_;
   std::vector<const char*> ptrs_;
   std::vector<size_t> lens_;
 };
 
-// Writes "<n>-1" into `id`, which has room for it (capacity reserved once).
-void FormatId(uint64_t n, std::string& id) {
-  char buf[32];
-  char* end = std::to_chars(buf, buf + sizeof(buf), n).ptr;
+// "<n>-1", the stream id both XADD and XACK use for the n-th operation.
+std::string_view IdFor(uint64_t n, char (&buf)[32]) {
+  char* end = std::to_chars(buf, buf + sizeof(buf) - 2, n).ptr;
   *end++ = '-';
   *end++ = '1';
-  id.assign(buf, end);
+  return std::string_view(buf, static_cast<size_t>(end - buf));
 }
-
-enum class Client { kConnection, kBareHiredis };
 
 // One round trip, with the least work a caller does with a reply: its kind
 // and, for an integer, the value. Returns false when the exchange failed.
 bool RoundTrip(Client client, Argv& argv, Reply::Type* type, int64_t* integer) {
-  Fixture& f = Shared();
+  Fixture& f = *g_fixture;
   if (client == Client::kConnection) {
     Result<Reply> reply = f.conn->Call(argv.views());
     if (!reply.ok()) return false;
@@ -130,106 +148,191 @@ bool RoundTrip(Client client, Argv& argv, Reply::Type* type, int64_t* integer) {
   return true;
 }
 
-// Runs `argv` once per iteration (after `prepare(argv)`) and fails the
-// benchmark unless every reply has `expected` type; returns the sum of the
-// integer replies.
-template <typename Prepare>
-int64_t Loop(benchmark::State& state, Client client, Argv& argv, Reply::Type expected,
-             Prepare prepare) {
-  int64_t sum = 0;
-  Reply::Type type = Reply::Type::kNil;
-  int64_t integer = 0;
-  for (auto _ : state) {
-    prepare(argv);
-    if (!RoundTrip(client, argv, &type, &integer) || type != expected) {
-      state.SkipWithError(fmt::format("{} failed or replied type {}", argv[0], static_cast<int>(type)).c_str());
-      break;
-    }
-    sum += integer;
+// One command to measure, with its own keys per client.
+class Workload {
+ public:
+  virtual ~Workload() = default;
+  virtual const char* name() const = 0;
+  // The reply type every call must get.
+  virtual Reply::Type expected_type() const = 0;
+  // What every integer reply must add up to over `n` calls.
+  virtual int64_t expected_sum(int64_t n) const {
+    (void)n;
+    return 0;
   }
-  return sum;
-}
+  // Makes the next `n` calls of `client` possible.
+  virtual Status Prepare(Client client, int64_t n) {
+    (void)client;
+    (void)n;
+    return Status::Ok();
+  }
+  // The arguments of `client`'s next call.
+  virtual Argv& Next(Client client) = 0;
+};
 
-void BM_Ping(benchmark::State& state, Client client) {
-  Argv argv({"PING"});
-  Loop(state, client, argv, Reply::Type::kStatus, [](Argv&) {});
-}
+class PingWorkload : public Workload {
+ public:
+  const char* name() const override { return "PING"; }
+  Reply::Type expected_type() const override { return Reply::Type::kStatus; }
+  Argv& Next(Client) override { return argv_; }
+
+ private:
+  Argv argv_{{"PING"}};
+};
 
 // XADD with explicit, increasing IDs to a stream of its own per client.
-void BM_Xadd(benchmark::State& state, Client client) {
-  static uint64_t next_id[2] = {1, 1};
-  uint64_t& next = next_id[static_cast<int>(client)];
-  Argv argv({"XADD", client == Client::kConnection ? "bench:xadd:conn" : "bench:xadd:bare",
-             "0-1", "field", "value"});
-  argv[2].reserve(32);
-  Loop(state, client, argv, Reply::Type::kString, [&next](Argv& a) {
-    FormatId(next++, a[2]);
-    a.Refresh();
-  });
+class XaddWorkload : public Workload {
+ public:
+  const char* name() const override { return "XADD"; }
+  Reply::Type expected_type() const override { return Reply::Type::kString; }
+  Argv& Next(Client client) override {
+    const int c = static_cast<int>(client);
+    char buf[32];
+    argv_[c].Set(2, IdFor(next_[c]++, buf));
+    return argv_[c];
+  }
+
+ private:
+  uint64_t next_[2] = {1, 1};
+  Argv argv_[2] = {Argv({"XADD", "bench:xadd:connection", "0-1", "field", "value"}),
+                   Argv({"XADD", "bench:xadd:bare", "0-1", "field", "value"})};
+};
+
+// XACK of entries that really are pending: Prepare adds n entries with a
+// script and delivers them all to one consumer; each call acks one.
+class XackWorkload : public Workload {
+ public:
+  const char* name() const override { return "XACK"; }
+  Reply::Type expected_type() const override { return Reply::Type::kInteger; }
+  int64_t expected_sum(int64_t n) const override { return n; }
+  Status Prepare(Client client, int64_t n) override {
+    const int c = static_cast<int>(client);
+    next_[c] = 1;
+    const std::string count = std::to_string(n);
+    Result<Reply> setup = g_fixture->conn->Call(
+        {"EVAL",
+         "redis.call('DEL', KEYS[1]) "
+         "for i = 1, tonumber(ARGV[1]) do redis.call('XADD', KEYS[1], i .. '-1', 'f', 'v') end "
+         "redis.call('XGROUP', 'CREATE', KEYS[1], 'g', '0') "
+         "local r = redis.call('XREADGROUP', 'GROUP', 'g', 'c', 'COUNT', ARGV[1], 'STREAMS', "
+         "KEYS[1], '>') "
+         "return #r[1][2]",
+         "1", kKeys[c], count});
+    if (!setup.ok()) return setup.status();
+    if (setup->Render() != count) return Status::Internal("XACK setup replied " + setup->Render());
+    return Status::Ok();
+  }
+  Argv& Next(Client client) override {
+    const int c = static_cast<int>(client);
+    char buf[32];
+    argv_[c].Set(3, IdFor(next_[c]++, buf));
+    return argv_[c];
+  }
+
+ private:
+  static constexpr const char* kKeys[2] = {"bench:xack:connection", "bench:xack:bare"};
+  uint64_t next_[2] = {1, 1};
+  Argv argv_[2] = {Argv({"XACK", kKeys[0], "g", "0-1"}), Argv({"XACK", kKeys[1], "g", "0-1"})};
+};
+
+// Runs `n` calls of `client`; returns "" or what went wrong.
+std::string RunCalls(Workload& w, Client client, int64_t n, int64_t* sum) {
+  Reply::Type type = Reply::Type::kNil;
+  int64_t integer = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    Argv& argv = w.Next(client);
+    if (!RoundTrip(client, argv, &type, &integer) || type != w.expected_type()) {
+      return fmt::format("{} failed or replied type {}", argv.name(), static_cast<int>(type));
+    }
+    *sum += integer;
+  }
+  return "";
 }
 
-// XACK of entries that really are pending: before the timed loop, a script
-// adds max_iterations entries and delivers them all to one consumer.
-void BM_Xack(benchmark::State& state, Client client) {
-  Fixture& f = Shared();
-  const std::string key = client == Client::kConnection ? "bench:xack:conn" : "bench:xack:bare";
-  const std::string count = std::to_string(state.max_iterations);
-  Result<Reply> setup = f.conn->Call(
-      {"EVAL",
-       "redis.call('DEL', KEYS[1]) "
-       "for i = 1, tonumber(ARGV[1]) do redis.call('XADD', KEYS[1], i .. '-1', 'f', 'v') end "
-       "redis.call('XGROUP', 'CREATE', KEYS[1], 'g', '0') "
-       "local r = redis.call('XREADGROUP', 'GROUP', 'g', 'c', 'COUNT', ARGV[1], 'STREAMS', KEYS[1], '>') "
-       "return #r[1][2]",
-       "1", key, count});
-  if (!setup.ok() || setup->Render() != count) {
-    return state.SkipWithError(("setup failed: " + (setup.ok() ? setup->Render() : setup.status().ToString())).c_str());
+void BM_Workload(benchmark::State& state, Workload* w, Client client) {
+  const auto n = static_cast<int64_t>(state.max_iterations);
+  if (Status s = w->Prepare(client, n); !s.ok()) return state.SkipWithError(s.ToString().c_str());
+  int64_t sum = 0;
+  std::string error;
+  for (auto _ : state) {
+    error = RunCalls(*w, client, 1, &sum);
+    if (!error.empty()) break;
   }
-  Argv argv({"XACK", key, "g", "0-1"});
-  argv[3].reserve(32);
-  uint64_t next = 1;
-  int64_t acked = Loop(state, client, argv, Reply::Type::kInteger, [&next](Argv& a) {
-    FormatId(next++, a[3]);
-    a.Refresh();
-  });
-  if (acked != static_cast<int64_t>(state.max_iterations) && !state.error_occurred()) {
-    state.SkipWithError(fmt::format("acked {} of {}", acked, state.max_iterations).c_str());
+  if (error.empty() && sum != w->expected_sum(n)) {
+    error = fmt::format("integer replies add up to {}, expected {}", sum, w->expected_sum(n));
   }
+  if (!error.empty()) state.SkipWithError(error.c_str());
 }
 
-// Prints the usual table, then the Connection / bare rate per command.
-class RatioReporter : public benchmark::ConsoleReporter {
+double NowSeconds(clockid_t clock) {
+  timespec ts;
+  clock_gettime(clock, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+// The paired measurement (see the top of the file). Returns false on an
+// error, after printing it.
+bool RunPaired(const std::vector<Workload*>& workloads, int rounds) {
+  std::printf(
+      "\nPaired: Connection rate / bare hiredis rate, median of %d alternating blocks of %d "
+      "calls (goal >= 0.90)\n",
+      rounds, kPairedBlockCalls);
+  const int64_t calls = static_cast<int64_t>(rounds) * kPairedBlockCalls;
+  for (Workload* w : workloads) {
+    for (Client c : kClients) {
+      if (Status s = w->Prepare(c, calls); !s.ok()) {
+        std::printf("  %-5s error: %s\n", w->name(), s.ToString().c_str());
+        return false;
+      }
+    }
+    std::vector<double> wall_ratios, cpu_ratios;
+    int64_t sums[2] = {0, 0};
+    for (int round = 0; round < rounds; ++round) {
+      double wall[2], cpu[2];
+      for (int k = 0; k < 2; ++k) {
+        const Client c = kClients[(round + k) % 2];
+        const double wall_start = NowSeconds(CLOCK_MONOTONIC);
+        const double cpu_start = NowSeconds(CLOCK_THREAD_CPUTIME_ID);
+        std::string error = RunCalls(*w, c, kPairedBlockCalls, &sums[static_cast<int>(c)]);
+        if (!error.empty()) {
+          std::printf("  %-5s error (%s): %s\n", w->name(), ClientName(c), error.c_str());
+          return false;
+        }
+        wall[static_cast<int>(c)] = NowSeconds(CLOCK_MONOTONIC) - wall_start;
+        cpu[static_cast<int>(c)] = NowSeconds(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
+      }
+      wall_ratios.push_back(wall[1] / wall[0]);
+      cpu_ratios.push_back(cpu[1] / cpu[0]);
+    }
+    for (Client c : kClients) {
+      if (sums[static_cast<int>(c)] != w->expected_sum(calls)) {
+        std::printf("  %-5s error (%s): integer replies add up to %lld, expected %lld\n", w->name(),
+                    ClientName(c), static_cast<long long>(sums[static_cast<int>(c)]),
+                    static_cast<long long>(w->expected_sum(calls)));
+        return false;
+      }
+    }
+    std::printf("  %-5s wall %.3f   client cpu %.3f\n", w->name(), Median(wall_ratios),
+                Median(cpu_ratios));
+  }
+  return true;
+}
+
+// Reports whether any benchmark failed, besides printing the usual table.
+class FailureAwareReporter : public benchmark::ConsoleReporter {
  public:
   void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& run : runs) {
-      if (run.error_occurred) failed_ = true;
-      // With repetitions, use the median; without, the only run.
-      if (run.run_type == Run::RT_Aggregate && run.aggregate_name != "median") continue;
-      times_[run.run_name.function_name] = {run.GetAdjustedRealTime(), run.GetAdjustedCPUTime()};
-    }
+    for (const Run& run : runs) failed_ |= run.error_occurred;
     ConsoleReporter::ReportRuns(runs);
-  }
-  void Finalize() override {
-    ConsoleReporter::Finalize();
-    std::printf(
-        "\nConnection rate / bare hiredis rate (goal >= 0.90). By wall time, and by the\n"
-        "client's CPU time per call, which a busy machine disturbs less:\n");
-    for (const char* command : {"PING", "XADD", "XACK"}) {
-      auto conn = times_.find(fmt::format("{}/connection", command));
-      auto bare = times_.find(fmt::format("{}/bare_hiredis", command));
-      if (conn == times_.end() || bare == times_.end()) continue;
-      std::printf("  %-5s wall %.3f   cpu %.3f\n", command, bare->second.wall / conn->second.wall,
-                  bare->second.cpu / conn->second.cpu);
-    }
   }
   bool failed() const { return failed_; }
 
  private:
-  struct Times {
-    double wall;
-    double cpu;
-  };
-  std::map<std::string, Times> times_;  // per benchmark name, per operation
   bool failed_ = false;
 };
 
@@ -237,30 +340,36 @@ class RatioReporter : public benchmark::ConsoleReporter {
 }  // namespace xackly
 
 int main(int argc, char** argv) {
-  using xackly::Client;
-  // Defaults that make the ratio trustworthy on a small, busy machine:
-  // repetitions in random order (so drift hits both sides alike), reported
-  // as aggregates. Flags given on the command line come later and win.
-  std::vector<char*> args = {argv[0]};
-  char repetitions[] = "--benchmark_repetitions=9";
-  char interleave[] = "--benchmark_enable_random_interleaving=true";
-  char aggregates[] = "--benchmark_report_aggregates_only=true";
-  args.insert(args.end(), {repetitions, interleave, aggregates});
-  args.insert(args.end(), argv + 1, argv + argc);
+  using namespace xackly;
+  // Our own flag, taken out before Google Benchmark sees the rest.
+  int rounds = 200;
+  std::vector<char*> args;
+  for (int i = 0; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--paired_rounds=", 16) == 0) {
+      rounds = std::max(1, std::atoi(argv[i] + 16));
+    } else {
+      args.push_back(argv[i]);
+    }
+  }
   int args_count = static_cast<int>(args.size());
   benchmark::Initialize(&args_count, args.data());
   if (benchmark::ReportUnrecognizedArguments(args_count, args.data())) return 2;
-  // Each pair back to back, so that both sides see the same machine state.
-  const std::pair<const char*, void (*)(benchmark::State&, Client)> kCommands[] = {
-      {"PING", xackly::BM_Ping}, {"XADD", xackly::BM_Xadd}, {"XACK", xackly::BM_Xack}};
-  for (const auto& [name, fn] : kCommands) {
-    benchmark::RegisterBenchmark(fmt::format("{}/connection", name).c_str(), fn, Client::kConnection);
-    benchmark::RegisterBenchmark(fmt::format("{}/bare_hiredis", name).c_str(), fn, Client::kBareHiredis);
+
+  SetUpFixture();
+  PingWorkload ping;
+  XaddWorkload xadd;
+  XackWorkload xack;
+  const std::vector<Workload*> workloads = {&ping, &xadd, &xack};
+  for (Workload* w : workloads) {
+    for (Client c : kClients) {
+      benchmark::RegisterBenchmark(fmt::format("{}/{}", w->name(), ClientName(c)).c_str(),
+                                   BM_Workload, w, c);
+    }
   }
-  xackly::SetUpFixture();
-  xackly::RatioReporter reporter;
+  FailureAwareReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
+  const bool paired_ok = RunPaired(workloads, rounds);
   benchmark::Shutdown();
-  xackly::g_fixture.reset();  // stops the server, removes its temp dir
-  return reporter.failed() ? 1 : 0;
+  g_fixture.reset();  // stops the server, removes its temp dir
+  return reporter.failed() || !paired_ok ? 1 : 0;
 }
