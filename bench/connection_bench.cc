@@ -180,34 +180,50 @@ class PingWorkload : public Workload {
   Argv argv_{{"PING"}};
 };
 
-// XADD with explicit, increasing IDs to a stream of its own per client.
-class XaddWorkload : public Workload {
+// A command whose argument `id_index` is the id "<n>-1" of the client's
+// n-th call (n = 1, 2, ...), on a stream of its own per client.
+class IdSequenceWorkload : public Workload {
  public:
-  const char* name() const override { return "XADD"; }
-  Reply::Type expected_type() const override { return Reply::Type::kString; }
   Argv& Next(Client client) override {
     const int c = static_cast<int>(client);
     char buf[32];
-    argv_[c].Set(2, IdFor(next_[c]++, buf));
+    argv_[c].Set(id_index_, IdFor(next_[c]++, buf));
     return argv_[c];
   }
 
+ protected:
+  IdSequenceWorkload(Argv for_connection, Argv for_bare, size_t id_index)
+      : argv_{std::move(for_connection), std::move(for_bare)}, id_index_(id_index) {}
+  void Restart(Client client) { next_[static_cast<int>(client)] = 1; }
+
  private:
+  Argv argv_[2];
+  const size_t id_index_;
   uint64_t next_[2] = {1, 1};
-  Argv argv_[2] = {Argv({"XADD", "bench:xadd:connection", "0-1", "field", "value"}),
-                   Argv({"XADD", "bench:xadd:bare", "0-1", "field", "value"})};
+};
+
+// XADD with explicit, increasing IDs.
+class XaddWorkload : public IdSequenceWorkload {
+ public:
+  XaddWorkload()
+      : IdSequenceWorkload(Argv({"XADD", "bench:xadd:connection", "0-1", "field", "value"}),
+                           Argv({"XADD", "bench:xadd:bare", "0-1", "field", "value"}), 2) {}
+  const char* name() const override { return "XADD"; }
+  Reply::Type expected_type() const override { return Reply::Type::kString; }
 };
 
 // XACK of entries that really are pending: Prepare adds n entries with a
 // script and delivers them all to one consumer; each call acks one.
-class XackWorkload : public Workload {
+class XackWorkload : public IdSequenceWorkload {
  public:
+  XackWorkload()
+      : IdSequenceWorkload(Argv({"XACK", kKeys[0], "g", "0-1"}), Argv({"XACK", kKeys[1], "g", "0-1"}),
+                           3) {}
   const char* name() const override { return "XACK"; }
   Reply::Type expected_type() const override { return Reply::Type::kInteger; }
   int64_t expected_sum(int64_t n) const override { return n; }
   Status Prepare(Client client, int64_t n) override {
-    const int c = static_cast<int>(client);
-    next_[c] = 1;
+    Restart(client);
     const std::string count = std::to_string(n);
     Result<Reply> setup = g_fixture->conn->Call(
         {"EVAL",
@@ -217,22 +233,14 @@ class XackWorkload : public Workload {
          "local r = redis.call('XREADGROUP', 'GROUP', 'g', 'c', 'COUNT', ARGV[1], 'STREAMS', "
          "KEYS[1], '>') "
          "return #r[1][2]",
-         "1", kKeys[c], count});
+         "1", kKeys[static_cast<int>(client)], count});
     if (!setup.ok()) return setup.status();
     if (setup->Render() != count) return Status::Internal("XACK setup replied " + setup->Render());
     return Status::Ok();
   }
-  Argv& Next(Client client) override {
-    const int c = static_cast<int>(client);
-    char buf[32];
-    argv_[c].Set(3, IdFor(next_[c]++, buf));
-    return argv_[c];
-  }
 
  private:
   static constexpr const char* kKeys[2] = {"bench:xack:connection", "bench:xack:bare"};
-  uint64_t next_[2] = {1, 1};
-  Argv argv_[2] = {Argv({"XACK", kKeys[0], "g", "0-1"}), Argv({"XACK", kKeys[1], "g", "0-1"})};
 };
 
 // Runs `n` calls of `client`; returns "" or what went wrong.
