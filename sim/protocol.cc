@@ -88,6 +88,48 @@ bool IsRedisGroup(const ProtocolDef& p, const std::vector<HandlerOp>& group) {
   return true;
 }
 
+std::vector<std::string> CrashPointsOf(const ProtocolDef& p) {
+  auto has = [&](HandlerOp op) { return std::find(p.steps.begin(), p.steps.end(), op) != p.steps.end(); };
+  AtomicGroup atomic = AtomicGroupOf(p);
+  bool sql_group = has(HandlerOp::kBegin) && !atomic.present;
+  auto outside_group = [&](HandlerOp op) {
+    return has(op) && !(atomic.present && std::find(atomic.ops.begin(), atomic.ops.end(), op) != atomic.ops.end());
+  };
+  std::vector<std::string> points = {"after-read"};
+  if (p.loop.read_own_pending_at_start) points.push_back("after-pending-read");
+  if (p.loop.claim) points.push_back("after-claim");
+  if (outside_group(HandlerOp::kCheckDone)) points.push_back("after-dedupe-check");
+  if (outside_group(HandlerOp::kMarkDone)) points.push_back("after-mark");
+  if (outside_group(HandlerOp::kEffect)) points.push_back("after-effect");
+  if (sql_group) points.push_back("after-commit");
+  if (atomic.present) points.push_back("after-eval");
+  if (outside_group(HandlerOp::kAck) || p.loop.ack == AckMode::kBatch ||
+      p.loop.on_deleted == DeletedEntryPolicy::kAck || p.on_duplicate == DuplicatePolicy::kAck ||
+      p.loop.dead_letter_after > 0) {
+    points.push_back("after-ack");
+  }
+  if (p.loop.dead_letter_after > 0) points.push_back("after-dead-letter");
+  if (p.loop.ack == AckMode::kBatch) points.push_back("mid-batch");
+  return points;
+}
+
+std::vector<std::string> LostSitesOf(const ProtocolDef& p) {
+  AtomicGroup atomic = AtomicGroupOf(p);
+  bool sql_group = std::find(p.steps.begin(), p.steps.end(), HandlerOp::kBegin) != p.steps.end() &&
+                   !atomic.present;
+  std::vector<std::string> sites = {"XREADGROUP"};
+  if (p.loop.claim) sites.push_back("XAUTOCLAIM");
+  sites.push_back("XACK");
+  sites.push_back("XADD");
+  if (p.dedupe == DedupeStore::kRedis && !atomic.marks_done &&
+      std::find(p.steps.begin(), p.steps.end(), HandlerOp::kMarkDone) != p.steps.end()) {
+    sites.push_back("SET");
+  }
+  if (atomic.present) sites.push_back("EVAL");
+  if (sql_group) sites.push_back("COMMIT");
+  return sites;
+}
+
 AtomicGroup AtomicGroupOf(const ProtocolDef& p) {
   AtomicGroup g;
   auto begin = std::find(p.steps.begin(), p.steps.end(), HandlerOp::kBegin);

@@ -114,6 +114,11 @@ struct ProtocolDef {
 const char* RestartNamingName(RestartNaming n);
 const char* TrimPolicyName(TrimPolicy t);
 
+// The crash points and lost-request/lost-reply sites a worker running `p`
+// actually visits (what "every crash point" means for this protocol).
+std::vector<std::string> CrashPointsOf(const ProtocolDef& p);
+std::vector<std::string> LostSitesOf(const ProtocolDef& p);
+
 // Checks a declarative definition: begin/commit pairing, an all-Redis group
 // only holding Redis steps, dedupe steps needing a dedupe store, a Redis TTL
 // only with a Redis dedupe store. Errors say which step is wrong and why.

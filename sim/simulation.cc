@@ -17,6 +17,17 @@ RunConfig RunConfig::For(const ProtocolDef& protocol) {
   c.naming = protocol.naming;
   c.persistence = protocol.persistence;
   c.faults = protocol.faults;
+  // "Every point" means every point this protocol visits; a model's explicit
+  // list keeps only those, so coverage never reports unreachable sites.
+  auto reachable = [](std::vector<std::string> wanted, const std::vector<std::string>& have) {
+    if (wanted.empty()) return have;
+    std::erase_if(wanted, [&](const std::string& w) {
+      return std::find(have.begin(), have.end(), w) == have.end();
+    });
+    return wanted;
+  };
+  c.faults.crash_points = reachable(c.faults.crash_points, CrashPointsOf(protocol));
+  c.faults.lost_sites = reachable(c.faults.lost_sites, LostSitesOf(protocol));
   c.timing.fault_phase_ms = protocol.fault_phase_ms;
   return c;
 }
