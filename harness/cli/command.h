@@ -19,5 +19,7 @@ struct CommandResult {
 using RegisterCommandFn = void (*)(CLI::App& app, CommandResult& result);
 
 void RegisterDoctorCommand(CLI::App& app, CommandResult& result);
+void RegisterProtocolsCommand(CLI::App& app, CommandResult& result);
+void RegisterRunCommand(CLI::App& app, CommandResult& result);
 
 }  // namespace xackly

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "harness/cli/command.h"
+#include "harness/cli/shared_flags.h"
 #include "harness/exit_codes.h"
 #include "harness/live_servers.h"
 
@@ -28,12 +29,15 @@ constexpr char kFooter[] =
 // Every subcommand, in the order --help lists them.
 constexpr xackly::RegisterCommandFn kCommands[] = {
     xackly::RegisterDoctorCommand,
+    xackly::RegisterProtocolsCommand,
+    xackly::RegisterRunCommand,
 };
 
 }  // namespace
 
 int main(int argc, char** argv) {
   xackly::InstallLiveServerSignalHandlers();
+  xackly::SetCommandLine(argc, argv);
   CLI::App app(kDescription, "xackly");
   app.footer(kFooter);
   // At most one; "none" is handled below, after CLI11 has reported unknown

@@ -1,0 +1,25 @@
+#include "harness/case_executor.h"
+
+namespace xackly {
+
+Result<RedisServer*> CaseExecutor::Server(Persistence persistence) {
+  auto it = servers_.find(persistence);
+  if (it != servers_.end()) return it->second.get();
+  RedisServerOptions options = options_;
+  options.persistence = persistence;
+  Result<std::unique_ptr<RedisServer>> started = RedisServer::Start(options);
+  if (!started.ok()) return started.status();
+  RedisServer* server = started->get();
+  server_version_ = server->version().ToString();
+  servers_[persistence] = std::move(started).value();
+  return server;
+}
+
+Result<RunResult> CaseExecutor::Run(const RunConfig& config) {
+  Result<RedisServer*> server = Server(config.persistence);
+  if (!server.ok()) return server.status();
+  ++cases_run_;
+  return RunSimulation(config, *server);
+}
+
+}  // namespace xackly

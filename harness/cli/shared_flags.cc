@@ -1,0 +1,154 @@
+#include "harness/cli/shared_flags.h"
+
+#include <fmt/format.h>
+
+#include "harness/files.h"
+#include "reports/report.h"
+
+namespace xackly {
+
+namespace {
+std::string g_command_line;
+}
+
+void SetCommandLine(int argc, char** argv) {
+  g_command_line = "xackly";
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    bool plain = !arg.empty() && arg.find_first_of(" \t'\"$\\") == std::string::npos;
+    g_command_line += " " + (plain ? arg : "'" + arg + "'");
+  }
+}
+
+std::string CommandLine() { return g_command_line; }
+
+void AddTargetFlags(CLI::App* cmd, TargetFlags* flags) {
+  CLI::Option* protocol = cmd->add_option(
+      "--protocol", flags->protocol,
+      "a catalog protocol (`xackly protocols` lists them), run with its own defaults");
+  CLI::Option* scenario =
+      cmd->add_option("--scenario", flags->scenario, "a scenario file (TOML, see scenarios/example.toml)");
+  protocol->excludes(scenario);
+}
+
+Result<Scenario> LoadScenarioFile(const std::string& path) {
+  Result<std::string> text = ReadFile(path);
+  if (!text.ok()) return Status::InvalidArgument(text.status().message());
+  return ParseScenario(*text, path);
+}
+
+Result<Scenario> LoadTarget(const TargetFlags& flags) {
+  if (!flags.scenario.empty()) return LoadScenarioFile(flags.scenario);
+  const ProtocolDef* p = FindProtocol(flags.protocol);
+  if (p == nullptr) {
+    return Status::InvalidArgument(fmt::format("--protocol: unknown protocol '{}' (valid: {})",
+                                               flags.protocol, CatalogNames()));
+  }
+  Scenario s;
+  s.name = p->name;
+  s.description = p->description;
+  s.protocol_ref = p->name;
+  s.config = RunConfig::For(*p);
+  return s;
+}
+
+void AddOverrideFlags(CLI::App* cmd, OverrideFlags* flags, bool with_seed) {
+  if (with_seed) cmd->add_option("--seed", flags->seed, "the seed every scheduling and fault choice derives from (default: the scenario's, else 1)");
+  cmd->add_option("--workers", flags->workers, "consumer workers (1..64)");
+  cmd->add_option("--events", flags->events, "events to produce (1..100000)");
+  cmd->add_option("--producers", flags->producers, "producers (1..16)");
+  cmd->add_option("--persistence", flags->persistence, "server persistence: none, rdb, aof-always")
+      ->check(CLI::IsMember({"none", "rdb", "aof-always"}));
+  cmd->add_option("--naming", flags->naming,
+                  "a restarted worker keeps its consumer name (same) or takes a new one (fresh)")
+      ->check(CLI::IsMember({"same", "fresh"}));
+  cmd->add_option("--faults", flags->faults,
+                  "fault kinds to inject, comma-separated, or none (valid: " + FaultKindList() +
+                      "); default: the protocol's fault model");
+  cmd->add_option("--expect", flags->expect,
+                  "the verdict to expect, kind or kind:cause (kinds: " + VerdictKindList() + ")");
+}
+
+Status ApplyOverrides(const OverrideFlags& f, RunConfig* c) {
+  if (f.seed) c->seed = *f.seed;
+  if (f.workers) c->workers = *f.workers;
+  if (f.events) c->events = *f.events;
+  if (f.producers) c->producers = *f.producers;
+  if (!f.persistence.empty()) ParsePersistence(f.persistence, &c->persistence);
+  if (!f.naming.empty()) c->naming = f.naming == "same" ? RestartNaming::kSame : RestartNaming::kFresh;
+  if (!f.faults.empty()) {
+    std::set<FaultKind> kinds;
+    if (f.faults != "none") {
+      size_t start = 0;
+      while (start <= f.faults.size()) {
+        size_t comma = f.faults.find(',', start);
+        std::string name = f.faults.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        FaultKind kind;
+        if (!ParseFaultKind(name, &kind)) {
+          return Status::InvalidArgument(fmt::format("--faults: unknown fault kind '{}' (valid: {}, or none)",
+                                                     name, FaultKindList()));
+        }
+        kinds.insert(kind);
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+      }
+    }
+    c->faults.kinds = kinds;
+    c->fault_schedule.reset();  // the kinds say what to draw; an explicit plan would ignore them
+  }
+  if (!f.expect.empty() && !Expectation::Parse(f.expect, &c->expected)) {
+    return Status::InvalidArgument(fmt::format(
+        "--expect: '{}' is not a verdict (kind or kind:cause; kinds: {})", f.expect, VerdictKindList()));
+  }
+  Status valid = ValidateRunConfig(*c);
+  if (!valid.ok()) return Status::InvalidArgument(valid.message());
+  return Status::Ok();
+}
+
+void AddOutputFlags(CLI::App* cmd, OutputFlags* flags, const std::string& default_out) {
+  cmd->add_option("--server", flags->server_path,
+                  "redis-server or valkey-server binary (default: $XACKLY_REDIS_SERVER, else "
+                  "redis-server on PATH)");
+  CLI::Option* out = cmd->add_option("--out", flags->out_dir, "directory for reports and replay files");
+  if (!default_out.empty()) out->default_val(default_out)->default_str(default_out);
+  cmd->add_option("--format", flags->formats,
+                  "report formats to write into --out, comma-separated: text, md, html, junit, json");
+  cmd->add_flag("--quiet", flags->quiet, "no progress output");
+}
+
+RedisServerOptions ServerOptionsFrom(const OutputFlags& flags) {
+  RedisServerOptions o;
+  o.server_path = flags.server_path;
+  return o;
+}
+
+Status WriteReports(const report::Report& r, const OutputFlags& flags, const std::string& default_formats,
+                    std::vector<std::string>* written) {
+  if (flags.out_dir.empty()) return Status::Ok();
+  std::string error;
+  std::vector<std::string> formats =
+      report::ParseFormats(flags.formats.empty() ? default_formats : flags.formats, &error);
+  if (formats.empty()) return Status::InvalidArgument("--format: " + error);
+  for (const std::string& format : formats) {
+    std::string path = JoinPath(flags.out_dir, report::ReportFileName(format));
+    Status s = WriteFileAtomically(path, report::RenderFormat(r, format));
+    if (!s.ok()) return s;
+    written->push_back(path);
+  }
+  return Status::Ok();
+}
+
+std::string DescribeRun(const RunConfig& c) {
+  return fmt::format("{} worker{}, {} event{}, {} producer{}, persistence {}, restart naming {}, faults {}",
+                     c.workers, c.workers == 1 ? "" : "s", c.events, c.events == 1 ? "" : "s",
+                     c.producers, c.producers == 1 ? "" : "s", PersistenceName(c.persistence),
+                     RestartNamingName(c.naming),
+                     c.fault_schedule ? fmt::format("explicit plan of {}", c.fault_schedule->size())
+                                      : c.faults.ToString());
+}
+
+void PrintError(const char* command, const Status& status) {
+  fmt::print(stderr, "xackly {}: error: {}\n", command, status.message());
+}
+
+}  // namespace xackly

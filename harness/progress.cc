@@ -1,0 +1,60 @@
+#include "harness/progress.h"
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+namespace xackly {
+
+Progress::Progress(std::FILE* out, bool tty, bool quiet) : out_(out), tty_(tty), quiet_(quiet) {}
+
+Progress::~Progress() { End(); }
+
+bool Progress::IsTty(std::FILE* f) { return ::isatty(::fileno(f)) == 1; }
+
+void Progress::Begin(const std::string& label, int total) {
+  End();
+  label_ = label;
+  total_ = total;
+  last_quarter_ = -1;
+  last_phase_.clear();
+  started_ = last_draw_ = std::chrono::steady_clock::now();
+}
+
+void Progress::Update(int done, int found, const std::string& phase, const std::string& detail) {
+  if (quiet_) return;
+  auto now = std::chrono::steady_clock::now();
+  double elapsed = std::chrono::duration<double>(now - started_).count();
+  double rate = elapsed > 0 ? done / elapsed : 0;
+  std::string extra = phase.empty() ? "" : ", " + phase + (detail.empty() ? "" : " (" + detail + ")");
+  std::string counts = fmt::format("{}/{} cases, {} violation{}", done, total_, found, found == 1 ? "" : "s");
+  if (tty_) {
+    // Redraw at most 20 times a second.
+    if (drawn_ && now - last_draw_ < std::chrono::milliseconds(50) && done < total_) return;
+    last_draw_ = now;
+    constexpr int kWidth = 24;
+    int filled = total_ > 0 ? std::min(kWidth, done * kWidth / total_) : 0;
+    std::string bar(static_cast<size_t>(filled), '#');
+    bar.resize(kWidth, '.');
+    fmt::print(out_, "\r\033[2K{:<22} [{}] {}, {:.0f} cases/s{}", label_, bar, counts, rate, extra);
+    std::fflush(out_);
+    drawn_ = true;
+    return;
+  }
+  int quarter = total_ > 0 ? done * 4 / total_ : 4;
+  if (quarter == last_quarter_ && phase == last_phase_) return;
+  last_quarter_ = quarter;
+  last_phase_ = phase;
+  fmt::print(out_, "{}: {}{}\n", label_, counts, extra);
+  std::fflush(out_);
+}
+
+void Progress::End() {
+  if (drawn_ && tty_ && !quiet_) {
+    fmt::print(out_, "\r\033[2K");
+    std::fflush(out_);
+  }
+  drawn_ = false;
+}
+
+}  // namespace xackly

@@ -1,0 +1,44 @@
+// Progress of a long run on the terminal. On a TTY: one line redrawn in
+// place (cases done, violations found, rate); elsewhere or with --quiet:
+// no redrawing and no control characters, only occasional plain lines.
+#pragma once
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+namespace xackly {
+
+class Progress {
+ public:
+  // Writes to `out` (usually stderr). `tty`: redraw in place. `quiet`: say
+  // nothing at all.
+  Progress(std::FILE* out, bool tty, bool quiet);
+  ~Progress();
+
+  // A new task, e.g. "no-dedupe", with `total` units of work.
+  void Begin(const std::string& label, int total);
+  // `done` of `total` finished, `found` violations so far. `phase` names
+  // what is happening ("shrinking"; empty while searching) and `detail`
+  // says more ("3 smaller cases kept"). Plain output prints a line at every
+  // quarter of the work and at every change of phase.
+  void Update(int done, int found, const std::string& phase = "", const std::string& detail = "");
+  // Clears the in-place line (TTY) so the caller can print a result line.
+  void End();
+
+  static bool IsTty(std::FILE* f);
+
+ private:
+  std::FILE* out_;
+  bool tty_;
+  bool quiet_;
+  std::string label_;
+  int total_ = 0;
+  int last_quarter_ = -1;
+  std::string last_phase_;
+  bool drawn_ = false;
+  std::chrono::steady_clock::time_point started_;
+  std::chrono::steady_clock::time_point last_draw_;
+};
+
+}  // namespace xackly

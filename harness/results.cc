@@ -1,0 +1,123 @@
+#include "harness/results.h"
+
+#include <fmt/format.h>
+
+namespace xackly {
+
+namespace {
+
+std::string Plural(int64_t n, const char* word) {
+  return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
+}
+
+bool NeedsQuoting(const std::string& s) {
+  for (char c : s) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '/' || c == '.' || c == '-' ||
+          c == '_' || c == ':' || c == '+' || c == '=')) {
+      return true;
+    }
+  }
+  return s.empty();
+}
+
+}  // namespace
+
+std::string ReplayCommand(const std::string& file) {
+  if (!NeedsQuoting(file)) return "xackly replay " + file;
+  std::string quoted = "'";
+  for (char c : file) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return "xackly replay " + quoted + "'";
+}
+
+std::string CaseSize(const RunConfig& config, const RunResult& result) {
+  size_t faults = config.fault_schedule ? config.fault_schedule->size() : result.fired.size();
+  return fmt::format("{}, {}, {}, {}", Plural(config.events, "event"), Plural(config.workers, "worker"),
+                     Plural(static_cast<int64_t>(faults), "fault"), Plural(result.steps, "step"));
+}
+
+report::CaseReport ToCaseReport(const RunConfig& config, const RunResult& result,
+                                const std::string& scenario_file) {
+  report::CaseReport c;
+  c.protocol = config.protocol.name;
+  c.scenario_file = scenario_file;
+  c.seed = config.seed;
+  c.producers = config.producers;
+  c.workers = config.workers;
+  c.events = config.events;
+  c.persistence = PersistenceName(config.persistence);
+  c.restart_naming = RestartNamingName(config.naming);
+  c.expected = config.expected;
+  c.observed = result.observed;
+  c.matched = result.matched;
+  c.violations = result.violations;
+  c.trace_hash = result.TraceHashHex();
+  c.steps = result.steps;
+  c.virtual_ms = result.virtual_ms;
+  c.fired = result.fired;
+  c.coverage = result.coverage;
+  c.trace = result.trace;
+  c.histories = result.histories;
+  return c;
+}
+
+report::CheckReport SingleRunCheck(const std::string& name, const std::string& description,
+                                   const RunConfig& config, const RunResult& result,
+                                   const std::string& scenario_file, double seconds) {
+  report::CheckReport r;
+  r.name = name;
+  r.description = description;
+  r.fault_model = config.fault_schedule ? "explicit plan" : config.faults.ToString();
+  r.expected = config.expected;
+  r.observed = result.observed;
+  r.matched = result.matched;
+  r.cases_run = 1;
+  r.cases_failed = result.violations.empty() ? 0 : 1;
+  if (!result.violations.empty() || !result.matched) {
+    r.counterexample = ToCaseReport(config, result, scenario_file);
+    r.counterexample_size = CaseSize(config, result);
+  }
+  r.fired_totals = result.coverage.fired;
+  for (const std::string& site : result.coverage.enabled) {
+    if (result.coverage.fired.count(site) == 0) r.never_fired.push_back(site);
+  }
+  r.seconds = seconds;
+  return r;
+}
+
+report::CheckReport ToCheckReport(const std::string& name, const std::string& description,
+                                  const RunConfig& base, const CheckOutcome& outcome,
+                                  const std::string& counterexample_file) {
+  report::CheckReport r;
+  r.name = name;
+  r.description = description;
+  r.fault_model = base.faults.ToString();
+  r.expected = base.expected;
+  r.observed = outcome.observed;
+  r.matched = outcome.matched;
+  r.cases_run = outcome.cases_run;
+  r.cases_failed = outcome.cases_with_violations;
+  if (outcome.hit_index) {
+    r.counterexample = ToCaseReport(outcome.minimal_config, outcome.minimal_result, "");
+    r.counterexample->replay_file = counterexample_file;
+    if (!counterexample_file.empty()) r.counterexample->replay_command = ReplayCommand(counterexample_file);
+    r.counterexample_size = CaseSize(outcome.minimal_config, outcome.minimal_result);
+    r.shrink_steps = outcome.shrink_steps;
+  }
+  r.fired_totals = outcome.fired_totals;
+  r.never_fired = outcome.NeverFired();
+  r.seconds = outcome.seconds;
+  return r;
+}
+
+Scenario ReplayScenario(const Scenario& like, const RunConfig& config, const RunResult& result,
+                        const std::string& origin) {
+  Scenario s = like;
+  s.config = config;
+  s.config.keep_trace = false;
+  if (!s.config.fault_schedule) s.config.fault_schedule = result.fired;
+  s.trace_hash = result.TraceHashHex();
+  s.origin = origin;
+  return s;
+}
+
+}  // namespace xackly

@@ -1,0 +1,40 @@
+// From what the simulator and the check engine return to the one result
+// model every report renders (reports/model.h), and the replay files that
+// make every failure reproducible.
+#pragma once
+
+#include <string>
+
+#include "harness/check.h"
+#include "reports/model.h"
+#include "scenarios/scenario.h"
+#include "sim/simulation.h"
+
+namespace xackly {
+
+// The quoted command that replays `file`: `xackly replay <file>`.
+std::string ReplayCommand(const std::string& file);
+
+report::CaseReport ToCaseReport(const RunConfig& config, const RunResult& result,
+                                const std::string& scenario_file);
+
+// A check row for a single run (run, replay, explain): one case.
+report::CheckReport SingleRunCheck(const std::string& name, const std::string& description,
+                                   const RunConfig& config, const RunResult& result,
+                                   const std::string& scenario_file, double seconds);
+
+// A check row for a property check; `counterexample_file` is where the
+// minimal case was written (empty: none).
+report::CheckReport ToCheckReport(const std::string& name, const std::string& description,
+                                  const RunConfig& base, const CheckOutcome& outcome,
+                                  const std::string& counterexample_file);
+
+// The scenario that replays `config` exactly, with the trace hash it must
+// reproduce. `like` supplies the name, protocol reference and description.
+Scenario ReplayScenario(const Scenario& like, const RunConfig& config, const RunResult& result,
+                        const std::string& origin);
+
+// "1 event, 1 worker, 1 fault, 9 steps"
+std::string CaseSize(const RunConfig& config, const RunResult& result);
+
+}  // namespace xackly
