@@ -21,5 +21,8 @@ using RegisterCommandFn = void (*)(CLI::App& app, CommandResult& result);
 void RegisterDoctorCommand(CLI::App& app, CommandResult& result);
 void RegisterProtocolsCommand(CLI::App& app, CommandResult& result);
 void RegisterRunCommand(CLI::App& app, CommandResult& result);
+void RegisterCheckCommand(CLI::App& app, CommandResult& result);
+void RegisterReplayCommand(CLI::App& app, CommandResult& result);
+void RegisterExplainCommand(CLI::App& app, CommandResult& result);
 
 }  // namespace xackly

@@ -31,6 +31,9 @@ constexpr xackly::RegisterCommandFn kCommands[] = {
     xackly::RegisterDoctorCommand,
     xackly::RegisterProtocolsCommand,
     xackly::RegisterRunCommand,
+    xackly::RegisterCheckCommand,
+    xackly::RegisterReplayCommand,
+    xackly::RegisterExplainCommand,
 };
 
 }  // namespace

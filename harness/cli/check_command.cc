@@ -1,0 +1,211 @@
+// `xackly check`: property-based checking of one protocol, one scenario, or
+// the whole catalog. Generates cases, shrinks the first one that shows what
+// is looked for (harness/check.h) and writes it as a replay file.
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "harness/check.h"
+#include "harness/cli/command.h"
+#include "harness/cli/shared_flags.h"
+#include "harness/files.h"
+#include "harness/progress.h"
+#include "harness/results.h"
+#include "reports/report.h"
+
+namespace xackly {
+
+namespace {
+
+struct CheckFlags {
+  TargetFlags target;
+  bool all = false;
+  OutputFlags output;
+  int cases = 100;
+  uint64_t seed = 1;
+  int max_workers = 3;
+  int max_events = 8;
+  int max_faults = 4;
+  std::string shard;  // "I/N"
+};
+
+// Parses "I/N" (1-based I). Returns false on anything else.
+bool ParseShard(const std::string& text, int* index, int* count) {
+  size_t slash = text.find('/');
+  if (slash == std::string::npos) return false;
+  try {
+    size_t used = 0;
+    int i = std::stoi(text.substr(0, slash), &used);
+    if (used != slash) return false;
+    std::string tail = text.substr(slash + 1);
+    int n = std::stoi(tail, &used);
+    if (used != tail.size() || n < 1 || i < 1 || i > n) return false;
+    *index = i - 1;
+    *count = n;
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+// What one check is about: a name, a description and the base config.
+struct Target {
+  Scenario scenario;
+  std::string scenario_file;
+};
+
+int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags, CommandResult& result) {
+  CheckOptions options;
+  options.cases = flags.cases;
+  options.seed = flags.seed;
+  options.bounds = {flags.max_workers, flags.max_events, flags.max_faults};
+  if (!flags.shard.empty() && !ParseShard(flags.shard, &options.shard_index, &options.shard_count)) {
+    fmt::print(stderr, "xackly check: error: --shard: expected I/N with 1 <= I <= N, got '{}'\n", flags.shard);
+    return kExitUsage;
+  }
+  std::string error;
+  if (!flags.output.formats.empty() && report::ParseFormats(flags.output.formats, &error).empty()) {
+    fmt::print(stderr, "xackly check: error: --format: {}\n", error);
+    return kExitUsage;
+  }
+
+  CaseExecutor executor(ServerOptionsFrom(flags.output));
+  Result<RedisServer*> first = executor.Server(Persistence::kNone);
+  if (!first.ok()) {
+    PrintError("check", first.status());
+    return kExitHarnessFailure;
+  }
+  bool tty = Progress::IsTty(stderr);
+  fmt::print("xackly check: seed {}, {} cases per {}, on {}; cases of at most {} workers, {} events, "
+             "{} faults{}; reports in {}\n",
+             flags.seed, flags.cases, targets.size() == 1 ? "check" : "protocol",
+             executor.server_version(), flags.max_workers, flags.max_events, flags.max_faults,
+             flags.shard.empty() ? "" : ", shard " + flags.shard,
+             flags.output.out_dir.empty() ? "(none)" : flags.output.out_dir);
+  std::fflush(stdout);
+
+  report::Report rep;
+  rep.tool_version = XACKLY_VERSION;
+  rep.command = "check";
+  rep.command_line = CommandLine();
+  rep.seed = flags.seed;
+  rep.server_version = executor.server_version();
+  rep.options = fmt::format("{} cases, bounds {} workers / {} events / {} faults", flags.cases,
+                            flags.max_workers, flags.max_events, flags.max_faults);
+  rep.shard = flags.shard;
+  rep.all_matched = true;
+
+  Progress progress(stderr, tty, flags.output.quiet);
+  for (const Target& t : targets) {
+    const RunConfig& base = t.scenario.config;
+    progress.Begin(t.scenario.name, flags.cases);
+    options.on_progress = [&](const CheckProgress& p) {
+      progress.Update(p.cases_done, p.hits, p.shrinking ? "shrinking" : "",
+                      p.shrinking ? fmt::format("{} smaller cases kept of {} tried", p.shrink_steps, p.shrink_runs)
+                                  : "");
+    };
+    Result<CheckOutcome> outcome = RunCheck(base, executor, options);
+    progress.End();
+    if (!outcome.ok()) {
+      PrintError("check", outcome.status());
+      return kExitHarnessFailure;
+    }
+    std::string replay_file;
+    if (outcome->hit_index && !flags.output.out_dir.empty()) {
+      replay_file = JoinPath(flags.output.out_dir, t.scenario.name + ".replay.toml");
+      std::string origin = fmt::format("{} (case {} of seed {}, shrunk {} times)", CommandLine(),
+                                       *outcome->hit_index, flags.seed, outcome->shrink_steps);
+      Scenario replay = ReplayScenario(t.scenario, outcome->minimal_config, outcome->minimal_result, origin);
+      replay.name = t.scenario.name + "-counterexample";
+      Status s = WriteFileAtomically(replay_file, WriteScenario(replay));
+      if (!s.ok()) {
+        PrintError("check", s);
+        return kExitHarnessFailure;
+      }
+    }
+    report::CheckReport row = ToCheckReport(t.scenario.name, t.scenario.description, base, *outcome, replay_file);
+    if (row.counterexample) row.counterexample->scenario_file = t.scenario_file;
+    rep.all_matched = rep.all_matched && row.matched;
+    if (!flags.output.quiet) {
+      fmt::print("{:<24} expected {:<28} observed {:<14} {} ({} cases{}, {:.1f} s)\n", row.name,
+                 row.expected.ToString(), row.observed, row.matched ? "ok " : "MISMATCH", row.cases_run,
+                 row.counterexample ? ", minimal: " + row.counterexample_size : "", row.seconds);
+      std::fflush(stdout);
+    }
+    rep.checks.push_back(std::move(row));
+  }
+
+  std::vector<std::string> written;
+  Status wrote = WriteReports(rep, flags.output, "text,md,html,junit,json", &written);
+  if (!wrote.ok()) {
+    PrintError("check", wrote);
+    return kExitHarnessFailure;
+  }
+  std::printf("\n%s", report::RenderText(rep, Progress::IsTty(stdout)).c_str());
+  for (const std::string& f : written) fmt::print("wrote {}\n", f);
+  (void)result;
+  return rep.all_matched ? kExitOk : kExitVerdictMismatch;
+}
+
+}  // namespace
+
+void RegisterCheckCommand(CLI::App& app, CommandResult& result) {
+  auto flags = std::make_shared<CheckFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "check",
+      "Property-check a protocol, a scenario or the whole catalog: generate cases, shrink the "
+      "first failure to a minimal replay file");
+  cmd->footer(
+      "For a protocol expected to be correct, check searches for any violation; for a broken one "
+      "(expected duplicate, lost...), it searches for that violation. The first case that shows it "
+      "is shrunk to a minimal case, written to --out as a replay file; `xackly replay FILE` "
+      "reproduces it exactly.\n"
+      "Exit 0: every observed verdict matches its expectation; 1: one does not; 2: bad input; 3: "
+      "harness or server failure.");
+  AddTargetFlags(cmd, &flags->target);
+  cmd->add_flag("--all", flags->all, "check every catalog protocol and print a table");
+  AddOutputFlags(cmd, &flags->output, "xackly-out");
+  cmd->add_option("--cases", flags->cases, "generated cases per protocol (default 100)")
+      ->check(CLI::Range(1, 1000000));
+  cmd->add_option("--seed", flags->seed, "seed of the case generator (default 1)");
+  cmd->add_option("--max-workers", flags->max_workers, "most workers in a generated case (default 3)")
+      ->check(CLI::Range(1, 64));
+  cmd->add_option("--max-events", flags->max_events, "most events in a generated case (default 8)")
+      ->check(CLI::Range(1, 1000));
+  cmd->add_option("--max-faults", flags->max_faults, "most faults in a generated case (default 4)")
+      ->check(CLI::Range(0, 64));
+  cmd->add_option("--shard", flags->shard,
+                  "run only shard I of N (cases whose index is I-1 modulo N); `xackly merge` combines shards");
+  cmd->callback([flags, &result] {
+    int chosen = (flags->all ? 1 : 0) + (flags->target.protocol.empty() ? 0 : 1) +
+                 (flags->target.scenario.empty() ? 0 : 1);
+    if (chosen != 1) {
+      fmt::print(stderr, "xackly check: error: name exactly one of --protocol NAME, --scenario FILE, --all\n");
+      result.exit_code = kExitUsage;
+      return;
+    }
+    std::vector<Target> targets;
+    if (flags->all) {
+      for (const ProtocolDef& p : Catalog()) {
+        TargetFlags t;
+        t.protocol = p.name;
+        targets.push_back({*LoadTarget(t), ""});
+      }
+    } else {
+      Result<Scenario> s = LoadTarget(flags->target);
+      if (!s.ok()) {
+        PrintError("check", s.status());
+        result.exit_code = kExitUsage;
+        return;
+      }
+      targets.push_back({std::move(s).value(), flags->target.scenario});
+    }
+    result.exit_code = RunChecks(targets, *flags, result);
+  });
+}
+
+}  // namespace xackly
