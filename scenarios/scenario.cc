@@ -1,0 +1,619 @@
+// ParseScenario: TOML text → Scenario. Every check names the field it is
+// about and the line it is on; the first problem found is the one reported.
+#include "scenarios/scenario.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <set>
+#include <vector>
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include "scenarios/schema.h"
+
+namespace xackly {
+
+namespace {
+
+using namespace scenario_schema;
+
+// Longest user string quoted back in a message.
+constexpr size_t kMaxQuotedChars = 60;
+
+// Escapes control characters, so that a message stays one line.
+std::string OneLine(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string Quoted(std::string_view s) {
+  if (s.size() <= kMaxQuotedChars) return fmt::format("'{}'", s);
+  return fmt::format("'{}...'", s.substr(0, kMaxQuotedChars));
+}
+
+// How a value looks after "got": strings quoted, numbers as written.
+std::string Got(const toml::node& n) {
+  switch (n.type()) {
+    case toml::node_type::string: return Quoted(n.as_string()->get());
+    case toml::node_type::integer: return std::to_string(n.as_integer()->get());
+    case toml::node_type::floating_point: return fmt::format("{}", n.as_floating_point()->get());
+    case toml::node_type::boolean: return n.as_boolean()->get() ? "true" : "false";
+    case toml::node_type::array: return "an array";
+    case toml::node_type::table: return "a table";
+    default: return "a date/time";
+  }
+}
+
+uint32_t LineOf(const toml::node& n) { return std::max<uint32_t>(1, n.source().begin.line); }
+
+std::string Join(std::string_view path, std::string_view key) {
+  return path.empty() ? std::string(key) : fmt::format("{}.{}", path, key);
+}
+
+std::string IntRange(int64_t min, int64_t max) {
+  // The limit of the member's type is no limit a person chose.
+  if (max >= std::numeric_limits<int>::max()) return fmt::format("an integer >= {}", min);
+  return fmt::format("an integer in {}..{}", min, max);
+}
+
+// The first error of a parse. Later failures are dropped, so callers may
+// go on after one and check failed() where it matters.
+class Errors {
+ public:
+  explicit Errors(std::string_view source) : source_(source) {}
+
+  bool failed() const { return !status_.ok(); }
+  const Status& status() const { return status_; }
+
+  void Fail(uint32_t line, std::string_view path, std::string_view what) {
+    if (failed()) return;
+    status_ = Status::InvalidArgument(OneLine(fmt::format("{}:{}: {}: {}", source_, line, path, what)));
+  }
+  void Fail(const toml::node& at, std::string_view path, std::string_view what) {
+    Fail(LineOf(at), path, what);
+  }
+
+ private:
+  std::string source_;
+  Status status_;
+};
+
+// --- Values -----------------------------------------------------------------
+// Each returns nullopt after reporting why the node is not what `path` needs.
+
+std::optional<int64_t> ReadInt(Errors* e, const toml::node& n, const std::string& path,
+                               int64_t min, int64_t max) {
+  const auto* v = n.as_integer();
+  if (v == nullptr) {
+    e->Fail(n, path, fmt::format("expected {}, got {}", IntRange(min, max), Got(n)));
+    return std::nullopt;
+  }
+  int64_t x = v->get();
+  if (x < min) {
+    e->Fail(n, path, fmt::format("expected an integer >= {}, got {}", min, x));
+    return std::nullopt;
+  }
+  if (x > max) {
+    e->Fail(n, path, fmt::format("expected an integer <= {}, got {}", max, x));
+    return std::nullopt;
+  }
+  return x;
+}
+
+std::optional<std::string> ReadString(Errors* e, const toml::node& n, const std::string& path,
+                                      std::string_view expected) {
+  const auto* v = n.as_string();
+  if (v == nullptr) {
+    e->Fail(n, path, fmt::format("expected {}, got {}", expected, Got(n)));
+    return std::nullopt;
+  }
+  return v->get();
+}
+
+template <typename E>
+std::optional<E> ReadEnum(Errors* e, const toml::node& n, const std::string& path,
+                          const EnumTable<E>& table) {
+  std::optional<std::string> name =
+      ReadString(e, n, path, fmt::format("a {} ({})", table.noun, table.List()));
+  if (!name) return std::nullopt;
+  E value{};
+  if (!table.Parse(*name, &value)) {
+    e->Fail(n, path, fmt::format("unknown {} {} (valid: {})", table.noun, Quoted(*name), table.List()));
+    return std::nullopt;
+  }
+  return value;
+}
+
+template <typename E>
+std::optional<std::vector<E>> ReadEnumArray(Errors* e, const toml::node& n, const std::string& path,
+                                            const EnumTable<E>& table) {
+  const toml::array* a = n.as_array();
+  if (a == nullptr) {
+    e->Fail(n, path, fmt::format("expected an array of {}s ({}), got {}", table.noun, table.List(), Got(n)));
+    return std::nullopt;
+  }
+  std::vector<E> out;
+  for (size_t i = 0; i < a->size(); ++i) {
+    std::optional<E> v = ReadEnum(e, (*a)[i], fmt::format("{}[{}]", path, i), table);
+    if (!v) return std::nullopt;
+    out.push_back(*v);
+  }
+  return out;
+}
+
+// Reports the first key of `table` (in file order) that `known` lacks.
+void CheckKeys(Errors* e, const toml::table& table, const std::string& path,
+               const std::vector<std::string>& known) {
+  const toml::key* first = nullptr;
+  for (auto&& [key, node] : table) {
+    if (std::find(known.begin(), known.end(), key.str()) != known.end()) continue;
+    if (first == nullptr || key.source().begin.line < first->source().begin.line) first = &key;
+  }
+  if (first == nullptr) return;
+  std::string valid;
+  for (const auto& k : known) valid += (valid.empty() ? "" : ", ") + k;
+  e->Fail(std::max<uint32_t>(1, first->source().begin.line), Join(path, first->str()),
+          fmt::format("unknown key (valid: {})", valid));
+}
+
+// The subtable `key` of `parent`, or nullptr when absent or not a table
+// (then reported).
+const toml::table* SubTable(Errors* e, const toml::table& parent, const std::string& parent_path,
+                            const char* key) {
+  const toml::node* n = parent.get(key);
+  if (n == nullptr) return nullptr;
+  std::string path = Join(parent_path, key);
+  if (!n->is_table()) {
+    e->Fail(*n, path, fmt::format("expected a table [{}], got {}", path, Got(*n)));
+    return nullptr;
+  }
+  return n->as_table();
+}
+
+// --- Tables -----------------------------------------------------------------
+
+// Reads one table into the members of `target` that a schema description
+// names (see schema.h); keys the table lacks keep the target's value.
+template <typename S>
+class TableReader {
+ public:
+  // `table` may be nullptr (an absent table: nothing to read).
+  TableReader(Errors* errors, const toml::table* table, std::string path, S* target,
+              std::vector<std::string> also_known = {})
+      : errors_(errors), table_(table), path_(std::move(path)), target_(target),
+        known_(std::move(also_known)) {}
+
+  // Checks the table for unknown keys, then reads the keys `describe` names.
+  template <typename Describe>
+  void Read(Describe describe) {
+    if (table_ == nullptr) return;
+    collecting_ = true;
+    describe(*this);
+    collecting_ = false;
+    CheckKeys(errors_, *table_, path_, known_);
+    describe(*this);
+  }
+
+  template <typename T>
+  void Int(const char* key, T S::*m, int64_t min, int64_t max, const char* /*doc*/) {
+    max = std::min<int64_t>(max, std::numeric_limits<T>::max());
+    if (const toml::node* n = Find(key)) {
+      if (auto v = ReadInt(errors_, *n, Join(path_, key), min, max)) target_->*m = static_cast<T>(*v);
+    }
+  }
+
+  void Bool(const char* key, bool S::*m, const char* /*doc*/) {
+    if (const toml::node* n = Find(key)) {
+      if (const auto* b = n->as_boolean()) {
+        target_->*m = b->get();
+      } else {
+        errors_->Fail(*n, Join(path_, key), fmt::format("expected true or false, got {}", Got(*n)));
+      }
+    }
+  }
+
+  template <typename E>
+  void Enum(const char* key, E S::*m, const EnumTable<E>& table, const char* /*doc*/) {
+    if (const toml::node* n = Find(key)) {
+      if (auto v = ReadEnum(errors_, *n, Join(path_, key), table)) target_->*m = *v;
+    }
+  }
+
+  template <typename E>
+  void EnumList(const char* key, std::vector<E> S::*m, const EnumTable<E>& table,
+                const char* /*doc*/) {
+    if (const toml::node* n = Find(key)) {
+      if (auto v = ReadEnumArray(errors_, *n, Join(path_, key), table)) target_->*m = std::move(*v);
+    }
+  }
+
+  template <typename E>
+  void EnumSet(const char* key, std::set<E> S::*m, const EnumTable<E>& table, const char* /*doc*/) {
+    if (const toml::node* n = Find(key)) {
+      if (auto v = ReadEnumArray(errors_, *n, Join(path_, key), table)) {
+        target_->*m = std::set<E>(v->begin(), v->end());
+      }
+    }
+  }
+
+  void Names(const char* key, std::vector<std::string> S::*m, const std::vector<std::string>& valid,
+             const char* noun, const char* doc) {
+    EnumTable<std::string> table{noun, {}};
+    for (const std::string& name : valid) table.names.emplace_back(name, name);
+    EnumList(key, m, table, doc);
+  }
+
+  void Text(const char* key, std::string S::*m, bool (*check)(std::string_view),
+            const char* expected, const char* /*doc*/) {
+    if (const toml::node* n = Find(key)) {
+      std::string path = Join(path_, key);
+      std::optional<std::string> v = ReadString(errors_, *n, path, expected);
+      if (!v) return;
+      if (check != nullptr && !check(*v)) {
+        errors_->Fail(*n, path, fmt::format("expected {}, got {}", expected, Quoted(*v)));
+        return;
+      }
+      target_->*m = std::move(*v);
+    }
+  }
+
+  void Rate(const char* key, uint32_t S::*m, const char* /*doc*/) {
+    const toml::node* n = Find(key);
+    if (n == nullptr) return;
+    std::optional<double> rate;
+    if (const auto* f = n->as_floating_point()) rate = f->get();
+    if (const auto* i = n->as_integer()) rate = static_cast<double>(i->get());
+    if (!rate || !(*rate >= 0.0 && *rate <= 1.0)) {  // also rejects NaN
+      errors_->Fail(*n, Join(path_, key), fmt::format("expected a number in 0..1, got {}", Got(*n)));
+      return;
+    }
+    target_->*m = static_cast<uint32_t>(std::llround(*rate * 1e6));
+  }
+
+ private:
+  // The node for `key` when reading; records the key when collecting.
+  const toml::node* Find(const char* key) {
+    if (collecting_) {
+      known_.emplace_back(key);
+      return nullptr;
+    }
+    if (errors_->failed()) return nullptr;
+    return table_->get(key);
+  }
+
+  Errors* errors_;
+  const toml::table* table_;
+  std::string path_;
+  S* target_;
+  std::vector<std::string> known_;
+  bool collecting_ = false;
+};
+
+template <typename S, typename Describe>
+void ReadTable(Errors* e, const toml::table* table, std::string path, S* target,
+               Describe describe, std::vector<std::string> also_known = {}) {
+  TableReader<S> reader(e, table, std::move(path), target, std::move(also_known));
+  reader.Read(describe);
+}
+
+// --- Run-specific checks -----------------------------------------------------
+
+// The actor slots of a run ("p1", "w1".."wN", "j1"), and how to print them.
+std::vector<std::string> Slots(const RunConfig& c) {
+  std::vector<std::string> out;
+  for (int i = 1; i <= c.producers; ++i) out.push_back(fmt::format("p{}", i));
+  for (int i = 1; i <= c.workers; ++i) out.push_back(fmt::format("w{}", i));
+  if (c.protocol.janitor.enabled()) out.emplace_back("j1");
+  return out;
+}
+
+std::string SlotSummary(const RunConfig& c) {
+  auto range = [](char letter, int n) {
+    return n == 1 ? fmt::format("{}1", letter) : fmt::format("{}1..{}{}", letter, letter, n);
+  };
+  std::string out = range('p', c.producers) + ", " + range('w', c.workers);
+  if (c.protocol.janitor.enabled()) out += ", j1";
+  return out;
+}
+
+bool IsHex16(std::string_view s) {
+  return s.size() == 16 && std::all_of(s.begin(), s.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+         });
+}
+
+std::vector<std::string> SplitWhitespace(std::string_view s) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+  while (i < s.size()) {
+    while (i < s.size() && space(s[i])) ++i;
+    size_t j = i;
+    while (j < s.size() && !space(s[j])) ++j;
+    if (j > i) out.emplace_back(s.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+// --- The scenario -------------------------------------------------------------
+
+const std::vector<std::string>& TopLevelKeys() {
+  static const std::vector<std::string> kKeys = {
+      "protocol", "name",     "description", "origin", "expect",   "seed",
+      "server",   "workload", "timing",      "faults", "schedule",
+  };
+  return kKeys;
+}
+
+class ScenarioParser {
+ public:
+  ScenarioParser(Errors* errors, const toml::table& root, std::string_view source_name)
+      : e_(errors), root_(root), source_name_(source_name) {}
+
+  // Meaningful only when !errors->failed().
+  Scenario Parse();
+
+ private:
+  std::optional<std::string> TopString(const char* key, std::string_view expected);
+  void ReadProtocol();
+  ProtocolDef ReadInlineProtocol(const toml::table& t);
+  void ReadExpect();
+  void ReadSeed();
+  void ReadSchedule();
+  void CheckActor(const toml::node& at, const std::string& path, const std::string& actor,
+                  std::string_view context);
+
+  Errors* e_;
+  const toml::table& root_;
+  std::string_view source_name_;
+  Scenario s_;
+  const toml::table* inline_protocol_ = nullptr;
+};
+
+Scenario ScenarioParser::Parse() {
+  CheckKeys(e_, root_, "", TopLevelKeys());
+  s_.name = std::filesystem::path(source_name_).stem().string();
+  if (auto v = TopString("name", "a non-empty name")) {
+    if (v->empty()) e_->Fail(*root_.get("name"), "name", "expected a non-empty name, got ''");
+    s_.name = *v;
+  }
+  if (auto v = TopString("description", "a string")) s_.description = *v;
+  if (auto v = TopString("origin", "a string")) s_.origin = *v;
+
+  ReadProtocol();
+  if (e_->failed()) return s_;
+  RunConfig& c = s_.config;
+  ReadTable(e_, SubTable(e_, root_, "", "server"), "server", &c, DescribeServer<TableReader<RunConfig>>);
+  ReadTable(e_, SubTable(e_, root_, "", "workload"), "workload", &c,
+            DescribeWorkload<TableReader<RunConfig>>);
+  ReadTable(e_, SubTable(e_, root_, "", "timing"), "timing", &c.timing,
+            DescribeTiming<TableReader<Timing>>);
+  ReadTable(e_, SubTable(e_, root_, "", "faults"), "faults", &c.faults,
+            DescribeFaults<TableReader<FaultModel>>);
+  ReadExpect();
+  ReadSeed();
+  if (e_->failed()) return s_;
+
+  if (inline_protocol_ != nullptr) {
+    // An inline protocol's own run defaults are the ones this file sets; the
+    // run is RunConfig::For(it) (which resolves the fault model to the sites
+    // the protocol visits) plus the file's run settings.
+    ProtocolDef p = c.protocol;
+    p.expected = c.expected;
+    p.naming = c.naming;
+    p.persistence = c.persistence;
+    p.faults = c.faults;
+    Status valid = ValidateProtocol(p);
+    if (!valid.ok()) e_->Fail(*inline_protocol_, "protocol", valid.message());
+    RunConfig run = RunConfig::For(p);
+    run.seed = c.seed;
+    run.producers = c.producers;
+    run.workers = c.workers;
+    run.events = c.events;
+    run.timing = c.timing;
+    c = std::move(run);
+  }
+  ReadSchedule();
+  if (e_->failed()) return s_;
+  Status valid = ValidateRunConfig(c);
+  if (!valid.ok()) e_->Fail(1, "scenario", valid.message());
+  return s_;
+}
+
+std::optional<std::string> ScenarioParser::TopString(const char* key, std::string_view expected) {
+  const toml::node* n = root_.get(key);
+  if (n == nullptr || e_->failed()) return std::nullopt;
+  return ReadString(e_, *n, key, expected);
+}
+
+void ScenarioParser::ReadProtocol() {
+  const toml::node* n = root_.get("protocol");
+  if (e_->failed()) return;
+  std::string expected = fmt::format(
+      "a catalog protocol name ({}) or an inline [protocol] table", CatalogNames());
+  if (n == nullptr) {
+    e_->Fail(1, "protocol", fmt::format("expected {}, got nothing", expected));
+    return;
+  }
+  if (const toml::table* t = n->as_table()) {
+    inline_protocol_ = t;
+    ProtocolDef p = ReadInlineProtocol(*t);
+    s_.config = RunConfig::For(p);
+    s_.config.faults = p.faults;  // [faults] amends the protocol's own model
+    return;
+  }
+  std::optional<std::string> name = ReadString(e_, *n, "protocol", expected);
+  if (!name) return;
+  const ProtocolDef* p = FindProtocol(*name);
+  if (p == nullptr) {
+    e_->Fail(*n, "protocol", fmt::format("unknown catalog protocol {} (valid: {})", Quoted(*name),
+                                         CatalogNames()));
+    return;
+  }
+  s_.protocol_ref = *name;
+  s_.config = RunConfig::For(*p);
+}
+
+ProtocolDef ScenarioParser::ReadInlineProtocol(const toml::table& t) {
+  ProtocolDef p;
+  const toml::node* base = t.get("base");
+  if (base != nullptr) {
+    std::optional<std::string> name = ReadString(e_, *base, "protocol.base", "a catalog protocol name");
+    if (!name) return p;
+    const ProtocolDef* def = FindProtocol(*name);
+    if (def == nullptr) {
+      e_->Fail(*base, "protocol.base", fmt::format("unknown catalog protocol {} (valid: {})",
+                                                   Quoted(*name), CatalogNames()));
+      return p;
+    }
+    p = *def;
+    p.cpp_handler = nullptr;  // an inline protocol runs its steps
+  }
+  p.name = s_.name;
+  ReadTable(e_, &t, "protocol", &p, DescribeProtocol<TableReader<ProtocolDef>>,
+            {"base", "loop", "janitor"});
+  if (base == nullptr && t.get("steps") == nullptr) {
+    e_->Fail(t, "protocol.steps",
+             fmt::format("expected an array of steps ({}) when there is no base, got nothing",
+                         HandlerOps().List()));
+  }
+  ReadTable(e_, SubTable(e_, t, "protocol", "loop"), "protocol.loop", &p.loop,
+            DescribeLoop<TableReader<LoopConfig>>);
+  ReadTable(e_, SubTable(e_, t, "protocol", "janitor"), "protocol.janitor", &p.janitor,
+            DescribeJanitor<TableReader<JanitorConfig>>);
+  return p;
+}
+
+void ScenarioParser::ReadExpect() {
+  const toml::node* n = root_.get("expect");
+  if (n == nullptr || e_->failed()) return;
+  std::string expected = fmt::format(
+      "\"<kind>\" or \"<kind>:<cause>\" with kind one of {} (ok takes no cause)", VerdictKindList());
+  std::optional<std::string> text = ReadString(e_, *n, "expect", expected);
+  if (!text) return;
+  if (!Expectation::Parse(*text, &s_.config.expected)) {
+    e_->Fail(*n, "expect", fmt::format("expected {}, got {}", expected, Quoted(*text)));
+  }
+}
+
+void ScenarioParser::ReadSeed() {
+  const toml::node* n = root_.get("seed");
+  if (n == nullptr || e_->failed()) return;
+  if (const auto* i = n->as_integer(); i != nullptr && i->get() >= 0) {
+    s_.config.seed = static_cast<uint64_t>(i->get());
+    return;
+  }
+  if (const auto* str = n->as_string()) {
+    const std::string& digits = str->get();
+    uint64_t seed = 0;
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), seed);
+    if (ec == std::errc() && end == digits.data() + digits.size() && !digits.empty()) {
+      s_.config.seed = seed;
+      return;
+    }
+  }
+  e_->Fail(*n, "seed", fmt::format(
+      "expected an integer >= 0 (or a decimal string for seeds above 2^63-1), got {}", Got(*n)));
+}
+
+void ScenarioParser::CheckActor(const toml::node& at, const std::string& path,
+                                const std::string& actor, std::string_view context) {
+  std::vector<std::string> slots = Slots(s_.config);
+  if (std::find(slots.begin(), slots.end(), actor) != slots.end()) return;
+  e_->Fail(at, path, fmt::format("expected an actor of this run ({}), got {}{}",
+                                 SlotSummary(s_.config), Quoted(actor), context));
+}
+
+void ScenarioParser::ReadSchedule() {
+  const toml::table* t = SubTable(e_, root_, "", "schedule");
+  if (t == nullptr || e_->failed()) return;
+  CheckKeys(e_, *t, "schedule", {"faults", "picks", "trace_hash"});
+  RunConfig& c = s_.config;
+
+  if (const toml::node* n = t->get("faults"); n != nullptr && !e_->failed()) {
+    const toml::array* a = n->as_array();
+    if (a == nullptr) {
+      e_->Fail(*n, "schedule.faults",
+               fmt::format("expected an array of fault strings like \"crash w1 after-effect #1\", got {}",
+                           Got(*n)));
+      return;
+    }
+    c.fault_schedule.emplace();
+    for (size_t i = 0; i < a->size(); ++i) {
+      const toml::node& el = (*a)[i];
+      std::string path = fmt::format("schedule.faults[{}]", i);
+      std::optional<std::string> text =
+          ReadString(e_, el, path, "a fault string like \"crash w1 after-effect #1\"");
+      if (!text) return;
+      Result<FaultSpec> spec = ParseFaultSpec(*text);
+      if (!spec.ok()) {
+        e_->Fail(el, path, spec.status().message());
+        return;
+      }
+      if (IsPointFault(spec->kind)) {
+        CheckActor(el, path, spec->actor, fmt::format(" in '{}'", *text));
+      }
+      c.fault_schedule->push_back(*spec);
+    }
+  }
+
+  if (const toml::node* n = t->get("picks"); n != nullptr && !e_->failed()) {
+    std::optional<std::string> text =
+        ReadString(e_, *n, "schedule.picks", "actor slots separated by spaces, like \"p1 w1 w2\"");
+    if (!text) return;
+    c.picks = SplitWhitespace(*text);
+    for (size_t i = 0; i < c.picks.size() && !e_->failed(); ++i) {
+      CheckActor(*n, "schedule.picks", c.picks[i], fmt::format(" as pick {}", i + 1));
+    }
+  }
+
+  if (const toml::node* n = t->get("trace_hash"); n != nullptr && !e_->failed()) {
+    std::optional<std::string> hash = ReadString(e_, *n, "schedule.trace_hash", "16 hex digits");
+    if (!hash) return;
+    if (!IsHex16(*hash)) {
+      e_->Fail(*n, "schedule.trace_hash", fmt::format("expected 16 hex digits, got {}", Quoted(*hash)));
+      return;
+    }
+    std::transform(hash->begin(), hash->end(), hash->begin(),
+                   [](char ch) { return static_cast<char>(std::tolower(static_cast<unsigned char>(ch))); });
+    s_.trace_hash = *hash;
+  }
+}
+
+}  // namespace
+
+Result<Scenario> ParseScenario(std::string_view text, std::string_view source_name) {
+  toml::table root;
+  try {
+    root = toml::parse(text, source_name);
+  } catch (const toml::parse_error& err) {
+    return Status::InvalidArgument(OneLine(fmt::format(
+        "{}:{}: invalid TOML: {}", source_name, std::max<uint32_t>(1, err.source().begin.line),
+        err.description())));
+  }
+  Errors errors(source_name);
+  ScenarioParser parser(&errors, root, source_name);
+  Scenario s = parser.Parse();
+  if (errors.failed()) return errors.status();
+  return s;
+}
+
+}  // namespace xackly

@@ -1,0 +1,171 @@
+// Scenarios: one run of xackly written down as a TOML file, so that a person
+// can write a case, and every failing run can be replayed from the file it
+// leaves behind. This layer parses and writes *strings*; it never opens a
+// file (the harness reads files and passes their text and name).
+//
+// ============================================================================
+// The scenario file format (TOML 1.0)
+// ============================================================================
+// Every key is optional except the protocol. Unknown keys and tables are
+// errors (a typo never silently falls back to a default); every error is one
+// line "file.toml:LINE: field.path: what was expected, got what".
+//
+// --- Top level (before any [table]) ---------------------------------------
+//   protocol = "txn-dedupe"   A catalog protocol by name (`xackly list` shows
+//                             them). Or leave this out and write an inline
+//                             [protocol] table instead (below). One is required.
+//   name = "..."              Default: the file name without its extension.
+//   description = "..."       Free text.
+//   origin = "..."            Free text: where the file came from, e.g. the
+//                             command that wrote it.
+//   expect = "duplicate:crash:after-effect"
+//                             The verdict the run must produce: "<kind>" or
+//                             "<kind>:<cause>", kind one of ok, duplicate, lost,
+//                             pel-leak, stuck; the cause is a prefix a violation
+//                             of that kind must carry ("ok" takes no cause).
+//                             Default: the protocol's own expectation ("ok" for
+//                             an inline protocol without `base`).
+//   seed = 17                 The seed every random choice derives from; an
+//                             integer >= 0, or a decimal string for seeds above
+//                             2^63-1 (TOML integers are signed 64-bit). Default 1.
+//
+// --- [server] --------------------------------------------------------------
+//   persistence = "none"      none | rdb | aof-always: what survives a server
+//                             restart fault. Default: the protocol's.
+//
+// --- [workload] ------------------------------------------------------------
+//   producers = 1             1..16
+//   workers = 3               1..64 consumer workers (slots w1..wN)
+//   events = 10               1..100000 events to produce
+//   restart_naming = "same"   same | fresh: a restarted worker keeps its
+//                             consumer name or takes a new one. Default: the
+//                             protocol's.
+//   Defaults: 1 producer, 3 workers, 10 events.
+//
+// --- [timing] --------------------------------------------------------------
+// Virtual milliseconds, integers; defaults as in sim/worker.h `Timing`.
+//   step_ms = 1  effect_ms = 10  produce_every_ms = 5  restart_delay_ms = 5000
+//   reconnect_ms = 1000  quiet_window_ms = 0 (0: derived from the protocol)
+//   max_steps = 20000 (a step count; reaching it is the verdict "stuck")
+//   fault_phase_ms: default the protocol's fault_phase_ms; 0: derived from
+//   the workload.
+//
+// --- [protocol]: an inline, declarative protocol ----------------------------
+//   base = "txn-dedupe"       Optional: start from this catalog protocol's
+//                             settings (and its expect/[server]/[faults]/
+//                             restart_naming defaults) and override them. The
+//                             result is declarative: it runs `steps`, not the
+//                             catalog's C++ handler.
+//   name = "my-protocol"      Default: the scenario's name.
+//   description = "..."
+//   steps = ["begin", "mark-done", "effect", "commit", "ack"]
+//                             The per-entry handler, in order. Required without
+//                             `base`. Steps: ack (XACK), check-done (is the
+//                             event recorded done? yes: duplicate branch),
+//                             mark-done (record done; already recorded: duplicate
+//                             branch), effect (the side effect), begin/commit
+//                             (one atomic group: an SQL transaction, or one EVAL
+//                             when every step inside is in Redis).
+//   dedupe = "none"           none | sql | redis: where done-records live.
+//   dedupe_ttl_ms = 0         Redis done-records expire after this; 0: never.
+//   effect = "external"       external | sql | redis: where the effect lands.
+//   idempotency_key = false   The external service dedupes by event id.
+//   on_duplicate = "ack"      ack | skip: what the duplicate branch does.
+//   fault_phase_ms = 0        0: derived from the workload.
+//   [protocol.loop]
+//     read_count = 10                 XREADGROUP COUNT (>= 1)
+//     read_own_pending_at_start = true
+//     claim = true                    periodic XAUTOCLAIM
+//     claim_min_idle_ms = 30000       claim_count = 10 (>= 1)
+//     claim_every_ms = 5000 (>= 1)    block_ms = 2000 (>= 1)
+//     ack = "per-entry"               per-entry | batch (the loop acks a
+//                                     whole batch; then no "ack" step)
+//     on_deleted = "ack"              ack | skip: an entry whose payload is gone
+//     dead_letter_after = 0           deliveries before dead-lettering; 0: never
+//     dead_letter_order = "save-then-ack"   save-then-ack | ack-then-save
+//   [protocol.janitor]
+//     trim = "none"                   none | maxlen | safe-minid
+//     trim_maxlen = 0                 delete_idle_consumers = false
+//     consumer_idle_ms = 10000        check_pending_before_delete = true
+//     every_ms = 1000 (>= 1)
+// For an inline protocol, `expect`, [server] persistence, [workload]
+// restart_naming and [faults] are also the protocol's own defaults.
+// The definition must pass ValidateProtocol (begin has a commit, dedupe
+// steps have a dedupe store, ...).
+//
+// --- [faults]: the fault model a plan is drawn from --------------------------
+// Absent: the protocol's fault model (none for an inline protocol without
+// base). Each key present overrides that model's value.
+//   kinds = ["crash", "lost-reply"]   crash, stall, lost-request, lost-reply,
+//                             xdel, xtrim, restart, save, delconsumer,
+//                             clock-jump, store-outage, poison
+//   crash_points = ["after-effect"]   crash/stall sites; [] means all
+//   lost_sites = ["XACK"]     lost-* sites; [] means XACK, XADD, COMMIT, EVAL
+//   crash_rate = 0.03         rates are probabilities 0..1 per visit, stored
+//   stall_rate = 0.03         as parts per million (rounded to 1e-6)
+//   lost_request_rate = 0.02  lost_reply_rate = 0.02
+//   stall_ms = 60000          scheduled_count = 1 (of each scheduled kind)
+//   xdel_target = "pending"   unread | pending | acked
+//   xtrim_target = "maxlen:2" maxlen:N | minid:last-delivered
+//   clock_jump_ms = 120000    store_outage_ms = 3000    poison_count = 1
+//
+// --- [schedule]: an exact replay ------------------------------------------
+//   faults = ["crash w1 after-effect #1", "poison event 3"]
+//                             An explicit fault plan, one fault per string in
+//                             FaultSpec's text form (sim/faults.h). Present
+//                             (even empty): exactly these faults, nothing drawn.
+//   picks = "p1 w1 w1 w2"     Scheduling choices, one actor slot per step
+//                             (p<n>, w<n>, j1 for the janitor), separated by
+//                             white space; after the last, the seed decides.
+//   trace_hash = "9ca6e72d056eda97"   16 hex digits: the replay must reproduce
+//                             this trace hash.
+// Point faults and picks must name actors this run has.
+//
+// scenarios/example.toml is a commented example; scenarios/catalog/ holds
+// every catalog protocol in inline form.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "sim/simulation.h"
+#include "sim/status.h"
+
+namespace xackly {
+
+struct Scenario {
+  std::string name;          // defaults to the source name's stem
+  std::string description;
+  // The catalog name when the file says protocol = "name"; empty for an
+  // inline [protocol] (then config.protocol is declarative).
+  std::string protocol_ref;
+  // Fully resolved: protocol, expectation, seed, workload, timing, fault
+  // model and explicit schedule. keep_trace is never set by a file.
+  RunConfig config;
+  std::optional<std::string> trace_hash;  // [schedule] trace_hash, lowercase
+  std::string origin;        // free text, e.g. the command that wrote the file
+};
+
+// Parses a scenario file's text. `source_name` (usually the file's path)
+// prefixes every error and gives the default name (its stem). On success the
+// config passes ValidateRunConfig. On failure returns kInvalidArgument with
+// exactly one line "source:line: field.path: what was expected, got what".
+Result<Scenario> ParseScenario(std::string_view text, std::string_view source_name);
+
+// Writes `s` as a commented scenario file. A catalog reference is written as
+// `protocol = "<name>"` plus only what differs from RunConfig::For(that
+// protocol), except that seed, expect, [workload] and [schedule] are always
+// written; an inline protocol is written in full.
+//
+// Round trip: ParseScenario(WriteScenario(s)) equals s (keep_trace aside)
+// for every s that ParseScenario returns, and for any s with a non-empty
+// name that passes ValidateRunConfig, names only actors its run has, and
+// whose inline protocol's own defaults (expected, naming, persistence,
+// faults) equal the run's. When they differ the file
+// keeps the run's values, so it still replays the same run. A protocol_ref
+// whose config.protocol is not that catalog protocol unchanged is written
+// inline, for the same reason.
+std::string WriteScenario(const Scenario& s);
+
+}  // namespace xackly

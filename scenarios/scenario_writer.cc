@@ -1,0 +1,271 @@
+// WriteScenario: Scenario → a commented TOML file that ParseScenario reads
+// back to the same Scenario. Keys are written through the same schema
+// descriptions the reader uses (schema.h).
+#include <functional>
+#include <limits>
+#include <set>
+#include <type_traits>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "scenarios/scenario.h"
+#include "scenarios/schema.h"
+
+namespace xackly {
+
+namespace {
+
+using namespace scenario_schema;
+
+// Column where a value's trailing comment starts (when the line is shorter).
+constexpr size_t kCommentColumn = 36;
+// Picks longer than this are wrapped over several lines.
+constexpr size_t kPicksPerLine = 24;
+
+// A TOML basic string.
+std::string Quote(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\b': out += "\\b"; break;
+      case '\t': out += "\\t"; break;
+      case '\n': out += "\\n"; break;
+      case '\f': out += "\\f"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+          out += fmt::format("\\u{:04x}", static_cast<unsigned char>(c));
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+// A rate as the exact decimal of ppm / 1e6 ("0.03", "1.0"), so that reading
+// it back rounds to the same ppm.
+std::string RateText(uint32_t ppm) {
+  std::string fraction = fmt::format("{:06}", ppm % 1000000);
+  while (fraction.size() > 1 && fraction.back() == '0') fraction.pop_back();
+  return fmt::format("{}.{}", ppm / 1000000, fraction);
+}
+
+std::string WithComment(std::string line, const char* doc) {
+  if (doc == nullptr) return line;
+  if (line.size() < kCommentColumn) line.resize(kCommentColumn, ' ');
+  else line += "  ";
+  return line + "# " + doc;
+}
+
+template <typename Range, typename Name>
+std::string Array(const Range& items, Name name) {
+  std::string out = "[";
+  for (const auto& item : items) out += (out.size() > 1 ? ", " : "") + Quote(name(item));
+  return out + "]";
+}
+
+// Writes the keys of one table (see schema.h): those whose value differs
+// from `base`, and those `always` names.
+template <typename S>
+class TableWriter {
+ public:
+  using KeyFilter = std::function<bool(std::string_view key)>;
+
+  TableWriter(const S& value, const S& base, KeyFilter always)
+      : value_(value), base_(base), always_(std::move(always)) {}
+
+  const std::string& lines() const { return lines_; }
+
+  template <typename T>
+  void Int(const char* key, T S::*m, int64_t, int64_t, const char* doc) {
+    Put(key, value_.*m != base_.*m, fmt::format("{}", value_.*m), doc);
+  }
+  void Bool(const char* key, bool S::*m, const char* doc) {
+    Put(key, value_.*m != base_.*m, value_.*m ? "true" : "false", doc);
+  }
+  template <typename E>
+  void Enum(const char* key, E S::*m, const EnumTable<E>& table, const char* doc) {
+    Put(key, value_.*m != base_.*m, Quote(table.NameOf(value_.*m)), doc);
+  }
+  template <typename E>
+  void EnumList(const char* key, std::vector<E> S::*m, const EnumTable<E>& table, const char* doc) {
+    Put(key, value_.*m != base_.*m,
+        Array(value_.*m, [&](E v) { return table.NameOf(v); }), doc);
+  }
+  template <typename E>
+  void EnumSet(const char* key, std::set<E> S::*m, const EnumTable<E>& table, const char* doc) {
+    std::vector<std::string> names;  // in table order, not set order
+    for (const auto& [v, name] : table.names) {
+      if ((value_.*m).count(v) > 0) names.push_back(name);
+    }
+    Put(key, value_.*m != base_.*m, Array(names, [](const std::string& n) { return n; }), doc);
+  }
+  void Names(const char* key, std::vector<std::string> S::*m, const std::vector<std::string>&,
+             const char*, const char* doc) {
+    Put(key, value_.*m != base_.*m, Array(value_.*m, [](const std::string& n) { return n; }), doc);
+  }
+  void Text(const char* key, std::string S::*m, bool (*)(std::string_view), const char*,
+            const char* doc) {
+    Put(key, value_.*m != base_.*m, Quote(value_.*m), doc);
+  }
+  void Rate(const char* key, uint32_t S::*m, const char* doc) {
+    Put(key, value_.*m != base_.*m, RateText(value_.*m), doc);
+  }
+
+ private:
+  void Put(const char* key, bool differs, const std::string& value, const char* doc) {
+    if (!differs && !(always_ && always_(key))) return;
+    lines_ += WithComment(fmt::format("{} = {}", key, value), doc) + "\n";
+  }
+
+  const S& value_;
+  const S& base_;
+  KeyFilter always_;
+  std::string lines_;
+};
+
+bool AllKeys(std::string_view) { return true; }
+
+// The lines of one table: every key (base == nullptr) or only the keys that
+// differ from *base, plus those `always` names.
+template <typename S, typename Describe>
+std::string TableLines(const S& value, const std::type_identity_t<S>* base, Describe describe,
+                       typename TableWriter<S>::KeyFilter always = nullptr) {
+  if (base == nullptr) {
+    base = &value;
+    always = &AllKeys;
+  }
+  TableWriter<S> w(value, *base, std::move(always));
+  describe(w);
+  return w.lines();
+}
+
+// Appends "[header]  # comment" and `lines`; nothing when there are no lines
+// unless `always`.
+void Section(std::string* out, std::string_view header, const char* comment,
+             const std::string& lines, bool always = false) {
+  if (lines.empty() && !always) return;
+  *out += "\n" + WithComment(fmt::format("[{}]", header), comment) + "\n" + lines;
+}
+
+// The [protocol] tables of `p`, in full.
+std::string ProtocolTables(const ProtocolDef& p) {
+  std::string out;
+  Section(&out, "protocol", "inline, declarative definition",
+          TableLines(p, nullptr, DescribeProtocol<TableWriter<ProtocolDef>>), true);
+  Section(&out, "protocol.loop", "the worker loop",
+          TableLines(p.loop, nullptr, DescribeLoop<TableWriter<LoopConfig>>), true);
+  Section(&out, "protocol.janitor", "retention and consumer clean-up",
+          TableLines(p.janitor, nullptr, DescribeJanitor<TableWriter<JanitorConfig>>), true);
+  return out;
+}
+
+// Every [faults] key: two models are equal when these texts are.
+std::string FaultsText(const FaultModel& m) {
+  return TableLines(m, nullptr, DescribeFaults<TableWriter<FaultModel>>);
+}
+
+// Everything that defines a protocol, in the file's own terms: two
+// definitions are the same protocol when these texts are equal.
+std::string Definition(const ProtocolDef& p) {
+  return fmt::format("{}\n{}\n{}\n{}\n{}", ProtocolTables(p), p.expected.ToString(),
+                     RestartNamingName(p.naming), PersistenceName(p.persistence),
+                     FaultsText(p.faults));
+}
+
+// The catalog protocol `s` may be written as a reference to, or nullptr.
+const ProtocolDef* CatalogReference(const Scenario& s) {
+  if (s.protocol_ref.empty()) return nullptr;
+  const ProtocolDef* p = FindProtocol(s.protocol_ref);
+  if (p == nullptr || p->cpp_handler != s.config.protocol.cpp_handler) return nullptr;
+  return Definition(*p) == Definition(s.config.protocol) ? p : nullptr;
+}
+
+std::string PicksText(const std::vector<std::string>& picks) {
+  if (picks.size() <= kPicksPerLine) {
+    std::string out;
+    for (const auto& p : picks) out += (out.empty() ? "" : " ") + p;
+    return Quote(out);
+  }
+  // A multi-line string: a line-ending backslash joins the lines.
+  std::string out = "\"\"\"\n";
+  for (size_t i = 0; i < picks.size(); ++i) {
+    out += picks[i];
+    if (i + 1 == picks.size()) break;
+    out += (i + 1) % kPicksPerLine == 0 ? " \\\n" : " ";
+  }
+  return out + "\"\"\"";
+}
+
+std::string ScheduleLines(const Scenario& s) {
+  const RunConfig& c = s.config;
+  std::string out;
+  if (c.fault_schedule) {
+    if (c.fault_schedule->empty()) {
+      out += "faults = []  # no faults at all\n";
+    } else {
+      out += "faults = [\n";
+      for (const FaultSpec& f : *c.fault_schedule) out += "  " + Quote(f.ToString()) + ",\n";
+      out += "]\n";
+    }
+  }
+  if (!c.picks.empty()) out += "picks = " + PicksText(c.picks) + "\n";
+  if (s.trace_hash) out += "trace_hash = " + Quote(*s.trace_hash) + "\n";
+  if (out.empty()) out = "# empty: faults are drawn from [faults] and steps picked by the seed\n";
+  return out;
+}
+
+}  // namespace
+
+std::string WriteScenario(const Scenario& s) {
+  const RunConfig& c = s.config;
+  const ProtocolDef* catalog = CatalogReference(s);
+  const RunConfig defaults = RunConfig::For(c.protocol);
+  std::string out = "# xackly scenario";
+  if (!s.name.empty()) out += ": " + s.name;
+  out += "\n# Format reference: scenarios/scenario.h\n";
+
+  if (!s.name.empty()) out += "name = " + Quote(s.name) + "\n";
+  if (!s.description.empty()) out += "description = " + Quote(s.description) + "\n";
+  if (!s.origin.empty()) out += "origin = " + Quote(s.origin) + "\n";
+  if (catalog != nullptr) {
+    out += WithComment("protocol = " + Quote(catalog->name), "a catalog protocol") + "\n";
+  }
+  out += WithComment("expect = " + Quote(c.expected.ToString()), "the verdict this run must produce") + "\n";
+  // TOML integers are signed: larger seeds are written as decimal strings.
+  out += c.seed <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())
+             ? fmt::format("seed = {}\n", c.seed)
+             : fmt::format("seed = \"{}\"\n", c.seed);
+
+  // A catalog reference writes only what differs from the protocol's run
+  // defaults; an inline protocol's defaults are whatever this file says.
+  const RunConfig* base = catalog != nullptr ? &defaults : nullptr;
+  Section(&out, "server", nullptr, TableLines(c, base, DescribeServer<TableWriter<RunConfig>>));
+  Section(&out, "workload", nullptr, TableLines(c, nullptr, DescribeWorkload<TableWriter<RunConfig>>));
+  Section(&out, "timing", "virtual milliseconds",
+          TableLines(c.timing, &defaults.timing, DescribeTiming<TableWriter<Timing>>));
+  if (catalog == nullptr) {
+    ProtocolDef p = c.protocol;
+    if (p.name.empty()) p.name = s.name;
+    out += ProtocolTables(p);
+  }
+  // An inline file's [faults] is the protocol's own model, which
+  // RunConfig::For resolves into the run's; a run whose model differs from
+  // that is written as it ran.
+  const FaultModel none;
+  const bool is_inline = catalog == nullptr;
+  const FaultModel& model =
+      is_inline && FaultsText(c.faults) == FaultsText(defaults.faults) ? c.protocol.faults : c.faults;
+  Section(&out, "faults", "the model a plan is drawn from when [schedule] has no faults",
+          TableLines(model, is_inline ? &none : &defaults.faults,
+                     DescribeFaults<TableWriter<FaultModel>>,
+                     [&](std::string_view key) { return is_inline && FaultKeyMatters(model, key); }));
+  Section(&out, "schedule", "an exact replay", ScheduleLines(s), true);
+  return out;
+}
+
+}  // namespace xackly

@@ -1,0 +1,152 @@
+#include "scenarios/schema.h"
+
+#include <initializer_list>
+
+namespace xackly::scenario_schema {
+
+namespace {
+
+// A table whose spellings come from sim's own name function.
+template <typename E>
+EnumTable<E> FromNames(const char* noun, std::initializer_list<E> values, const char* (*name)(E)) {
+  EnumTable<E> t{noun, {}};
+  for (E v : values) t.names.emplace_back(v, name(v));
+  return t;
+}
+
+}  // namespace
+
+const EnumTable<HandlerOp>& HandlerOps() {
+  static const auto kTable = FromNames(
+      "step",
+      {HandlerOp::kAck, HandlerOp::kCheckDone, HandlerOp::kMarkDone, HandlerOp::kEffect,
+       HandlerOp::kBegin, HandlerOp::kCommit},
+      &HandlerOpName);
+  return kTable;
+}
+
+const EnumTable<DedupeStore>& DedupeStores() {
+  static const auto kTable = FromNames(
+      "dedupe store", {DedupeStore::kNone, DedupeStore::kSql, DedupeStore::kRedis},
+      &DedupeStoreName);
+  return kTable;
+}
+
+const EnumTable<EffectSink>& EffectSinks() {
+  static const auto kTable = FromNames(
+      "effect sink", {EffectSink::kExternal, EffectSink::kSql, EffectSink::kRedis},
+      &EffectSinkName);
+  return kTable;
+}
+
+// sim/ has no names for the next four enums; these spellings are the
+// scenario format's.
+const EnumTable<DuplicatePolicy>& DuplicatePolicies() {
+  static const EnumTable<DuplicatePolicy> kTable{
+      "duplicate policy", {{DuplicatePolicy::kAck, "ack"}, {DuplicatePolicy::kSkip, "skip"}}};
+  return kTable;
+}
+
+const EnumTable<AckMode>& AckModes() {
+  static const EnumTable<AckMode> kTable{
+      "ack mode", {{AckMode::kPerEntry, "per-entry"}, {AckMode::kBatch, "batch"}}};
+  return kTable;
+}
+
+const EnumTable<DeletedEntryPolicy>& DeletedEntryPolicies() {
+  static const EnumTable<DeletedEntryPolicy> kTable{
+      "deleted-entry policy",
+      {{DeletedEntryPolicy::kAck, "ack"}, {DeletedEntryPolicy::kSkip, "skip"}}};
+  return kTable;
+}
+
+const EnumTable<DeadLetterOrder>& DeadLetterOrders() {
+  static const EnumTable<DeadLetterOrder> kTable{
+      "dead-letter order",
+      {{DeadLetterOrder::kSaveThenAck, "save-then-ack"},
+       {DeadLetterOrder::kAckThenSave, "ack-then-save"}}};
+  return kTable;
+}
+
+const EnumTable<TrimPolicy>& TrimPolicies() {
+  static const auto kTable = FromNames(
+      "trim policy", {TrimPolicy::kNone, TrimPolicy::kMaxLen, TrimPolicy::kSafeMinId},
+      &TrimPolicyName);
+  return kTable;
+}
+
+const EnumTable<RestartNaming>& RestartNamings() {
+  static const auto kTable = FromNames(
+      "restart naming", {RestartNaming::kSame, RestartNaming::kFresh}, &RestartNamingName);
+  return kTable;
+}
+
+const EnumTable<Persistence>& Persistences() {
+  static const auto kTable = FromNames(
+      "persistence mode", {Persistence::kNone, Persistence::kRdb, Persistence::kAofAlways},
+      &PersistenceName);
+  return kTable;
+}
+
+const EnumTable<FaultKind>& FaultKinds() {
+  static const auto kTable = FromNames(
+      "fault kind",
+      {FaultKind::kCrash, FaultKind::kStall, FaultKind::kLostRequest, FaultKind::kLostReply,
+       FaultKind::kXdel, FaultKind::kXtrim, FaultKind::kRestart, FaultKind::kSave,
+       FaultKind::kDelConsumer, FaultKind::kClockJump, FaultKind::kStoreOutage,
+       FaultKind::kPoison},
+      &FaultKindName);
+  return kTable;
+}
+
+// sim's ValidateFaultSpec owns the rule for targets; ask it with a probe spec.
+bool IsXdelTarget(std::string_view s) {
+  FaultSpec probe;
+  probe.kind = FaultKind::kXdel;
+  probe.target = std::string(s);
+  return ValidateFaultSpec(probe).ok();
+}
+
+bool IsXtrimTarget(std::string_view s) {
+  FaultSpec probe;
+  probe.kind = FaultKind::kXtrim;
+  probe.target = std::string(s);
+  return ValidateFaultSpec(probe).ok();
+}
+
+bool IsNonEmpty(std::string_view s) { return !s.empty(); }
+
+bool FaultKeyMatters(const FaultModel& m, std::string_view key) {
+  using K = FaultKind;
+  struct Use {
+    std::string_view key;
+    std::vector<FaultKind> kinds;
+  };
+  static const Use kUses[] = {
+      {"crash_points", {K::kCrash, K::kStall}},
+      {"lost_sites", {K::kLostRequest, K::kLostReply}},
+      {"crash_rate", {K::kCrash}},
+      {"stall_rate", {K::kStall}},
+      {"stall_ms", {K::kStall}},
+      {"lost_request_rate", {K::kLostRequest}},
+      {"lost_reply_rate", {K::kLostReply}},
+      {"scheduled_count",
+       {K::kXdel, K::kXtrim, K::kRestart, K::kSave, K::kDelConsumer, K::kClockJump,
+        K::kStoreOutage}},
+      {"xdel_target", {K::kXdel}},
+      {"xtrim_target", {K::kXtrim}},
+      {"clock_jump_ms", {K::kClockJump}},
+      {"store_outage_ms", {K::kStoreOutage}},
+      {"poison_count", {K::kPoison}},
+  };
+  if (key == "kinds") return true;
+  for (const Use& u : kUses) {
+    if (u.key != key) continue;
+    for (FaultKind k : u.kinds) {
+      if (m.Has(k)) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace xackly::scenario_schema

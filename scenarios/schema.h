@@ -1,0 +1,188 @@
+// The keys of every scenario table, described once. The reader
+// (scenario.cc) and the writer (scenario_writer.cc) both walk these
+// descriptions, so a key can only be written the way it is read: adding a
+// field means adding one line here. Internal to scenarios/.
+//
+// A description is a function template over a visitor V for one struct S. V
+// provides, for a key and a pointer to the member it maps to:
+//   Int(key, &S::m, min, max, doc)              int or int64_t; max kNoMax: none
+//   Bool(key, &S::m, doc)
+//   Enum(key, &S::m, table, doc)                one name of `table`
+//   EnumList(key, &S::m, table, doc)            array of names, in order
+//   EnumSet(key, &S::m, table, doc)             array of names, a set
+//   Names(key, &S::m, valid, noun, doc)         array of strings from `valid`
+//   Text(key, &S::m, check, expected, doc)      a string; `check` may be null
+//   Rate(key, &S::m, doc)                       float 0..1 stored as ppm
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/faults.h"
+#include "sim/protocol.h"
+#include "sim/server.h"
+#include "sim/simulation.h"
+#include "sim/status.h"
+#include "sim/worker.h"
+
+namespace xackly::scenario_schema {
+
+// An enum's spellings in scenario files, and the noun its errors use.
+template <typename E>
+struct EnumTable {
+  const char* noun;  // "step", "persistence mode"
+  std::vector<std::pair<E, std::string>> names;
+
+  // REQUIRES: `value` is in the table (every enumerator is).
+  const std::string& NameOf(E value) const {
+    for (const auto& [v, n] : names) {
+      if (v == value) return n;
+    }
+    XACKLY_CHECK(false);
+    return names.front().second;
+  }
+  bool Parse(std::string_view name, E* out) const {
+    for (const auto& [v, n] : names) {
+      if (n == name) {
+        *out = v;
+        return true;
+      }
+    }
+    return false;
+  }
+  // "a, b, c"
+  std::string List() const {
+    std::string out;
+    for (const auto& [v, n] : names) out += (out.empty() ? "" : ", ") + n;
+    return out;
+  }
+};
+
+const EnumTable<HandlerOp>& HandlerOps();
+const EnumTable<DedupeStore>& DedupeStores();
+const EnumTable<EffectSink>& EffectSinks();
+const EnumTable<DuplicatePolicy>& DuplicatePolicies();
+const EnumTable<AckMode>& AckModes();
+const EnumTable<DeletedEntryPolicy>& DeletedEntryPolicies();
+const EnumTable<DeadLetterOrder>& DeadLetterOrders();
+const EnumTable<TrimPolicy>& TrimPolicies();
+const EnumTable<RestartNaming>& RestartNamings();
+const EnumTable<Persistence>& Persistences();
+const EnumTable<FaultKind>& FaultKinds();
+
+// Checks for string keys whose values follow sim's own rules.
+bool IsXdelTarget(std::string_view s);   // unread | pending | acked
+bool IsXtrimTarget(std::string_view s);  // maxlen:N | minid:last-delivered
+bool IsNonEmpty(std::string_view s);
+
+// Which [faults] keys matter for the enabled kinds (the writer always spells
+// those out for an inline protocol, even when they hold the default).
+bool FaultKeyMatters(const FaultModel& m, std::string_view key);
+
+inline constexpr int64_t kNoMax = std::numeric_limits<int64_t>::max();
+
+// [server] (members of RunConfig)
+template <typename V>
+void DescribeServer(V& v) {
+  v.Enum("persistence", &RunConfig::persistence, Persistences(),
+         "what survives a server restart");
+}
+
+// [workload] (members of RunConfig)
+template <typename V>
+void DescribeWorkload(V& v) {
+  v.Int("producers", &RunConfig::producers, 1, 16, nullptr);
+  v.Int("workers", &RunConfig::workers, 1, 64, nullptr);
+  v.Int("events", &RunConfig::events, 1, 100000, nullptr);
+  v.Enum("restart_naming", &RunConfig::naming, RestartNamings(),
+         "a restarted worker's consumer name");
+}
+
+// [timing]
+template <typename V>
+void DescribeTiming(V& v) {
+  v.Int("step_ms", &Timing::step_ms, 1, kNoMax, "virtual time per executed step");
+  v.Int("effect_ms", &Timing::effect_ms, 0, kNoMax, "a side effect keeps a worker busy");
+  v.Int("produce_every_ms", &Timing::produce_every_ms, 0, kNoMax, nullptr);
+  v.Int("restart_delay_ms", &Timing::restart_delay_ms, 0, kNoMax, "crash to replacement");
+  v.Int("reconnect_ms", &Timing::reconnect_ms, 0, kNoMax, "after a timeout");
+  v.Int("fault_phase_ms", &Timing::fault_phase_ms, 0, kNoMax, "0: derived from the workload");
+  v.Int("quiet_window_ms", &Timing::quiet_window_ms, 0, kNoMax, "0: derived from the protocol");
+  v.Int("max_steps", &Timing::max_steps, 1, kNoMax, "reaching it is the verdict stuck");
+}
+
+// [protocol], without `base` and the loop/janitor subtables.
+template <typename V>
+void DescribeProtocol(V& v) {
+  v.Text("name", &ProtocolDef::name, &IsNonEmpty, "a non-empty name", nullptr);
+  v.Text("description", &ProtocolDef::description, nullptr, "a string", nullptr);
+  v.EnumList("steps", &ProtocolDef::steps, HandlerOps(), "the per-entry handler, in order");
+  v.Enum("dedupe", &ProtocolDef::dedupe, DedupeStores(), "where done-records live");
+  v.Int("dedupe_ttl_ms", &ProtocolDef::dedupe_ttl_ms, 0, kNoMax, "0: done-records never expire");
+  v.Enum("effect", &ProtocolDef::effect, EffectSinks(), "where the side effect lands");
+  v.Bool("idempotency_key", &ProtocolDef::idempotency_key, "the external service dedupes");
+  v.Enum("on_duplicate", &ProtocolDef::on_duplicate, DuplicatePolicies(),
+         "what the duplicate branch does");
+  v.Int("fault_phase_ms", &ProtocolDef::fault_phase_ms, 0, kNoMax,
+        "0: derived from the workload");
+}
+
+// [protocol.loop]
+template <typename V>
+void DescribeLoop(V& v) {
+  v.Int("read_count", &LoopConfig::read_count, 1, kNoMax, "XREADGROUP COUNT");
+  v.Bool("read_own_pending_at_start", &LoopConfig::read_own_pending_at_start,
+         "XREADGROUP ... 0 on start-up");
+  v.Bool("claim", &LoopConfig::claim, "periodic XAUTOCLAIM");
+  v.Int("claim_min_idle_ms", &LoopConfig::claim_min_idle_ms, 0, kNoMax, nullptr);
+  v.Int("claim_count", &LoopConfig::claim_count, 1, kNoMax, nullptr);
+  v.Int("claim_every_ms", &LoopConfig::claim_every_ms, 1, kNoMax, nullptr);
+  v.Int("block_ms", &LoopConfig::block_ms, 1, kNoMax, "an empty read parks this long");
+  v.Enum("ack", &LoopConfig::ack, AckModes(), "batch: the loop acks the whole batch");
+  v.Enum("on_deleted", &LoopConfig::on_deleted, DeletedEntryPolicies(),
+         "an entry whose payload is gone");
+  v.Int("dead_letter_after", &LoopConfig::dead_letter_after, 0, kNoMax,
+        "deliveries before dead-lettering; 0: never");
+  v.Enum("dead_letter_order", &LoopConfig::dead_letter_order, DeadLetterOrders(), nullptr);
+}
+
+// [protocol.janitor]
+template <typename V>
+void DescribeJanitor(V& v) {
+  v.Enum("trim", &JanitorConfig::trim, TrimPolicies(), "retention XTRIM");
+  v.Int("trim_maxlen", &JanitorConfig::trim_maxlen, 0, kNoMax, "trim = \"maxlen\": MAXLEN N");
+  v.Bool("delete_idle_consumers", &JanitorConfig::delete_idle_consumers,
+         "XGROUP DELCONSUMER of idle consumers");
+  v.Int("consumer_idle_ms", &JanitorConfig::consumer_idle_ms, 0, kNoMax, nullptr);
+  v.Bool("check_pending_before_delete", &JanitorConfig::check_pending_before_delete, nullptr);
+  v.Int("every_ms", &JanitorConfig::every_ms, 1, kNoMax, nullptr);
+}
+
+// [faults]
+template <typename V>
+void DescribeFaults(V& v) {
+  v.EnumSet("kinds", &FaultModel::kinds, FaultKinds(), "enabled fault kinds");
+  v.Names("crash_points", &FaultModel::crash_points, AllCrashPoints(), "crash point",
+          "crash/stall sites; empty: all");
+  v.Names("lost_sites", &FaultModel::lost_sites, AllLostSites(), "request",
+          "lost-* sites; empty: XACK, XADD, COMMIT, EVAL");
+  v.Rate("crash_rate", &FaultModel::crash_ppm, "per visit of a crash point");
+  v.Rate("stall_rate", &FaultModel::stall_ppm, nullptr);
+  v.Int("stall_ms", &FaultModel::stall_ms, 1, kNoMax, nullptr);
+  v.Rate("lost_request_rate", &FaultModel::lost_request_ppm, "per visit of a lost site");
+  v.Rate("lost_reply_rate", &FaultModel::lost_reply_ppm, nullptr);
+  v.Int("scheduled_count", &FaultModel::scheduled_count, 0, kNoMax,
+        "of each enabled scheduled kind");
+  v.Text("xdel_target", &FaultModel::xdel_target, &IsXdelTarget, "unread, pending or acked",
+         nullptr);
+  v.Text("xtrim_target", &FaultModel::xtrim_target, &IsXtrimTarget,
+         "maxlen:N or minid:last-delivered", nullptr);
+  v.Int("clock_jump_ms", &FaultModel::clock_jump_ms, 1, kNoMax, nullptr);
+  v.Int("store_outage_ms", &FaultModel::store_outage_ms, 1, kNoMax, nullptr);
+  v.Int("poison_count", &FaultModel::poison_count, 0, kNoMax, "events whose effect always fails");
+}
+
+}  // namespace xackly::scenario_schema
