@@ -224,11 +224,10 @@ void Oracle::RunWideFault(HistoryKind kind, int64_t t, const std::string& detail
   global_.push_back(Item(kind, t, "fault", "", detail));
 }
 
-bool Oracle::Settled() const {
+bool Oracle::NothingLeftToDeliver() const {
   if (!pel_.empty()) return false;
   for (const auto& [event_id, st] : state_) {
     if (!st.produced) return false;
-    if (st.effects_seen == 0 && !st.dead_lettered) return false;
   }
   for (const auto& [sid, id] : stream_) {
     if (delivered_.count(id) == 0) return false;

@@ -103,9 +103,10 @@ class Oracle {
 
   // --- Queries during the run ---------------------------------------------
   int64_t last_progress_ms() const { return last_progress_ms_; }
-  // Nothing can change any more: every event produced and accounted for,
-  // nothing pending, nothing undelivered.
-  bool Settled() const;
+  // No delivery can happen any more: every event produced, nothing pending,
+  // every live entry delivered. With every worker idle, the run cannot
+  // change its outcome: it is quiescent.
+  bool NothingLeftToDeliver() const;
   // The events a request argv or step refers to (by event id or stream id).
   std::vector<std::string> EventsOfIds(const std::vector<std::string>& stream_ids) const;
   std::string EventOfId(const std::string& stream_id) const;

@@ -904,8 +904,8 @@ Result<RunResult> Simulation::Run() {
       }
     }
     if (!fault_phase_) {
-      if (AllWorkersIdle() && oracle_.Settled()) {
-        Note("quiescent: every event settled, nothing pending");
+      if (AllWorkersIdle() && oracle_.NothingLeftToDeliver()) {
+        Note("quiescent: nothing pending, nothing left to deliver");
         break;
       }
       int64_t quiet_since = std::max(drain_start_ms_, oracle_.last_progress_ms());
