@@ -1,0 +1,173 @@
+// The commands a user runs every day, as a user runs them: separate
+// processes, exit codes, files left behind, and output a script can read.
+#include <filesystem>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "harness/exit_codes.h"
+#include "harness/files.h"
+#include "tests/harness/test_util.h"
+
+namespace xackly {
+namespace {
+
+// The trace hash a run/replay printed ("trace 0123456789abcdef, ...").
+std::string TraceHash(const std::string& output) {
+  std::smatch m;
+  std::regex re("trace ([0-9a-f]{16})");
+  return std::regex_search(output, m, re) ? m[1].str() : "";
+}
+
+bool HasControlCharacters(const std::string& s) {
+  for (unsigned char c : s) {
+    if (c < 0x20 && c != '\n') return true;
+  }
+  return false;
+}
+
+TEST(CliCommandsTest, TheSameSeedGivesTheSameTraceInAnotherProcess) {
+  CommandOutput a = RunXackly({"run", "--protocol", "txn-dedupe", "--seed", "7"});
+  CommandOutput b = RunXackly({"run", "--protocol", "txn-dedupe", "--seed", "7"});
+  CommandOutput c = RunXackly({"run", "--protocol", "txn-dedupe", "--seed", "8"});
+  ASSERT_EQ(a.exit_code, kExitOk) << a.output;
+  ASSERT_FALSE(TraceHash(a.output).empty()) << a.output;
+  EXPECT_EQ(TraceHash(a.output), TraceHash(b.output));
+  EXPECT_NE(TraceHash(a.output), TraceHash(c.output));
+}
+
+TEST(CliCommandsTest, RunExitCodesFollowTheVerdict) {
+  // no-dedupe, seed 3: a crash between effect and XACK (the expected verdict).
+  CommandOutput dup = RunXackly({"run", "--protocol", "no-dedupe", "--seed", "3"});
+  EXPECT_EQ(dup.exit_code, kExitOk) << dup.output;
+  EXPECT_TRUE(Contains(dup.output, "crash:after-effect")) << dup.output;
+  // The same protocol without faults does not show its expected duplicate.
+  CommandOutput none = RunXackly({"run", "--protocol", "no-dedupe", "--seed", "3", "--faults", "none"});
+  EXPECT_EQ(none.exit_code, kExitVerdictMismatch) << none.output;
+  EXPECT_TRUE(Contains(none.output, "DOES NOT MATCH")) << none.output;
+}
+
+TEST(CliCommandsTest, RunJsonCarriesTheFieldsScriptsNeed) {
+  CommandOutput out = RunXackly({"run", "--protocol", "no-dedupe", "--seed", "3", "--format", "json"});
+  ASSERT_EQ(out.exit_code, kExitOk) << out.output;
+  size_t brace = out.output.find('{');
+  ASSERT_NE(brace, std::string::npos);
+  std::string json = out.output.substr(brace);
+  for (const char* field : {"\"schema\"", "\"protocol\"", "\"seed\"", "\"expected\"", "\"violations\"",
+                            "\"matched\"", "\"trace_hash\"", "\"steps\"", "\"events\""}) {
+    EXPECT_TRUE(Contains(json, field)) << field << " missing in " << json;
+  }
+}
+
+TEST(CliCommandsTest, CheckDeterminismPassesForADeterministicRun) {
+  CommandOutput out = RunXackly({"run", "--protocol", "lua-dedupe", "--seed", "4", "--check-determinism"});
+  EXPECT_EQ(out.exit_code, kExitOk) << out.output;
+  EXPECT_TRUE(Contains(out.output, "determinism: a second run on a fresh server gave the same trace")) << out.output;
+}
+
+TEST(CliCommandsTest, BadNamesExitTwoAndListTheValidValues) {
+  CommandOutput p = RunXackly({"run", "--protocol", "no-such-protocol"});
+  EXPECT_EQ(p.exit_code, kExitUsage);
+  EXPECT_TRUE(Contains(p.output, "valid: ack-first, no-dedupe")) << p.output;
+  CommandOutput f = RunXackly({"run", "--protocol", "no-dedupe", "--faults", "crash,meteor"});
+  EXPECT_EQ(f.exit_code, kExitUsage);
+  EXPECT_TRUE(Contains(f.output, "unknown fault kind 'meteor'")) << f.output;
+  EXPECT_TRUE(Contains(f.output, "lost-reply")) << f.output;
+  CommandOutput w = RunXackly({"run", "--protocol", "no-dedupe", "--workers", "0"});
+  EXPECT_EQ(w.exit_code, kExitUsage) << w.output;
+  CommandOutput c = RunXackly({"check", "--protocol", "no-dedupe", "--shard", "4/3"});
+  EXPECT_EQ(c.exit_code, kExitUsage) << c.output;
+}
+
+TEST(CliCommandsTest, ProtocolsListsEveryProtocolWithItsFaultModel) {
+  CommandOutput out = RunXackly({"protocols"});
+  ASSERT_EQ(out.exit_code, kExitOk);
+  for (const char* name : {"ack-first", "no-dedupe", "txn-dedupe", "lua-dedupe", "no-claim", "naive-trim"}) {
+    EXPECT_TRUE(Contains(out.output, name)) << name;
+  }
+  EXPECT_TRUE(Contains(out.output, "faults: crash(after-read,after-effect,after-ack)")) << out.output;
+  CommandOutput json = RunXackly({"protocols", "--format", "json"});
+  EXPECT_TRUE(Contains(json.output, "\"fault_model\"")) << json.output;
+}
+
+// Issue #5: check finds the expected violation, shrinks it to one event, one
+// worker and one crash, and writes a replay file that reproduces its trace
+// in another process.
+TEST(CliCommandsTest, CheckShrinksToAMinimalCaseThatReplaysExactly) {
+  ScopedTempRoot out;
+  for (const char* protocol : {"no-dedupe", "ack-first"}) {
+    CommandOutput check = RunXackly({"check", "--protocol", protocol, "--cases", "200", "--seed", "1",
+                                     "--out", out.path(), "--quiet"});
+    ASSERT_EQ(check.exit_code, kExitOk) << check.output;
+    EXPECT_TRUE(Contains(check.output, "1 event, 1 worker, 1 fault")) << check.output;
+    std::string file = out.path() + "/" + protocol + ".replay.toml";
+    Result<std::string> text = ReadFile(file);
+    ASSERT_TRUE(text.ok()) << check.output;
+    EXPECT_TRUE(Contains(*text, "crash w1 after-")) << *text;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(*text, m, std::regex("trace_hash = \"([0-9a-f]{16})\"")));
+    std::string hash = m[1].str();
+    // The last line of the check output is the replay command.
+    EXPECT_TRUE(Contains(check.output, "xackly replay " + file)) << check.output;
+    CommandOutput replay = RunXackly({"replay", file});
+    EXPECT_EQ(replay.exit_code, kExitOk) << replay.output;
+    EXPECT_EQ(TraceHash(replay.output), hash) << replay.output;
+  }
+}
+
+TEST(CliCommandsTest, ATamperedReplayFileIsCaughtByItsTraceHash) {
+  ScopedTempRoot out;
+  CommandOutput check = RunXackly({"check", "--protocol", "no-dedupe", "--cases", "50", "--out", out.path(), "--quiet"});
+  ASSERT_EQ(check.exit_code, kExitOk) << check.output;
+  std::string file = out.path() + "/no-dedupe.replay.toml";
+  std::string text = *ReadFile(file);
+  text = std::regex_replace(text, std::regex("seed = [0-9]+"), "seed = 99");
+  ASSERT_TRUE(WriteFileAtomically(file, text).ok());
+  CommandOutput replay = RunXackly({"replay", file});
+  EXPECT_EQ(replay.exit_code, kExitHarnessFailure) << replay.output;
+  EXPECT_TRUE(Contains(replay.output, "replay diverged")) << replay.output;
+}
+
+TEST(CliCommandsTest, TxnDedupePassesFiveHundredCasesOfItsFullFaultModel) {
+  CommandOutput out = RunXackly({"check", "--protocol", "txn-dedupe", "--cases", "500", "--out", ""});
+  EXPECT_EQ(out.exit_code, kExitOk) << out.output;
+  EXPECT_TRUE(Contains(out.output, "500 (0 violated)")) << out.output;
+}
+
+TEST(CliCommandsTest, AMalformedScenarioIsOneLineWithFileAndLineAndExitsTwo) {
+  ScopedTempRoot dir;
+  std::string file = dir.path() + "/bad.toml";
+  ASSERT_TRUE(WriteFileAtomically(file, "protocol = \"txn-dedupe\"\n\n[workload]\nevents = -3\n").ok());
+  for (const char* command : {"run", "check"}) {
+    CommandOutput out = RunXackly({command, "--scenario", file});
+    EXPECT_EQ(out.exit_code, kExitUsage) << out.output;
+    EXPECT_TRUE(Contains(out.output, file + ":4:")) << out.output;
+    EXPECT_TRUE(Contains(out.output, "workload.events")) << out.output;
+  }
+  CommandOutput replay = RunXackly({"replay", dir.path() + "/missing.toml"});
+  EXPECT_EQ(replay.exit_code, kExitUsage) << replay.output;
+}
+
+TEST(CliCommandsTest, OutputWithoutATerminalHasNoControlCharacters) {
+  ScopedTempRoot out;
+  CommandOutput check = RunXackly({"check", "--protocol", "no-dedupe", "--cases", "40", "--out", out.path()});
+  EXPECT_FALSE(HasControlCharacters(check.output)) << check.output;
+  CommandOutput run = RunXackly({"run", "--protocol", "no-dedupe", "--seed", "3"});
+  EXPECT_FALSE(HasControlCharacters(run.output)) << run.output;
+}
+
+TEST(CliCommandsTest, RunFirstLineSaysSeedServerAndOptionsAndLastLineReplays) {
+  CommandOutput out = RunXackly({"run", "--protocol", "no-dedupe", "--seed", "3"});
+  std::string first = out.output.substr(0, out.output.find('\n'));
+  EXPECT_TRUE(Contains(first, "seed 3")) << first;
+  EXPECT_TRUE(Contains(first, "redis 7.")) << first;
+  EXPECT_TRUE(Contains(first, "3 workers, 10 events")) << first;
+  std::string trimmed = out.output.substr(0, out.output.find_last_not_of('\n') + 1);
+  std::string last = trimmed.substr(trimmed.rfind('\n') + 1);
+  EXPECT_TRUE(last.starts_with("replay: xackly run --protocol no-dedupe --seed 3")) << last;
+}
+
+}  // namespace
+}  // namespace xackly
