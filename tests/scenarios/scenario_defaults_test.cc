@@ -1,0 +1,156 @@
+// What a scenario file means when it leaves keys out.
+#include <gtest/gtest.h>
+
+#include "scenarios/scenario.h"
+#include "tests/scenarios/scenario_test_util.h"
+
+namespace xackly {
+namespace {
+
+using testing::ExpectSameFaultModel;
+using testing::ExpectSameProtocol;
+using testing::ExpectSameRunConfig;
+
+Scenario ParseOk(std::string_view text, std::string_view source = "case.toml") {
+  Result<Scenario> s = ParseScenario(text, source);
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return s.ok() ? *s : Scenario{};
+}
+
+TEST(ScenarioDefaults, ACatalogReferenceAloneIsTheProtocolsDefaultRun) {
+  Scenario s = ParseOk("protocol = \"no-dedupe\"\n", "runs/dup-after-crash.toml");
+  const ProtocolDef& p = *FindProtocol("no-dedupe");
+  EXPECT_EQ(s.name, "dup-after-crash") << "the file name's stem";
+  EXPECT_EQ(s.protocol_ref, "no-dedupe");
+  EXPECT_FALSE(s.trace_hash.has_value());
+  ExpectSameRunConfig(s.config, RunConfig::For(p));
+  EXPECT_EQ(s.config.protocol.cpp_handler, p.cpp_handler) << "runs the catalog's C++ handler";
+  EXPECT_EQ(s.config.expected.ToString(), "duplicate:crash:after-effect");
+  EXPECT_EQ(s.config.seed, 1u);
+  EXPECT_FALSE(s.config.fault_schedule.has_value()) << "faults drawn from rates";
+}
+
+TEST(ScenarioDefaults, SectionsOverrideTheRunNotTheCatalogProtocol) {
+  Scenario s = ParseOk(R"(
+protocol = "txn-dedupe-restart-aof"
+expect = "lost"
+seed = 42
+[server]
+persistence = "none"
+[workload]
+workers = 2
+[faults]
+kinds = ["restart"]
+)");
+  const ProtocolDef& p = *FindProtocol("txn-dedupe-restart-aof");
+  ExpectSameProtocol(s.config.protocol, p);
+  EXPECT_EQ(s.config.persistence, Persistence::kNone);
+  EXPECT_EQ(s.config.expected.ToString(), "lost");
+  EXPECT_EQ(s.config.seed, 42u);
+  EXPECT_EQ(s.config.workers, 2);
+  EXPECT_EQ(s.config.producers, 1) << "untouched workload keys keep their defaults";
+  EXPECT_EQ(s.config.events, 10);
+}
+
+TEST(ScenarioDefaults, FaultKeysOverrideOneByOne) {
+  // Only the rate changes; the protocol's crash points stay.
+  Scenario s = ParseOk("protocol = \"no-dedupe\"\n[faults]\ncrash_rate = 0.5\n");
+  FaultModel want = RunConfig::For(*FindProtocol("no-dedupe")).faults;
+  want.crash_ppm = 500000;
+  ExpectSameFaultModel(s.config.faults, want);
+}
+
+TEST(ScenarioDefaults, InlineProtocolWithoutBaseExpectsOkAndHasNoFaults) {
+  Scenario s = ParseOk(R"(
+[protocol]
+steps = ["effect", "ack"]
+)", "effect-then-ack.toml");
+  EXPECT_EQ(s.protocol_ref, "");
+  EXPECT_EQ(s.config.protocol.cpp_handler, nullptr) << "declarative";
+  EXPECT_EQ(s.config.protocol.name, "effect-then-ack") << "named after the scenario";
+  EXPECT_EQ(s.config.expected.ToString(), "ok");
+  EXPECT_EQ(s.config.protocol.expected.ToString(), "ok");
+  EXPECT_TRUE(s.config.faults.kinds.empty());
+  EXPECT_TRUE(s.config.protocol.loop == LoopConfig{});
+  EXPECT_TRUE(s.config.protocol.janitor == JanitorConfig{});
+}
+
+TEST(ScenarioDefaults, InlineSectionsAreAlsoTheProtocolsOwnDefaults) {
+  Scenario s = ParseOk(R"(
+expect = "lost:server-data-loss"
+[server]
+persistence = "rdb"
+[workload]
+restart_naming = "fresh"
+[faults]
+kinds = ["restart"]
+[protocol]
+steps = ["effect", "ack"]
+)");
+  const ProtocolDef& p = s.config.protocol;
+  EXPECT_EQ(p.expected.ToString(), "lost:server-data-loss");
+  EXPECT_EQ(p.persistence, Persistence::kRdb);
+  EXPECT_EQ(p.naming, RestartNaming::kFresh);
+  EXPECT_TRUE(p.faults.Has(FaultKind::kRestart));
+  ExpectSameRunConfig(s.config, RunConfig::For(p));
+}
+
+TEST(ScenarioDefaults, InlineFaultsAreTheProtocolsModelResolvedForTheRun) {
+  // crash_points = [] means every point: the protocol keeps the empty list,
+  // the run gets the points this protocol really visits.
+  Scenario s = ParseOk(R"(
+[protocol]
+steps = ["effect", "ack"]
+[faults]
+kinds = ["crash"]
+crash_points = []
+)");
+  EXPECT_TRUE(s.config.protocol.faults.crash_points.empty());
+  EXPECT_EQ(s.config.faults.crash_points, CrashPointsOf(s.config.protocol));
+}
+
+TEST(ScenarioDefaults, BaseSuppliesEverythingTheInlineTableLeavesOut) {
+  Scenario s = ParseOk(R"(
+[protocol]
+base = "txn-dedupe"
+name = "txn-dedupe-eager"
+[protocol.loop]
+claim_min_idle_ms = 50
+)");
+  ProtocolDef want = *FindProtocol("txn-dedupe");
+  want.name = "txn-dedupe-eager";
+  want.loop.claim_min_idle_ms = 50;
+  ExpectSameProtocol(s.config.protocol, want);
+  EXPECT_EQ(s.config.protocol.cpp_handler, nullptr) << "runs its steps, not the C++ handler";
+  EXPECT_EQ(s.protocol_ref, "");
+  EXPECT_EQ(s.config.expected.ToString(), "ok") << "the base's expectation";
+}
+
+TEST(ScenarioDefaults, TimingFaultPhaseComesFromTheProtocolUnlessOverridden) {
+  Scenario s = ParseOk("protocol = \"dlq-after-3\"\n");
+  EXPECT_EQ(s.config.timing.fault_phase_ms, 150000);
+  s = ParseOk("protocol = \"dlq-after-3\"\n[timing]\nfault_phase_ms = 7000\n");
+  EXPECT_EQ(s.config.timing.fault_phase_ms, 7000);
+  EXPECT_EQ(s.config.protocol.fault_phase_ms, 150000);
+}
+
+TEST(ScenarioDefaults, TraceHashIsStoredLowercase) {
+  Scenario s = ParseOk("protocol = \"no-dedupe\"\n[schedule]\ntrace_hash = \"9CA6E72D056EDA97\"\n");
+  EXPECT_EQ(s.trace_hash, "9ca6e72d056eda97");
+}
+
+TEST(ScenarioDefaults, PicksMaySpanLines) {
+  Scenario s = ParseOk("protocol = \"no-dedupe\"\n[schedule]\npicks = \"\"\"\np1 w1 \\\n  w2\tw3\"\"\"\n");
+  EXPECT_EQ(s.config.picks, (std::vector<std::string>{"p1", "w1", "w2", "w3"}));
+}
+
+TEST(ScenarioDefaults, ExampleFileParses) {
+  std::string text = testing::ReadTestFile(XACKLY_SCENARIO_EXAMPLE);
+  Result<Scenario> s = ParseScenario(text, XACKLY_SCENARIO_EXAMPLE);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->name, "example");
+  EXPECT_TRUE(ValidateRunConfig(s->config).ok());
+}
+
+}  // namespace
+}  // namespace xackly

@@ -1,0 +1,176 @@
+// Every malformed scenario gives one line that says where (file:line), which
+// field, what was expected and what the file had. Nothing else happens.
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "scenarios/scenario.h"
+#include "sim/faults.h"
+#include "sim/protocol.h"
+#include "sim/verdict.h"
+
+namespace xackly {
+namespace {
+
+struct ErrorCase {
+  std::string name;
+  std::string text;
+  std::string want;     // the whole message, or its start when !exact
+  bool exact = true;
+};
+
+void PrintTo(const ErrorCase& c, std::ostream* os) { *os << c.name; }
+
+const char kLoopKeys[] =
+    "read_count, read_own_pending_at_start, claim, claim_min_idle_ms, claim_count, "
+    "claim_every_ms, block_ms, ack, on_deleted, dead_letter_after, dead_letter_order";
+
+std::vector<ErrorCase> Cases() {
+  const std::string kSteps = "ack, check-done, mark-done, effect, begin, commit";
+  return {
+      {"TomlSyntax", "protocol = \"no-dedupe\"\nseed = \n",
+       "bad.toml:2: invalid TOML: ", false},
+      {"RedefinedProtocol", "protocol = \"no-dedupe\"\n[protocol]\nsteps = [\"ack\"]\n",
+       "bad.toml:2: invalid TOML: ", false},
+      {"UnknownStep",
+       "# a typo in the third step\n[protocol]\nsteps = [\n  \"begin\",\n  \"mark-done\",\n"
+       "  \"efect\",\n  \"commit\",\n]\ndedupe = \"sql\"\n",
+       "bad.toml:6: protocol.steps[2]: unknown step 'efect' (valid: " + kSteps + ")"},
+      {"StepNotAString", "[protocol]\nsteps = [\"effect\", 3]\n",
+       "bad.toml:2: protocol.steps[1]: expected a step (" + kSteps + "), got 3"},
+      {"UnknownCatalogProtocol", "seed = 2\nprotocol = \"txn-dedup\"\n",
+       "bad.toml:2: protocol: unknown catalog protocol 'txn-dedup' (valid: " + CatalogNames() + ")"},
+      {"UnknownBase", "[protocol]\nbase = \"txn\"\n",
+       "bad.toml:2: protocol.base: unknown catalog protocol 'txn' (valid: " + CatalogNames() + ")"},
+      {"MissingProtocol", "seed = 3\n[workload]\nworkers = 2\n",
+       "bad.toml:1: protocol: expected a catalog protocol name (" + CatalogNames() +
+           ") or an inline [protocol] table, got nothing"},
+      {"ProtocolOfWrongType", "protocol = 7\n",
+       "bad.toml:1: protocol: expected a catalog protocol name (", false},
+      {"InlineWithoutSteps", "seed = 1\n\n[protocol]\nname = \"p\"\n",
+       "bad.toml:3: protocol.steps: expected an array of steps (" + kSteps +
+           ") when there is no base, got nothing"},
+      {"NegativeEvents", "protocol = \"no-dedupe\"\n\n[workload]\nevents = -3\n",
+       "bad.toml:4: workload.events: expected an integer >= 1, got -3"},
+      {"TooManyWorkers", "protocol = \"no-dedupe\"\n[workload]\nworkers = 65\n",
+       "bad.toml:3: workload.workers: expected an integer <= 64, got 65"},
+      {"StringWhereIntExpected", "protocol = \"no-dedupe\"\n[workload]\nworkers = \"three\"\n",
+       "bad.toml:3: workload.workers: expected an integer in 1..64, got 'three'"},
+      {"FloatWhereIntExpected", "protocol = \"no-dedupe\"\n[timing]\nstep_ms = 1.5\n",
+       "bad.toml:3: timing.step_ms: expected an integer >= 1, got 1.5"},
+      {"RateAboveOne", "protocol = \"no-dedupe\"\n[faults]\ncrash_rate = 1.5\n",
+       "bad.toml:3: faults.crash_rate: expected a number in 0..1, got 1.5"},
+      {"NegativeRate", "protocol = \"no-dedupe\"\n[faults]\nlost_reply_rate = -0.01\n",
+       "bad.toml:3: faults.lost_reply_rate: expected a number in 0..1, got -0.01"},
+      {"RateAsString", "protocol = \"no-dedupe\"\n[faults]\nstall_rate = \"3%\"\n",
+       "bad.toml:3: faults.stall_rate: expected a number in 0..1, got '3%'"},
+      {"UnknownFaultKind", "protocol = \"no-dedupe\"\n[faults]\nkinds = [\"crash\", \"partition\"]\n",
+       "bad.toml:3: faults.kinds[1]: unknown fault kind 'partition' (valid: crash, stall, "
+       "lost-request, lost-reply, xdel, xtrim, restart, save, delconsumer, clock-jump, "
+       "store-outage, poison)"},
+      {"UnknownCrashPoint", "protocol = \"no-dedupe\"\n[faults]\ncrash_points = [\"after-efect\"]\n",
+       "bad.toml:3: faults.crash_points[0]: unknown crash point 'after-efect' (valid: after-read, ",
+       false},
+      {"BadXtrimTarget", "protocol = \"no-dedupe\"\n[faults]\nxtrim_target = \"maxlen:x\"\n",
+       "bad.toml:3: faults.xtrim_target: expected maxlen:N or minid:last-delivered, got 'maxlen:x'"},
+      {"BadFaultSpecLine",
+       "protocol = \"no-dedupe\"\n[schedule]\nfaults = [\n  \"crash w1 after-effect #1\",\n"
+       "  \"crash w1 after-efect #1\",\n]\n",
+       "bad.toml:5: schedule.faults[1]: " +
+           ParseFaultSpec("crash w1 after-efect #1").status().message()},
+      {"FaultForAWorkerTheRunLacks",
+       "protocol = \"no-dedupe\"\n[schedule]\nfaults = [\"crash w9 after-effect #1\"]\n",
+       "bad.toml:3: schedule.faults[0]: expected an actor of this run (p1, w1..w3), got 'w9' "
+       "in 'crash w9 after-effect #1'"},
+      {"PickOfAnActorTheRunLacks",
+       "protocol = \"no-dedupe\"\n[workload]\nworkers = 2\n[schedule]\npicks = \"p1 w1 w3\"\n",
+       "bad.toml:5: schedule.picks: expected an actor of this run (p1, w1..w2), got 'w3' as pick 3"},
+      {"JanitorPickWithoutJanitor", "protocol = \"no-dedupe\"\n[schedule]\npicks = \"j1\"\n",
+       "bad.toml:3: schedule.picks: expected an actor of this run (p1, w1..w3), got 'j1' as pick 1"},
+      {"BadExpect", "protocol = \"no-dedupe\"\nexpect = \"dupe\"\n",
+       "bad.toml:2: expect: expected \"<kind>\" or \"<kind>:<cause>\" with kind one of " +
+           VerdictKindList() + " (ok takes no cause), got 'dupe'"},
+      {"OkWithCause", "protocol = \"no-dedupe\"\nexpect = \"ok:crash\"\n",
+       "bad.toml:2: expect: expected \"<kind>\" or \"<kind>:<cause>\"", false},
+      {"ShortTraceHash", "protocol = \"no-dedupe\"\n[schedule]\ntrace_hash = \"9ca6e72d\"\n",
+       "bad.toml:3: schedule.trace_hash: expected 16 hex digits, got '9ca6e72d'"},
+      {"NonHexTraceHash", "protocol = \"no-dedupe\"\n[schedule]\ntrace_hash = \"9ca6e72d056edazz\"\n",
+       "bad.toml:3: schedule.trace_hash: expected 16 hex digits, got '9ca6e72d056edazz'"},
+      {"IntegerTraceHash", "protocol = \"no-dedupe\"\n[schedule]\ntrace_hash = 1234567890123456\n",
+       "bad.toml:3: schedule.trace_hash: expected 16 hex digits, got 1234567890123456"},
+      {"BeginWithoutCommit",
+       "name = \"open\"\n[protocol]\nname = \"open-txn\"\ndedupe = \"sql\"\n"
+       "steps = [\"begin\", \"mark-done\", \"effect\", \"ack\"]\n",
+       "bad.toml:2: protocol: protocol 'open-txn': begin without commit"},
+      {"TtlWithoutRedisDedupe",
+       "[protocol]\ndedupe = \"sql\"\ndedupe_ttl_ms = 1000\nsteps = [\"mark-done\", \"effect\", \"ack\"]\n",
+       "bad.toml:1: protocol: protocol 'bad': dedupe_ttl_ms needs dedupe = \"redis\" (SQL rows do "
+       "not expire)"},
+      {"TypoInWorkloadKey", "protocol = \"no-dedupe\"\n[workload]\nworkers = 2\nevnets = 3\n",
+       "bad.toml:4: workload.evnets: unknown key (valid: producers, workers, events, restart_naming)"},
+      {"UnknownTable", "protocol = \"no-dedupe\"\n\n[fautls]\nkinds = []\n",
+       "bad.toml:3: fautls: unknown key (valid: protocol, name, description, origin, expect, seed, "
+       "server, workload, timing, faults, schedule)"},
+      {"UnknownKeyInLoop",
+       "[protocol]\nsteps = [\"effect\", \"ack\"]\n[protocol.loop]\nclaim_min_idle = 5\n",
+       std::string("bad.toml:4: protocol.loop.claim_min_idle: unknown key (valid: ") + kLoopKeys + ")"},
+      {"UnknownKeyInSchedule", "protocol = \"no-dedupe\"\n[schedule]\npick = \"w1\"\n",
+       "bad.toml:3: schedule.pick: unknown key (valid: faults, picks, trace_hash)"},
+      {"UnknownPersistence", "protocol = \"no-dedupe\"\n[server]\npersistence = \"aof\"\n",
+       "bad.toml:3: server.persistence: unknown persistence mode 'aof' (valid: none, rdb, aof-always)"},
+      {"StringWhereBoolExpected",
+       "[protocol]\nsteps = [\"effect\", \"ack\"]\n[protocol.loop]\nclaim = \"yes\"\n",
+       "bad.toml:4: protocol.loop.claim: expected true or false, got 'yes'"},
+      {"ValueWhereTableExpected", "protocol = \"no-dedupe\"\nworkload = 3\n",
+       "bad.toml:2: workload: expected a table [workload], got 3"},
+      {"NegativeSeed", "protocol = \"no-dedupe\"\nseed = -1\n",
+       "bad.toml:2: seed: expected an integer >= 0 (or a decimal string for seeds above 2^63-1), "
+       "got -1"},
+      {"EmptyName", "protocol = \"no-dedupe\"\nname = \"\"\n",
+       "bad.toml:2: name: expected a non-empty name, got ''"},
+      {"ZeroClaimCount", "[protocol]\nsteps = [\"effect\", \"ack\"]\nloop = { claim_count = 0 }\n",
+       "bad.toml:3: protocol.loop.claim_count: expected an integer >= 1, got 0"},
+  };
+}
+
+class ScenarioErrorTest : public ::testing::TestWithParam<ErrorCase> {};
+
+TEST_P(ScenarioErrorTest, NamesLineFieldAndProblemOnOneLine) {
+  const ErrorCase& c = GetParam();
+  Result<Scenario> s = ParseScenario(c.text, "bad.toml");
+  ASSERT_FALSE(s.ok()) << "parsed:\n" << c.text;
+  EXPECT_EQ(s.status().code(), Status::Code::kInvalidArgument);
+  const std::string m = s.status().message();
+  EXPECT_EQ(m.find('\n'), std::string::npos) << "one line: " << m;
+  if (c.exact) {
+    EXPECT_EQ(m, c.want);
+  } else {
+    EXPECT_EQ(m.substr(0, c.want.size()), c.want) << m;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Malformed, ScenarioErrorTest, ::testing::ValuesIn(Cases()),
+                         [](const ::testing::TestParamInfo<ErrorCase>& p) { return p.param.name; });
+
+TEST(ScenarioErrors, TheFirstProblemInTheFileIsReported) {
+  // Two typos in one table: the earlier line wins, whatever the key order.
+  Result<Scenario> s =
+      ParseScenario("protocol = \"no-dedupe\"\n[workload]\nzz = 1\naa = 2\n", "two.toml");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().message().rfind("two.toml:3: workload.zz: unknown key", 0), 0u)
+      << s.status().message();
+}
+
+TEST(ScenarioErrors, LongValuesAreCutAndControlCharactersEscaped) {
+  std::string name(200, 'x');
+  Result<Scenario> s = ParseScenario("protocol = \"" + name + "\\nmore\"\n", "long.toml");
+  ASSERT_FALSE(s.ok());
+  const std::string m = s.status().message();
+  EXPECT_EQ(m.find('\n'), std::string::npos);
+  EXPECT_NE(m.find("'" + std::string(60, 'x') + "...'"), std::string::npos) << m;
+  EXPECT_LT(m.size(), 200u + CatalogNames().size());
+}
+
+}  // namespace
+}  // namespace xackly
