@@ -19,15 +19,24 @@ RunConfig RunConfig::For(const ProtocolDef& protocol) {
   c.faults = protocol.faults;
   // "Every point" means every point this protocol visits; a model's explicit
   // list keeps only those, so coverage never reports unreachable sites.
-  auto reachable = [](std::vector<std::string> wanted, const std::vector<std::string>& have) {
-    if (wanted.empty()) return have;
+  // A kind left with no reachable site is dropped (an empty list would mean
+  // "every site").
+  auto reachable = [&](std::vector<std::string>& wanted, const std::vector<std::string>& have,
+                       std::initializer_list<FaultKind> kinds) {
+    bool listed = !wanted.empty();
+    if (!listed) {
+      wanted = have;
+      return;
+    }
     std::erase_if(wanted, [&](const std::string& w) {
       return std::find(have.begin(), have.end(), w) == have.end();
     });
-    return wanted;
+    if (wanted.empty()) {
+      for (FaultKind k : kinds) c.faults.kinds.erase(k);
+    }
   };
-  c.faults.crash_points = reachable(c.faults.crash_points, CrashPointsOf(protocol));
-  c.faults.lost_sites = reachable(c.faults.lost_sites, LostSitesOf(protocol));
+  reachable(c.faults.crash_points, CrashPointsOf(protocol), {FaultKind::kCrash, FaultKind::kStall});
+  reachable(c.faults.lost_sites, LostSitesOf(protocol), {FaultKind::kLostRequest, FaultKind::kLostReply});
   c.timing.fault_phase_ms = protocol.fault_phase_ms;
   return c;
 }
@@ -355,8 +364,16 @@ int64_t Simulation::QuietWindowMs() const {
     w += p.loop.dead_letter_after * (p.loop.claim_min_idle_ms + p.loop.claim_every_ms);
   }
   if (p.janitor.enabled()) w += p.janitor.every_ms + p.janitor.consumer_idle_ms;
-  if (config_.faults.Has(FaultKind::kStall) || config_.fault_schedule) w += config_.faults.stall_ms;
-  return w;
+  // A stalled worker may still act after a long silence. The window is a
+  // function of the configuration alone (not of what fired), so that a run
+  // and its replay from the fired plan stop at the same step.
+  int64_t stall_ms = config_.faults.Has(FaultKind::kStall) ? config_.faults.stall_ms : 0;
+  if (config_.fault_schedule) {
+    for (const FaultSpec& f : *config_.fault_schedule) {
+      if (f.kind == FaultKind::kStall) stall_ms = std::max(stall_ms, f.duration_ms);
+    }
+  }
+  return w + stall_ms;
 }
 
 int64_t Simulation::NextWakeTime() const {

@@ -108,31 +108,45 @@ TEST_F(SimulationTest, AckFirstLossNamesTheCrashAfterAck) {
   EXPECT_EQ(r.effect_counts["order:1"], 0);
 }
 
+// A run drawn from rates, replayed from the faults that fired, is the same
+// run: this is what makes every replay file exact.
 TEST_F(SimulationTest, AFiredPlanReplaysTheRunExactly) {
-  RunConfig c = Config("no-dedupe");
-  for (uint64_t seed = 1; seed <= 40; ++seed) {
-    c.seed = seed;
-    c.fault_schedule.reset();
-    RunResult rated = Run(c);
-    if (rated.fired.empty()) continue;
-    c.fault_schedule = rated.fired;
-    RunResult replay = Run(c);
-    EXPECT_EQ(replay.trace_hash, rated.trace_hash) << "seed " << seed;
-    EXPECT_EQ(replay.observed, rated.observed) << "seed " << seed;
+  for (const ProtocolDef& p : Catalog()) {
+    RunConfig c = RunConfig::For(p);
+    for (uint64_t seed = 1; seed <= 6; ++seed) {
+      c.seed = seed;
+      c.fault_schedule.reset();
+      RunResult rated = Run(c);
+      c.fault_schedule = rated.fired;
+      RunResult replay = Run(c);
+      EXPECT_EQ(replay.trace_hash, rated.trace_hash) << p.name << " seed " << seed;
+      EXPECT_EQ(replay.observed, rated.observed) << p.name << " seed " << seed;
+    }
   }
 }
 
+TEST_F(SimulationTest, AFaultKindWithNoReachableSiteIsDropped) {
+  ProtocolDef p = *FindProtocol("no-dedupe");
+  p.faults.crash_points = {"after-eval"};  // no-dedupe has no EVAL
+  RunConfig c = RunConfig::For(p);
+  EXPECT_FALSE(c.faults.Has(FaultKind::kCrash));
+}
+
 TEST_F(SimulationTest, ExplicitPicksReplayTheScheduleWithoutTheSeed) {
-  RunConfig c = Config("txn-dedupe");
-  c.seed = 9;
-  c.keep_trace = true;
-  RunResult original = Run(c);
-  ASSERT_FALSE(original.picks.empty());
-  c.seed = 12345;  // a different seed: every choice now comes from the picks
-  c.picks = original.picks;
-  c.fault_schedule = original.fired;
-  RunResult replay = Run(c);
-  EXPECT_EQ(replay.trace_hash, original.trace_hash);
+  for (const ProtocolDef& p : Catalog()) {
+    for (uint64_t seed : {2, 9}) {
+      RunConfig c = RunConfig::For(p);
+      c.seed = seed;
+      c.keep_trace = true;
+      RunResult original = Run(c);
+      ASSERT_FALSE(original.picks.empty());
+      c.seed = 12345;  // a different seed: every choice now comes from the picks
+      c.picks = original.picks;
+      c.fault_schedule = original.fired;
+      RunResult replay = Run(c);
+      EXPECT_EQ(replay.trace_hash, original.trace_hash) << p.name << " seed " << seed;
+    }
+  }
 }
 
 TEST_F(SimulationTest, APickThatCannotRunIsReportedAsDivergence) {
