@@ -173,8 +173,7 @@ std::vector<std::string> CheckOutcome::NeverFired() const {
   return out;
 }
 
-Result<CheckOutcome> RunCheck(const RunConfig& base, CaseExecutor& executor,
-                              const CheckOptions& options) {
+Result<CheckOutcome> RunCheck(const RunConfig& base, CasePool& pool, const CheckOptions& options) {
   auto started = std::chrono::steady_clock::now();
   CheckOutcome out;
   rc::Gen<GeneratedCase> gen = GenCase(base, options.bounds);
@@ -183,63 +182,90 @@ Result<CheckOutcome> RunCheck(const RunConfig& base, CaseExecutor& executor,
   auto report = [&] {
     if (options.on_progress) options.on_progress(progress);
   };
+  const size_t batch_size = static_cast<size_t>(pool.threads());
 
-  std::optional<rc::Shrinkable<GeneratedCase>> hit;
+  // Search: cases in index order, a batch of `threads` at a time; results
+  // are walked in index order and everything after the first hit is
+  // discarded, so the outcome is the one a single thread would find.
+  std::vector<int> indexes;
   for (int i = 0; i < options.cases; ++i) {
-    if (i % options.shard_count != options.shard_index) continue;
-    int size = options.cases > 1 ? i * 100 / (options.cases - 1) : 100;
-    rc::Shrinkable<GeneratedCase> candidate = NthCase(gen, options.seed, i, size);
-    RunConfig config = ApplyCase(base, candidate.value());
-    Result<RunResult> r = executor.Run(config);
-    if (!r.ok()) return r.status();
-    ++out.cases_run;
-    out.observed_classes[r->observed]++;
-    if (!r->violations.empty()) ++out.cases_with_violations;
-    for (const auto& [site, n] : r->coverage.fired) out.fired_totals[site] += n;
-    out.enabled_sites.insert(r->coverage.enabled.begin(), r->coverage.enabled.end());
-    progress.cases_done = out.cases_run;
-    if (IsHit(base.expected, *r)) {
-      ++progress.hits;
-      out.hit_index = i;
-      hit = candidate;
-      report();
-      break;
+    if (i % options.shard_count == options.shard_index) indexes.push_back(i);
+  }
+  std::optional<rc::Shrinkable<GeneratedCase>> hit;
+  for (size_t b = 0; b < indexes.size() && !hit; b += batch_size) {
+    std::vector<rc::Shrinkable<GeneratedCase>> cases;
+    std::vector<RunConfig> configs;
+    for (size_t k = b; k < std::min(indexes.size(), b + batch_size); ++k) {
+      int i = indexes[k];
+      int size = options.cases > 1 ? i * 100 / (options.cases - 1) : 100;
+      cases.push_back(NthCase(gen, options.seed, i, size));
+      configs.push_back(ApplyCase(base, cases.back().value()));
     }
+    std::vector<Result<RunResult>> results = pool.RunAll(configs);
+    for (size_t k = 0; k < results.size(); ++k) {
+      if (!results[k].ok()) return results[k].status();
+      const RunResult& r = *results[k];
+      ++out.cases_run;
+      out.observed_classes[r.observed]++;
+      if (!r.violations.empty()) ++out.cases_with_violations;
+      for (const auto& [site, n] : r.coverage.fired) out.fired_totals[site] += n;
+      out.enabled_sites.insert(r.coverage.enabled.begin(), r.coverage.enabled.end());
+      if (IsHit(base.expected, r)) {
+        ++progress.hits;
+        out.hit_index = indexes[b + k];
+        hit = cases[k];
+        break;
+      }
+    }
+    progress.cases_done = out.cases_run;
     report();
   }
 
   if (hit) {
-    // Greedy shrinking over RapidCheck's shrink tree: take the first smaller
-    // case that still hits, and start again from it.
+    // Greedy shrinking over RapidCheck's shrink tree: the first smaller case
+    // (in the tree's order) that still hits becomes the current one. A batch
+    // of candidates runs in parallel; only those up to the first hit count.
     progress.shrinking = true;
     rc::Shrinkable<GeneratedCase> current = *hit;
-    bool shrunk = true;
-    while (shrunk && out.shrink_runs < options.max_shrink_runs) {
-      shrunk = false;
+    for (bool adopted = true; adopted && out.shrink_runs < options.max_shrink_runs;) {
+      adopted = false;
       rc::Seq<rc::Shrinkable<GeneratedCase>> shrinks = current.shrinks();
-      while (rc::Maybe<rc::Shrinkable<GeneratedCase>> next = shrinks.next()) {
-        if (out.shrink_runs >= options.max_shrink_runs) break;
-        ++out.shrink_runs;
-        Result<RunResult> r = executor.Run(ApplyCase(base, next->value()));
-        if (!r.ok()) return r.status();
-        progress.shrink_runs = out.shrink_runs;
-        if (IsHit(base.expected, *r)) {
-          current = *next;
-          ++out.shrink_steps;
-          progress.shrink_steps = out.shrink_steps;
-          shrunk = true;
-          report();
-          break;
+      bool exhausted = false;
+      while (!adopted && !exhausted && out.shrink_runs < options.max_shrink_runs) {
+        size_t room = std::min(batch_size, static_cast<size_t>(options.max_shrink_runs - out.shrink_runs));
+        std::vector<rc::Shrinkable<GeneratedCase>> candidates;
+        std::vector<RunConfig> configs;
+        while (candidates.size() < room) {
+          rc::Maybe<rc::Shrinkable<GeneratedCase>> next = shrinks.next();
+          if (!next) {
+            exhausted = true;
+            break;
+          }
+          configs.push_back(ApplyCase(base, next->value()));
+          candidates.push_back(std::move(*next));
         }
+        std::vector<Result<RunResult>> results = pool.RunAll(configs);
+        for (size_t k = 0; k < results.size(); ++k) {
+          if (!results[k].ok()) return results[k].status();
+          ++out.shrink_runs;
+          if (IsHit(base.expected, *results[k])) {
+            current = candidates[k];
+            ++out.shrink_steps;
+            adopted = true;
+            break;
+          }
+        }
+        progress.shrink_runs = out.shrink_runs;
+        progress.shrink_steps = out.shrink_steps;
         report();
       }
     }
     out.minimal = current.value();
     out.minimal_config = ApplyCase(base, out.minimal);
     out.minimal_config.keep_trace = true;
-    Result<RunResult> final_run = executor.Run(out.minimal_config);
-    if (!final_run.ok()) return final_run.status();
-    out.minimal_result = std::move(final_run).value();
+    std::vector<Result<RunResult>> final_run = pool.RunAll({out.minimal_config});
+    if (!final_run[0].ok()) return final_run[0].status();
+    out.minimal_result = std::move(final_run[0]).value();
     out.observed = out.minimal_result.observed;
     out.matched = base.expected.kind != VerdictKind::kOk &&
                   Matches(base.expected, out.minimal_result.violations);

@@ -23,7 +23,7 @@
 
 #include <rapidcheck.h>
 
-#include "harness/case_executor.h"
+#include "harness/case_pool.h"
 #include "sim/simulation.h"
 
 namespace xackly {
@@ -101,9 +101,9 @@ struct CheckOutcome {
   std::vector<std::string> NeverFired() const;
 };
 
-// Runs the check. Fails only on harness errors (a server that will not start
-// or dies).
-Result<CheckOutcome> RunCheck(const RunConfig& base, CaseExecutor& executor,
-                              const CheckOptions& options);
+// Runs the check on `pool`'s threads. The outcome does not depend on the
+// number of threads. Fails only on harness errors (a server that will not
+// start or dies).
+Result<CheckOutcome> RunCheck(const RunConfig& base, CasePool& pool, const CheckOptions& options);
 
 }  // namespace xackly

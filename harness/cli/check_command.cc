@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -31,6 +32,7 @@ struct CheckFlags {
   int max_events = 8;
   int max_faults = 4;
   std::string shard;  // "I/N"
+  int jobs = 0;       // 0: one per core
 };
 
 // Parses "I/N" (1-based I). Returns false on anything else.
@@ -73,17 +75,18 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags, Comma
     return kExitUsage;
   }
 
-  CaseExecutor executor(ServerOptionsFrom(flags.output));
-  Result<RedisServer*> first = executor.Server(Persistence::kNone);
-  if (!first.ok()) {
-    PrintError("check", first.status());
+  int jobs = flags.jobs > 0 ? flags.jobs : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  CasePool pool(jobs, ServerOptionsFrom(flags.output));
+  Result<std::string> server_version = pool.ServerVersion();
+  if (!server_version.ok()) {
+    PrintError("check", server_version.status());
     return kExitHarnessFailure;
   }
   bool tty = Progress::IsTty(stderr);
-  fmt::print("xackly check: seed {}, {} cases per {}, on {}; cases of at most {} workers, {} events, "
+  fmt::print("xackly check: seed {}, {} cases per {}, on {} x{}; cases of at most {} workers, {} events, "
              "{} faults{}; reports in {}\n",
-             flags.seed, flags.cases, targets.size() == 1 ? "check" : "protocol",
-             executor.server_version(), flags.max_workers, flags.max_events, flags.max_faults,
+             flags.seed, flags.cases, targets.size() == 1 ? "check" : "protocol", *server_version, jobs,
+             flags.max_workers, flags.max_events, flags.max_faults,
              flags.shard.empty() ? "" : ", shard " + flags.shard,
              flags.output.out_dir.empty() ? "(none)" : flags.output.out_dir);
   std::fflush(stdout);
@@ -93,7 +96,7 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags, Comma
   rep.command = "check";
   rep.command_line = CommandLine();
   rep.seed = flags.seed;
-  rep.server_version = executor.server_version();
+  rep.server_version = *server_version;
   rep.options = fmt::format("{} cases, bounds {} workers / {} events / {} faults", flags.cases,
                             flags.max_workers, flags.max_events, flags.max_faults);
   rep.shard = flags.shard;
@@ -108,7 +111,7 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags, Comma
                       p.shrinking ? fmt::format("{} smaller cases kept of {} tried", p.shrink_steps, p.shrink_runs)
                                   : "");
     };
-    Result<CheckOutcome> outcome = RunCheck(base, executor, options);
+    Result<CheckOutcome> outcome = RunCheck(base, pool, options);
     progress.End();
     if (!outcome.ok()) {
       PrintError("check", outcome.status());
@@ -178,6 +181,10 @@ void RegisterCheckCommand(CLI::App& app, CommandResult& result) {
       ->check(CLI::Range(1, 1000));
   cmd->add_option("--max-faults", flags->max_faults, "most faults in a generated case (default 4)")
       ->check(CLI::Range(0, 64));
+  cmd->add_option("-j,--jobs", flags->jobs,
+                  "cases run in parallel, each thread on its own redis-server (default: one per core); "
+                  "the results do not depend on it")
+      ->check(CLI::Range(1, 64));
   cmd->add_option("--shard", flags->shard,
                   "run only shard I of N (cases whose index is I-1 modulo N); `xackly merge` combines shards");
   cmd->callback([flags, &result] {

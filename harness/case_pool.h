@@ -1,0 +1,56 @@
+// Runs batches of simulation cases on N threads, each with its own
+// CaseExecutor (own redis-servers, own sockets and clock pages). Results come
+// back in the order of the batch, so a caller that walks them in order sees
+// exactly what one thread would have seen: parallelism changes the speed,
+// never the result.
+//
+// Each worker thread creates, uses and destroys its executor itself: a server
+// dies with the thread that started it (PR_SET_PDEATHSIG), and these threads
+// live as long as the pool.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "harness/case_executor.h"
+
+namespace xackly {
+
+class CasePool {
+ public:
+  // Starts `threads` workers (>= 1). Servers start lazily, on first use.
+  CasePool(int threads, RedisServerOptions options);
+  // Stops every worker (and with it every server) before returning.
+  ~CasePool();
+  CasePool(const CasePool&) = delete;
+  CasePool& operator=(const CasePool&) = delete;
+
+  // Runs every config, in parallel, and returns their results in order.
+  std::vector<Result<RunResult>> RunAll(const std::vector<RunConfig>& configs);
+
+  // Starts a server on one worker and returns its version ("redis 7.0.15"),
+  // or the reason no server starts.
+  Result<std::string> ServerVersion();
+
+  int threads() const { return static_cast<int>(workers_.size()); }
+
+ private:
+  using Job = std::function<void(CaseExecutor&)>;
+  void WorkerLoop();
+
+  RedisServerOptions options_;
+  std::mutex mu_;
+  std::condition_variable work_ready_;
+  std::condition_variable work_done_;
+  std::deque<Job> queue_;
+  int running_ = 0;
+  bool stopping_ = false;
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace xackly
