@@ -4,6 +4,7 @@
 // shared derivations (the counterexample story, coverage gaps) live here.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -79,9 +80,43 @@ struct Report {
   std::string shard;             // "2/3" when the run was one shard of several
 };
 
-// The counterexample story: a short numbered narrative of what happened to
-// the violating events, built from the case's histories and trace (never
-// hand-written per protocol). Each line is one sentence without its number.
+// --- Shared derivations ---------------------------------------------------
+// Every renderer presents these and computes nothing of its own on top.
+
+// The counterexample story (reports/story.cc): a short numbered narrative of
+// what happened to the violating events, built from the case's histories and
+// trace (never hand-written per protocol). Each line is one sentence without
+// its number. At most kMaxStorySentences lines; a "…" line marks where the
+// middle was cut. Empty when the case has no violation.
+inline constexpr size_t kMaxStorySentences = 15;
 std::vector<std::string> Story(const CaseReport& c);
+
+// The trace lines on the path of the violating events, ascending and unique:
+// every line a history item of a violating event points to, every line whose
+// request or reply names one of those events or its stream IDs (as a whole
+// token), and the restart lines of workers that crashed, stalled or lost a
+// request or reply while holding one. Empty when the trace was not kept.
+std::vector<int64_t> PathLines(const CaseReport& c);
+
+// One fault site of a check's coverage.
+struct CoverageRow {
+  std::string site;          // "crash@after-effect", "xdel", ...
+  int fired = 0;             // over all cases of the check
+  bool never_fired = false;  // enabled, but never fired: a gap in the search
+};
+// The check's coverage by site name: every site in fired_totals and
+// never_fired. When both are empty, the counterexample's own coverage.
+std::vector<CoverageRow> CoverageRows(const CheckReport& check);
+
+// A check gets a detail section in every format when it did not match its
+// expectation or has a counterexample.
+bool NeedsDetail(const CheckReport& check);
+
+// "2 of 3 checks matched their expectation" (singular for one).
+std::string Summary(const Report& report);
+
+// A duration for people: "7 ms", "2.5 s", "30 s", "12 min".
+// REQUIRES: ms >= 0
+std::string FormatDuration(int64_t ms);
 
 }  // namespace xackly::report

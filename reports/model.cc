@@ -1,0 +1,105 @@
+// The shared derivations of reports/model.h other than the story.
+#include "reports/model.h"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "reports/text_util.h"
+
+namespace xackly::report {
+namespace {
+
+// "w1.2" → "w1": the worker slot of an incarnation.
+std::string_view Slot(std::string_view actor) { return actor.substr(0, actor.find('.')); }
+
+bool IsHolderFault(HistoryKind k) {
+  return k == HistoryKind::kCrash || k == HistoryKind::kStall || k == HistoryKind::kLostReply ||
+         k == HistoryKind::kLostRequest;
+}
+
+}  // namespace
+
+std::vector<int64_t> PathLines(const CaseReport& c) {
+  const auto size = static_cast<int64_t>(c.trace.size());
+  std::set<int64_t> lines;
+  std::set<std::string, std::less<>> names;  // event ids and their stream ids
+  for (const Violation& v : c.violations) {
+    if (v.event_id.empty()) continue;
+    names.insert(v.event_id);
+    auto it = c.histories.find(v.event_id);
+    if (it == c.histories.end()) continue;
+    for (const HistoryItem& item : it->second) {
+      if (!item.stream_id.empty()) names.insert(item.stream_id);
+      if (item.line < 0 || item.line >= size) continue;
+      lines.insert(item.line);
+      if (!IsHolderFault(item.kind)) continue;
+      // The holder's lifecycle lines after the fault, up to its next start.
+      for (int64_t l = item.line + 1; l < size; ++l) {
+        const TraceLine& t = c.trace[static_cast<size_t>(l)];
+        if (t.kind != LineKind::kLifecycle || Slot(t.actor) != Slot(item.actor)) continue;
+        lines.insert(l);
+        if (t.request.starts_with("starts")) break;
+      }
+    }
+  }
+  if (names.empty()) return {};
+  for (int64_t l = 0; l < size; ++l) {
+    const TraceLine& t = c.trace[static_cast<size_t>(l)];
+    for (const std::string_view text : {std::string_view(t.request), std::string_view(t.reply)}) {
+      for (const std::string& word : Words(text)) {
+        if (names.count(word) > 0) lines.insert(l);
+      }
+    }
+  }
+  return {lines.begin(), lines.end()};
+}
+
+std::vector<CoverageRow> CoverageRows(const CheckReport& check) {
+  std::map<std::string, int> fired = check.fired_totals;
+  std::set<std::string> never(check.never_fired.begin(), check.never_fired.end());
+  if (fired.empty() && never.empty() && check.counterexample) {
+    const FaultCoverage& cov = check.counterexample->coverage;
+    fired = cov.fired;
+    for (const std::string& site : cov.enabled) {
+      auto it = fired.find(site);
+      if (it == fired.end() || it->second == 0) never.insert(site);
+    }
+  }
+  std::vector<CoverageRow> rows;
+  std::set<std::string> sites = never;
+  for (const auto& [site, n] : fired) sites.insert(site);
+  for (const std::string& site : sites) {
+    auto it = fired.find(site);
+    const int n = it == fired.end() ? 0 : it->second;
+    rows.push_back({site, n, never.count(site) > 0});
+  }
+  return rows;
+}
+
+bool NeedsDetail(const CheckReport& check) {
+  return !check.matched || check.counterexample.has_value();
+}
+
+std::string Summary(const Report& report) {
+  const size_t total = report.checks.size();
+  const auto matched = static_cast<size_t>(
+      std::count_if(report.checks.begin(), report.checks.end(),
+                    [](const CheckReport& c) { return c.matched; }));
+  return fmt::format("{} of {} {} matched {} expectation", matched, total,
+                     total == 1 ? "check" : "checks", total == 1 ? "its" : "their");
+}
+
+std::string FormatDuration(int64_t ms) {
+  if (ms < 1000) return fmt::format("{} ms", ms);
+  if (ms < 10'000) {
+    const int64_t tenths = (ms + 50) / 100;
+    if (tenths % 10 == 0) return fmt::format("{} s", tenths / 10);
+    return fmt::format("{}.{} s", tenths / 10, tenths % 10);
+  }
+  if (ms < 600'000) return fmt::format("{} s", (ms + 500) / 1000);
+  return fmt::format("{} min", (ms + 30'000) / 60'000);
+}
+
+}  // namespace xackly::report

@@ -1,0 +1,543 @@
+// The counterexample story: the histories of the violating events merged in
+// time order and told one sentence per step, from the history items and the
+// trace lines they point to. Nothing here knows a protocol; every sentence
+// comes from a HistoryKind, so a new protocol tells its own story.
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "reports/model.h"
+#include "reports/text_util.h"
+
+namespace xackly::report {
+namespace {
+
+constexpr int64_t kRelativeTimeMs = 1000;  // gaps from here on read "5 s later"
+constexpr int kCollapseRun = 3;            // identical steps in a row told once
+constexpr size_t kStoryTail = 4;           // sentences kept after a "…" cut
+constexpr size_t kSubjectsNamed = 3;       // "a, b, c and 2 more"
+
+struct Subject {
+  std::string event_id;
+  std::string stream_id;  // empty for items about the event as a whole
+  bool operator==(const Subject&) const = default;
+};
+
+// One step of the story: one history item, or the same item of several
+// events (one XREADGROUP delivering two entries, one crash holding both).
+struct Beat {
+  HistoryKind kind = HistoryKind::kProduced;
+  int64_t t_ms = 0;
+  int64_t line = -1;
+  std::string actor;
+  std::string detail;
+  int64_t value = 0;
+  std::vector<Subject> subjects;
+  std::string conclusion;    // " → duplicate of order:1 (2 effects)"
+  bool expiry = false;       // synthetic: a done-record's TTL ran out here
+  bool start = false;        // synthetic: the trace shows `actor` (re)starting
+  int repeats = 0;           // a collapsed run: this many more like the beat before
+  int64_t first_t_ms = 0;    // for a collapsed run: when the run began
+};
+
+bool IsProduce(HistoryKind k) {
+  return k == HistoryKind::kProduced || k == HistoryKind::kProduceUnknown ||
+         k == HistoryKind::kProduceLost;
+}
+
+bool IsRunWide(HistoryKind k) {
+  return k == HistoryKind::kServerRestart || k == HistoryKind::kClockJump ||
+         k == HistoryKind::kStoreOutage;
+}
+
+std::string_view Slot(std::string_view actor) { return actor.substr(0, actor.find('.')); }
+
+// The first parenthesised part of `text` without the parentheses, or "".
+std::string Parenthesised(std::string_view text) {
+  const size_t open = text.find('(');
+  const size_t close = text.find(')', open);
+  if (open == std::string_view::npos || close == std::string_view::npos) return "";
+  return std::string(text.substr(open + 1, close - open - 1));
+}
+
+// The first run of digits in `text` followed by " ms", or -1.
+int64_t Milliseconds(std::string_view text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] < '0' || text[i] > '9') continue;
+    size_t j = i;
+    int64_t n = 0;
+    while (j < text.size() && text[j] >= '0' && text[j] <= '9') n = n * 10 + (text[j++] - '0');
+    if (text.substr(j).starts_with(" ms") || text.substr(j).starts_with("ms")) return n;
+    i = j;
+  }
+  return -1;
+}
+
+const TraceLine* LineAt(const CaseReport& c, int64_t line) {
+  if (line < 0 || line >= static_cast<int64_t>(c.trace.size())) return nullptr;
+  return &c.trace[static_cast<size_t>(line)];
+}
+
+// The beats of one violating event: its history, with plain XADDs left out
+// (unless the producer's side is part of the problem), cut after the effect
+// that made a duplicate, plus the expiry of done-records that a later step
+// outlived.
+std::vector<Beat> EventBeats(const std::string& event_id, const std::vector<HistoryItem>& history,
+                             const Violation* duplicate) {
+  size_t end = history.size();
+  int effects = 0;
+  if (duplicate != nullptr) {
+    for (size_t i = 0; i < history.size(); ++i) {
+      if (history[i].kind == HistoryKind::kEffect) {
+        end = i + 1;
+        ++effects;
+      }
+    }
+    if (effects < 2) end = history.size();  // the ledger saw more than the history: no cut
+  }
+  const auto produces = std::count_if(history.begin(), history.end(),
+                                      [](const HistoryItem& i) { return IsProduce(i.kind); });
+  const bool tell_produce =
+      produces > 1 || std::any_of(history.begin(), history.end(), [](const HistoryItem& i) {
+        return i.kind == HistoryKind::kProduceUnknown || i.kind == HistoryKind::kProduceLost;
+      });
+
+  std::vector<Beat> beats;
+  for (size_t i = 0; i < end; ++i) {
+    const HistoryItem& item = history[i];
+    if (item.kind == HistoryKind::kProduced && !tell_produce) continue;
+    Beat b{item.kind, item.t_ms, item.line, item.actor, item.detail, item.value, {}, "", false, false, 0, item.t_ms};
+    if (!IsRunWide(item.kind)) b.subjects.push_back({event_id, item.stream_id});
+    if (duplicate != nullptr && effects >= 2 && i + 1 == end) {
+      b.conclusion = fmt::format(" → duplicate of {} ({} effects)", event_id,
+                                 std::max(duplicate->effect_count, effects));
+    }
+    beats.push_back(std::move(b));
+  }
+  if (beats.empty() && !history.empty()) {
+    const HistoryItem& item = history.front();
+    beats.push_back({item.kind, item.t_ms, item.line, item.actor, item.detail, item.value,
+                     {{event_id, item.stream_id}}, "", false, false, 0, item.t_ms});
+  }
+  const int64_t last_t = beats.empty() ? 0 : beats.back().t_ms;
+  std::vector<Beat> expiries;
+  for (const Beat& b : beats) {
+    if (b.kind != HistoryKind::kDedupeRecord || b.value <= 0 || b.t_ms + b.value > last_t) continue;
+    Beat e = b;
+    e.expiry = true;
+    e.t_ms = b.t_ms + b.value;
+    e.first_t_ms = e.t_ms;
+    e.line = -1;
+    e.subjects = {{event_id, ""}};
+    expiries.push_back(std::move(e));
+  }
+  beats.insert(beats.end(), expiries.begin(), expiries.end());
+  return beats;
+}
+
+// Time order; beats without a trace line after the lines of their instant.
+void SortByTime(std::vector<Beat>& beats) {
+  std::stable_sort(beats.begin(), beats.end(), [](const Beat& a, const Beat& b) {
+    const int64_t la = a.line < 0 ? std::numeric_limits<int64_t>::max() : a.line;
+    const int64_t lb = b.line < 0 ? std::numeric_limits<int64_t>::max() : b.line;
+    return std::tie(a.t_ms, la) < std::tie(b.t_ms, lb);
+  });
+}
+
+// Beats of several events merged: one beat per (line, kind, actor), in time
+// order.
+std::vector<Beat> Merge(std::vector<Beat> all) {
+  using Key = std::tuple<bool, int64_t, int64_t, int, std::string>;
+  std::map<Key, size_t> index;
+  std::vector<Beat> merged;
+  for (Beat& b : all) {
+    const Key key{b.expiry, b.line, b.line < 0 ? b.t_ms : 0, static_cast<int>(b.kind), b.actor};
+    auto [it, fresh] = index.emplace(key, merged.size());
+    if (fresh) {
+      merged.push_back(std::move(b));
+      continue;
+    }
+    Beat& into = merged[it->second];
+    for (const Subject& s : b.subjects) {
+      if (std::find(into.subjects.begin(), into.subjects.end(), s) == into.subjects.end()) {
+        into.subjects.push_back(s);
+      }
+    }
+    if (into.conclusion.empty()) into.conclusion = b.conclusion;
+  }
+  SortByTime(merged);
+  return merged;
+}
+
+// A worker that crashed holding a violating event comes back (same name or
+// a fresh one) on a lifecycle line of the trace. When no later beat of that
+// worker slot tells it ("w1 starts again and re-reads…"), a beat of its own
+// does: a replacement under a new name that never touches the event is the
+// whole point of a stranded entry.
+std::vector<Beat> AddStarts(const CaseReport& c, std::vector<Beat> beats) {
+  std::vector<Beat> starts;
+  for (const Beat& b : beats) {
+    if (b.kind != HistoryKind::kCrash || b.line < 0) continue;
+    for (int64_t l = b.line + 1; l < static_cast<int64_t>(c.trace.size()); ++l) {
+      const TraceLine& t = c.trace[static_cast<size_t>(l)];
+      if (t.kind != LineKind::kLifecycle || Slot(t.actor) != Slot(b.actor) || !t.request.starts_with("starts")) {
+        continue;
+      }
+      const bool told = std::any_of(beats.begin(), beats.end(), [&](const Beat& o) {
+        return o.line > l && Slot(o.actor) == Slot(b.actor);
+      });
+      if (!told) {
+        Beat start;
+        start.kind = b.kind;
+        start.t_ms = t.t_ms;
+        start.first_t_ms = t.t_ms;
+        start.line = l;
+        start.actor = t.actor;
+        start.detail = t.request;
+        start.start = true;
+        starts.push_back(std::move(start));
+      }
+      break;
+    }
+  }
+  beats.insert(beats.end(), starts.begin(), starts.end());
+  SortByTime(beats);
+  return beats;
+}
+
+// Runs of kCollapseRun or more beats that repeat the same step (same kind,
+// actor and entries) are told once, then "repeats this N more times".
+std::vector<Beat> Collapse(std::vector<Beat> beats) {
+  const auto same = [](const Beat& a, const Beat& b) {
+    return a.kind == b.kind && a.actor == b.actor && a.subjects == b.subjects && !a.expiry &&
+           !b.expiry && !a.start && !b.start && a.conclusion.empty() && b.conclusion.empty();
+  };
+  std::vector<Beat> out;
+  for (size_t i = 0; i < beats.size();) {
+    size_t j = i + 1;
+    while (j < beats.size() && same(beats[i], beats[j])) ++j;
+    out.push_back(beats[i]);
+    if (j - i >= kCollapseRun) {
+      Beat run = beats[j - 1];
+      run.repeats = static_cast<int>(j - i - 1);
+      run.first_t_ms = beats[i].t_ms;
+      out.push_back(std::move(run));
+    } else {
+      for (size_t k = i + 1; k < j; ++k) out.push_back(beats[k]);
+    }
+    i = j;
+  }
+  return out;
+}
+
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::vector<std::string> unique;
+  for (const std::string& n : names) {
+    if (std::find(unique.begin(), unique.end(), n) == unique.end()) unique.push_back(n);
+  }
+  std::string out;
+  const size_t shown = unique.size() > kSubjectsNamed + 1 ? kSubjectsNamed : unique.size();
+  for (size_t i = 0; i < shown; ++i) {
+    if (i > 0) out += i + 1 == shown && shown == unique.size() ? " and " : ", ";
+    out += unique[i];
+  }
+  if (shown < unique.size()) out += fmt::format(" and {} more", unique.size() - shown);
+  return out;
+}
+
+// Tells the beats in order, keeping what each event went through so far.
+class Teller {
+ public:
+  explicit Teller(const CaseReport& c) : c_(c) {}
+
+  std::string Tell(const Beat& b) {
+    std::string time;
+    if (prev_t_ms_ && b.t_ms - *prev_t_ms_ >= kRelativeTimeMs && b.repeats == 0) {
+      time = FormatDuration(b.t_ms - *prev_t_ms_) + " later ";
+    }
+    prev_t_ms_ = b.t_ms;
+    if (b.repeats > 0) {
+      return fmt::format("{} repeats this {} more {} over the next {}.", Who(b.actor), b.repeats,
+                         b.repeats == 1 ? "time" : "times", FormatDuration(b.t_ms - b.first_t_ms));
+    }
+    if (b.start) {
+      last_line_of_slot_[std::string(Slot(b.actor))] = b.line;
+      stalled_.erase(b.actor);
+      return time + b.actor + " " + StartPhrase(b.detail) + ".";
+    }
+    std::string restart = Restart(b);
+    const bool acts = !b.expiry && !IsRunWide(b.kind) && b.kind != HistoryKind::kRestartLoss;
+    if (acts && restart.empty() && stalled_.erase(b.actor) > 0) restart = "resumes";
+    auto [subject, predicate] = Phrase(b);
+    if (b.kind == HistoryKind::kStall) stalled_.insert(b.actor);
+    if (b.line >= 0 && !b.actor.empty()) last_line_of_slot_[std::string(Slot(b.actor))] = b.line;
+    std::string out = time + subject;
+    if (!restart.empty()) out += " " + restart + " and";
+    out += " " + predicate + b.conclusion + ".";
+    return out;
+  }
+
+ private:
+  struct EventState {
+    bool effect = false;  // in the current delivery
+    bool acked = false;   // in the current delivery
+    int effects = 0;      // in the story so far
+  };
+
+  static std::string Who(const std::string& actor) {
+    return actor == "fault" ? "an injected fault" : actor;
+  }
+
+  // "1-0 (order:1)" on first mention, "1-0" after; the event id when the
+  // item names no entry.
+  std::string Ids(const std::vector<Subject>& subjects) {
+    std::vector<std::string> names;
+    for (const Subject& s : subjects) {
+      if (s.stream_id.empty()) {
+        names.push_back(s.event_id);
+      } else if (mentioned_.insert(s.stream_id).second && !s.event_id.empty()) {
+        names.push_back(fmt::format("{} ({})", s.stream_id, s.event_id));
+      } else {
+        names.push_back(s.stream_id);
+      }
+    }
+    return JoinNames(names);
+  }
+
+  static std::string Events(const std::vector<Subject>& subjects) {
+    std::vector<std::string> names;
+    for (const Subject& s : subjects) names.push_back(s.event_id);
+    return JoinNames(names);
+  }
+
+  // The entries the subjects' events sit in, as delivered so far.
+  std::string Held(const std::vector<Subject>& subjects) {
+    std::vector<Subject> held;
+    for (const Subject& s : subjects) held.push_back({s.event_id, held_[s.event_id]});
+    return Ids(held);
+  }
+
+  // ", before XACK" and friends: where the holder stood with the events.
+  std::string Standing(const std::vector<Subject>& subjects) {
+    if (subjects.empty()) return "";
+    bool all_effect_only = true, all_ack_only = true, all_neither = true;
+    for (const Subject& s : subjects) {
+      const EventState& st = state_[s.event_id];
+      all_effect_only = all_effect_only && st.effect && !st.acked;
+      all_ack_only = all_ack_only && st.acked && !st.effect;
+      all_neither = all_neither && !st.effect && !st.acked;
+    }
+    if (all_effect_only) return ", before XACK";
+    if (all_ack_only) return ", after XACK and before the side effect";
+    if (all_neither) return ", holding " + Held(subjects) + " unacknowledged";
+    return "";
+  }
+
+  // "starts again" / "starts (replacing w1)" from a lifecycle line.
+  static std::string StartPhrase(const std::string& request) {
+    if (request.starts_with("starts (replaces ")) return "starts (replacing " + request.substr(17);
+    return request;
+  }
+
+  // "w1 starts again" when the trace shows the actor (re)starting since the
+  // story last saw its worker slot.
+  std::string Restart(const Beat& b) {
+    if (b.line < 0 || b.actor.empty() || IsRunWide(b.kind) || b.expiry) return "";
+    auto it = last_line_of_slot_.find(std::string(Slot(b.actor)));
+    if (it == last_line_of_slot_.end()) return "";
+    for (int64_t l = b.line - 1; l > it->second; --l) {
+      const TraceLine* t = LineAt(c_, l);
+      if (t == nullptr || t->kind != LineKind::kLifecycle || t->actor != b.actor) continue;
+      if (t->request.starts_with("starts")) return StartPhrase(t->request);
+    }
+    return "";
+  }
+
+  std::string Delivery(const Beat& b, std::string text) {
+    for (const Subject& s : b.subjects) {
+      state_[s.event_id].effect = false;
+      state_[s.event_id].acked = false;
+      if (!s.stream_id.empty()) held_[s.event_id] = s.stream_id;
+    }
+    if (b.detail.find("payload missing") != std::string::npos) {
+      text += ", but its payload is gone (nil)";
+    }
+    return text;
+  }
+
+  std::pair<std::string, std::string> Phrase(const Beat& b) {
+    const std::string who = Who(b.actor);
+    const TraceLine* line = LineAt(c_, b.line);
+    switch (b.kind) {
+      case HistoryKind::kProduced: {
+        std::vector<std::string> parts;
+        for (const Subject& s : b.subjects) {
+          mentioned_.insert(s.stream_id);
+          parts.push_back(s.event_id + " as " + s.stream_id);
+        }
+        return {who, "adds " + JoinNames(parts) + " (XADD)"};
+      }
+      case HistoryKind::kProduceUnknown:
+        return {who, fmt::format("adds {}, but the XADD reply is lost, so {} cannot know it did",
+                                 Ids(b.subjects), who)};
+      case HistoryKind::kProduceLost:
+        return {who, "sends XADD for " + Events(b.subjects) + ", but the request is lost and never runs"};
+      case HistoryKind::kDelivered:
+        return {who, Delivery(b, "reads " + Ids(b.subjects) + " with XREADGROUP >")};
+      case HistoryKind::kRedelivered:
+        return {who, Delivery(b, "re-reads its own pending " + Ids(b.subjects) + " (XREADGROUP 0)")};
+      case HistoryKind::kClaimed: {
+        if (b.detail.find("deleted") != std::string::npos) {
+          return {who, "runs XAUTOCLAIM, which reports " + Ids(b.subjects) +
+                           " deleted and drops it from the PEL"};
+        }
+        std::string how = b.detail;
+        if (line != nullptr) {
+          std::vector<std::string> w = Words(line->request);
+          if (w.size() > 4 && (w[0] == "XAUTOCLAIM" || w[0] == "XCLAIM")) {
+            how = w[0] + " min-idle " + w[4];
+          }
+        }
+        return {who, Delivery(b, "claims " + Ids(b.subjects) + " (" + how + ")")};
+      }
+      case HistoryKind::kEffect: {
+        bool again = false;
+        for (const Subject& s : b.subjects) {
+          EventState& st = state_[s.event_id];
+          again = again || st.effects > 0;
+          st.effects++;
+          st.effect = true;
+        }
+        if (again) return {who, "runs the side effect of " + Events(b.subjects) + " again"};
+        const std::string sink = Parenthesised(b.detail);
+        return {who, "runs the side effect of " + Events(b.subjects) +
+                         (sink.empty() ? "" : " (" + sink + ")")};
+      }
+      case HistoryKind::kEffectFailed:
+        return {who, fmt::format("tries the side effect of {}, but it fails ({})",
+                                 Events(b.subjects), b.detail)};
+      case HistoryKind::kDedupeRecord:
+        if (b.expiry) {
+          return {"the done-record of " + Events(b.subjects),
+                  fmt::format("expires ({} TTL)", FormatDuration(b.value))};
+        }
+        return {who, "records " + Events(b.subjects) + " as done" +
+                         (b.value > 0 ? " with a " + FormatDuration(b.value) + " TTL" : "")};
+      case HistoryKind::kAcked:
+        for (const Subject& s : b.subjects) state_[s.event_id].acked = true;
+        return {who, "acknowledges " + Ids(b.subjects) + " with XACK"};
+      case HistoryKind::kDeadLettered:
+        return {who, "writes " + Events(b.subjects) + " to the dead-letter stream"};
+      case HistoryKind::kCrash:
+        return {who, "crashes at " + b.detail + Standing(b.subjects)};
+      case HistoryKind::kStall: {
+        const int64_t ms = line != nullptr ? Milliseconds(line->request) : -1;
+        return {who, "stalls at " + b.detail + (ms >= 0 ? " for " + FormatDuration(ms) : "") +
+                         Standing(b.subjects)};
+      }
+      case HistoryKind::kLostReply:
+        return {who, fmt::format("sends {} about {}; it runs, but the reply is lost and {} times out",
+                                 b.detail, Ids(b.subjects), who)};
+      case HistoryKind::kLostRequest:
+        return {who, fmt::format("sends {} about {}, but the request is lost and never runs",
+                                 b.detail, Ids(b.subjects))};
+      case HistoryKind::kPayloadDeleted:
+        return {who, "deletes the payload of " + Ids(b.subjects) + (b.detail.empty() ? "" : " with " + b.detail)};
+      case HistoryKind::kConsumerDeleted: {
+        std::vector<std::string> w = Words(b.detail);
+        std::string consumer = w.size() > 2 && w[1] == "DELCONSUMER" ? " " + w[2] : "";
+        return {who, "deletes consumer" + consumer + " (XGROUP DELCONSUMER), dropping " +
+                         Ids(b.subjects) + " from the PEL"};
+      }
+      case HistoryKind::kRestartLoss: {
+        const std::string why = Parenthesised(b.detail);
+        return {"the server restart", "loses " + Ids(b.subjects) + (why.empty() ? "" : " (" + why + ")")};
+      }
+      case HistoryKind::kServerRestart: {
+        const std::string why = Parenthesised(b.detail);
+        return {"an injected fault", "kills redis-server and restarts it" + (why.empty() ? "" : " (" + why + ")")};
+      }
+      case HistoryKind::kClockJump: {
+        const int64_t ms = Milliseconds(b.detail);
+        return {"an injected fault",
+                "moves virtual time forward" + (ms >= 0 ? " by " + FormatDuration(ms) : "")};
+      }
+      case HistoryKind::kStoreOutage: {
+        const int64_t ms = Milliseconds(b.detail);
+        return {"an injected fault",
+                "takes the business store down" + (ms >= 0 ? " for " + FormatDuration(ms) : "")};
+      }
+    }
+    return {who, b.detail};
+  }
+
+  const CaseReport& c_;
+  std::optional<int64_t> prev_t_ms_;
+  std::set<std::string> mentioned_;
+  std::map<std::string, EventState> state_;
+  std::map<std::string, std::string> held_;              // event → stream id delivered last
+  std::map<std::string, int64_t> last_line_of_slot_;     // worker slot → last line told
+  std::set<std::string> stalled_;                        // actors stalled and not yet seen again
+};
+
+std::string Conclusion(const Violation& v) {
+  switch (v.kind) {
+    case VerdictKind::kDuplicate:
+      return fmt::format("→ duplicate of {} ({} effects): {}.", v.event_id, v.effect_count, v.cause);
+    case VerdictKind::kLost:
+      return fmt::format("→ {} is lost: {}.", v.event_id, v.cause);
+    case VerdictKind::kPelLeak:
+      return fmt::format("→ {} stays pending forever (pel-leak): {}.", v.event_id, v.cause);
+    case VerdictKind::kStuck:
+      return fmt::format("→ {} never settles (stuck): {}.",
+                         v.event_id.empty() ? "the run" : v.event_id, v.cause);
+    case VerdictKind::kOk:
+      break;
+  }
+  return fmt::format("→ {}: {}.", VerdictKindName(v.kind), v.cause);
+}
+
+}  // namespace
+
+std::vector<std::string> Story(const CaseReport& c) {
+  if (c.violations.empty()) return {};
+  std::vector<Beat> all;
+  std::set<std::string> told;
+  std::set<std::string> concluded;  // duplicates that end on their effect
+  for (const Violation& v : c.violations) {
+    if (v.event_id.empty() || !told.insert(v.event_id).second) continue;
+    auto it = c.histories.find(v.event_id);
+    if (it == c.histories.end()) continue;
+    const Violation* dup = v.kind == VerdictKind::kDuplicate ? &v : nullptr;
+    std::vector<Beat> beats = EventBeats(v.event_id, it->second, dup);
+    if (dup != nullptr && std::any_of(beats.begin(), beats.end(),
+                                      [](const Beat& b) { return !b.conclusion.empty(); })) {
+      concluded.insert(v.event_id);
+    }
+    all.insert(all.end(), beats.begin(), beats.end());
+  }
+  std::vector<std::string> sentences;
+  Teller teller(c);
+  for (const Beat& b : Collapse(AddStarts(c, Merge(std::move(all))))) sentences.push_back(teller.Tell(b));
+  for (const Violation& v : c.violations) {
+    if (v.kind == VerdictKind::kDuplicate && concluded.count(v.event_id) > 0) continue;
+    sentences.push_back(Conclusion(v));
+  }
+  for (std::string& s : sentences) s = ValidUtf8(s);
+  if (sentences.size() > kMaxStorySentences) {
+    const size_t head = kMaxStorySentences - kStoryTail - 1;
+    std::vector<std::string> cut(sentences.begin(), sentences.begin() + head);
+    cut.push_back(fmt::format("… ({} more steps)", sentences.size() - head - kStoryTail));
+    cut.insert(cut.end(), sentences.end() - kStoryTail, sentences.end());
+    sentences = std::move(cut);
+  }
+  return sentences;
+}
+
+}  // namespace xackly::report

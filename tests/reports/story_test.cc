@@ -1,0 +1,236 @@
+// The story and the other shared derivations: real counterexamples from a
+// real server, and hand-made cases for the parts a small real case does not
+// reach (claims, merged events, truncation).
+#include <gtest/gtest.h>
+
+#include "reports/model.h"
+#include "tests/reports/report_test_util.h"
+
+namespace xackly::report {
+namespace {
+
+std::string Dump(const std::vector<std::string>& story) {
+  std::string out;
+  for (size_t i = 0; i < story.size(); ++i) out += std::to_string(i + 1) + ". " + story[i] + "\n";
+  return out;
+}
+
+TEST(StoryTest, NoDedupeNamesTheCrashBetweenEffectAndAckAndEndsWithTheDuplicate) {
+  const CaseReport& c = NoDedupeCase();
+  ASSERT_FALSE(c.violations.empty());
+  const std::vector<std::string> story = Story(c);
+  ASSERT_FALSE(story.empty());
+  SCOPED_TRACE(Dump(story));
+  const std::vector<size_t> effects = Find(story, "runs the side effect of order:1");
+  const std::vector<size_t> crash = Find(story, "w1 crashes at after-effect, before XACK");
+  ASSERT_EQ(effects.size(), 2u);
+  ASSERT_EQ(crash.size(), 1u);
+  EXPECT_LT(effects[0], crash[0]);
+  EXPECT_LT(crash[0], effects[1]);
+  EXPECT_EQ(Find(story, "w1 reads 0-1 (order:1) with XREADGROUP >").size(), 1u);
+  EXPECT_EQ(Find(story, "5 s later w1 starts again and re-reads its own pending 0-1 (XREADGROUP 0)").size(), 1u);
+  EXPECT_NE(story.back().find("again → duplicate of order:1 (2 effects)"), std::string::npos);
+  EXPECT_LE(story.size(), kMaxStorySentences);
+}
+
+TEST(StoryTest, AckFirstEndsWithTheLoss) {
+  const CaseReport& c = AckFirstCase();
+  ASSERT_FALSE(c.violations.empty());
+  const std::vector<std::string> story = Story(c);
+  SCOPED_TRACE(Dump(story));
+  ASSERT_FALSE(story.empty());
+  EXPECT_EQ(Find(story, "w1 acknowledges 0-1 with XACK").size(), 1u);
+  EXPECT_EQ(Find(story, "w1 crashes at after-ack, after XACK and before the side effect").size(), 1u);
+  EXPECT_EQ(story.back(), "→ order:1 is lost: acked-without-effect.");
+  EXPECT_TRUE(Find(story, "runs the side effect").empty());
+}
+
+TEST(StoryTest, EmptyWithoutViolations) {
+  CaseReport c;
+  c.histories["order:1"] = {{HistoryKind::kProduced, 0, 0, "p1", "1-0", "XADD acknowledged", 0}};
+  EXPECT_TRUE(Story(c).empty());
+}
+
+// A hand-made claim case: w1 reads, stalls, w2 claims 30 s later.
+CaseReport ClaimCase() {
+  CaseReport c;
+  c.trace = {
+      {0, "p1", LineKind::kRedis, "XADD events 1-0 event_id order:1", "\"1-0\""},
+      {2, "w1", LineKind::kRedis, "XREADGROUP GROUP workers w1 COUNT 10 STREAMS events >", "[...]"},
+      {3, "w1", LineKind::kFault, "!stall at after-read for 60000 ms", ""},
+      {30010, "w2", LineKind::kRedis, "XAUTOCLAIM events workers w2 30000 0-0 COUNT 10", "[...]"},
+      {30011, "w2", LineKind::kExternal, "ext apply order:1", "ok"},
+      {30021, "w2", LineKind::kRedis, "XACK events workers 1-0", "1"},
+      {60003, "w1", LineKind::kExternal, "ext apply order:1", "ok"},
+  };
+  c.histories["order:1"] = {
+      {HistoryKind::kProduced, 0, 0, "p1", "1-0", "XADD acknowledged", 0},
+      {HistoryKind::kDelivered, 2, 1, "w1", "1-0", "XREADGROUP >", 0},
+      {HistoryKind::kStall, 3, 2, "w1", "", "after-read", 0},
+      {HistoryKind::kClaimed, 30010, 3, "w2", "1-0", "XAUTOCLAIM", 0},
+      {HistoryKind::kEffect, 30011, 4, "w2", "1-0", "side effect (external)", 0},
+      {HistoryKind::kAcked, 30021, 5, "w2", "1-0", "XACK removed it from the PEL", 0},
+      {HistoryKind::kEffect, 60003, 6, "w1", "1-0", "side effect (external)", 0},
+  };
+  c.violations = {{VerdictKind::kDuplicate, "order:1", "stall", "ran twice", 2}};
+  return c;
+}
+
+TEST(StoryTest, ClaimsTakeMinIdleFromTheTraceLine) {
+  const std::vector<std::string> story = Story(ClaimCase());
+  SCOPED_TRACE(Dump(story));
+  EXPECT_EQ(Find(story, "w1 stalls at after-read for 60 s, holding 1-0 unacknowledged").size(), 1u);
+  EXPECT_EQ(Find(story, "30 s later w2 claims 1-0 (XAUTOCLAIM min-idle 30000).").size(), 1u);
+  EXPECT_EQ(Find(story, "w2 runs the side effect of order:1 (external).").size(), 1u);
+  EXPECT_EQ(story.back(), "30 s later w1 resumes and runs the side effect of order:1 again → duplicate of order:1 (2 effects).");
+}
+
+TEST(StoryTest, RelativeTimeOnlyFromOneSecond) {
+  const std::vector<std::string> story = Story(ClaimCase());
+  for (const std::string& s : story) {
+    EXPECT_EQ(s.find(" ms later"), std::string::npos) << s;
+  }
+}
+
+TEST(StoryTest, OneStepOfSeveralEventsIsOneSentence) {
+  CaseReport c;
+  c.trace = {{1002, "j1", LineKind::kRedis, "XTRIM events MAXLEN 3", "2"}};
+  for (const auto& [event, id] : {std::pair{"order:1", "1-0"}, std::pair{"order:2", "6-0"}}) {
+    c.histories[event] = {{HistoryKind::kPayloadDeleted, 1002, 0, "j1", id, "XTRIM events MAXLEN 3", 0}};
+    c.violations.push_back({VerdictKind::kLost, event, "payload-deleted", "gone", 0});
+  }
+  const std::vector<std::string> story = Story(c);
+  SCOPED_TRACE(Dump(story));
+  ASSERT_EQ(story.size(), 3u);
+  EXPECT_EQ(story[0], "j1 deletes the payload of 1-0 (order:1) and 6-0 (order:2) with XTRIM events MAXLEN 3.");
+  EXPECT_EQ(story[1], "→ order:1 is lost: payload-deleted.");
+  EXPECT_EQ(story[2], "→ order:2 is lost: payload-deleted.");
+}
+
+TEST(StoryTest, RepeatedStepsAreToldOnce) {
+  CaseReport c;
+  std::vector<HistoryItem>& h = c.histories["order:1"];
+  for (int i = 0; i < 5; ++i) {
+    h.push_back({HistoryKind::kClaimed, 30000LL * (i + 1), -1, "w1", "0-1", "XAUTOCLAIM", 0});
+  }
+  c.violations = {{VerdictKind::kPelLeak, "order:1", "done-but-pending", "stays", 1}};
+  const std::vector<std::string> story = Story(c);
+  SCOPED_TRACE(Dump(story));
+  ASSERT_EQ(story.size(), 3u);
+  EXPECT_EQ(story[0], "w1 claims 0-1 (order:1) (XAUTOCLAIM).");
+  EXPECT_EQ(story[1], "w1 repeats this 4 more times over the next 120 s.");
+  EXPECT_EQ(story[2], "→ order:1 stays pending forever (pel-leak): done-but-pending.");
+}
+
+TEST(StoryTest, LongStoriesAreCutInTheMiddle) {
+  CaseReport c;
+  std::vector<HistoryItem>& h = c.histories["order:1"];
+  for (int i = 0; i < 40; ++i) {
+    // Alternating kinds, so nothing collapses.
+    h.push_back({i % 2 ? HistoryKind::kAcked : HistoryKind::kRedelivered, i * 10LL, -1, "w1", "0-1", "", 0});
+  }
+  c.violations = {{VerdictKind::kLost, "order:1", "dropped", "gone", 0}};
+  const std::vector<std::string> story = Story(c);
+  SCOPED_TRACE(Dump(story));
+  ASSERT_EQ(story.size(), kMaxStorySentences);
+  EXPECT_EQ(Find(story, "…").size(), 1u);
+  EXPECT_EQ(story.back(), "→ order:1 is lost: dropped.");
+}
+
+TEST(StoryTest, ExpiredDoneRecordsAreTold) {
+  CaseReport c;
+  c.histories["order:1"] = {
+      {HistoryKind::kEffect, 4, -1, "w1", "1-0", "side effect (redis)", 0},
+      {HistoryKind::kDedupeRecord, 4, -1, "w1", "", "done-record", 10000},
+      {HistoryKind::kClaimed, 30008, -1, "w2", "1-0", "XAUTOCLAIM", 0},
+      {HistoryKind::kEffect, 30009, -1, "w2", "1-0", "side effect (redis)", 0},
+  };
+  c.violations = {{VerdictKind::kDuplicate, "order:1", "dedupe-expired", "x", 2}};
+  const std::vector<std::string> story = Story(c);
+  SCOPED_TRACE(Dump(story));
+  EXPECT_EQ(Find(story, "w1 records order:1 as done with a 10 s TTL.").size(), 1u);
+  EXPECT_EQ(Find(story, "10 s later the done-record of order:1 expires (10 s TTL).").size(), 1u);
+}
+
+TEST(StoryTest, AReplacementUnderANewNameIsTold) {
+  CaseReport c;
+  c.trace = {
+      {3, "w1", LineKind::kRedis, "XREADGROUP GROUP workers w1 COUNT 10 STREAMS events >", "[...]"},
+      {3, "w1", LineKind::kFault, "!crash at after-read (replacement starts in 5000 ms)", ""},
+      {5003, "w1.2", LineKind::kLifecycle, "starts (replaces w1)", ""},
+  };
+  c.histories["order:1"] = {
+      {HistoryKind::kDelivered, 3, 0, "w1", "1-0", "XREADGROUP >", 0},
+      {HistoryKind::kCrash, 3, 1, "w1", "", "after-read", 0},
+  };
+  c.violations = {{VerdictKind::kLost, "order:1", "stranded", "x", 0}};
+  const std::vector<std::string> story = Story(c);
+  SCOPED_TRACE(Dump(story));
+  ASSERT_EQ(story.size(), 4u);
+  EXPECT_EQ(story[1], "w1 crashes at after-read, holding 1-0 unacknowledged.");
+  EXPECT_EQ(story[2], "5 s later w1.2 starts (replacing w1).");
+  EXPECT_EQ(story[3], "→ order:1 is lost: stranded.");
+}
+
+TEST(PathLinesTest, NoDedupeFollowsTheEventThroughTheCrash) {
+  const CaseReport& c = NoDedupeCase();
+  const std::vector<int64_t> path = PathLines(c);
+  ASSERT_FALSE(path.empty());
+  std::vector<std::string> shown;
+  for (int64_t l : path) shown.push_back(c.trace[static_cast<size_t>(l)].actor + " " + c.trace[static_cast<size_t>(l)].request);
+  const auto has = [&](const std::string& needle) {
+    return std::any_of(shown.begin(), shown.end(), [&](const std::string& s) { return s.find(needle) != std::string::npos; });
+  };
+  EXPECT_TRUE(has("p1 XADD events 0-1"));
+  EXPECT_TRUE(has("w1 ext apply order:1"));
+  EXPECT_TRUE(has("w1 !crash at after-effect"));
+  EXPECT_TRUE(has("w1 starts again"));
+  EXPECT_TRUE(has("w1 XACK events workers 0-1"));
+  EXPECT_FALSE(has("setup XGROUP CREATE"));
+  EXPECT_TRUE(std::is_sorted(path.begin(), path.end()));
+}
+
+TEST(CoverageRowsTest, FlagsSitesThatNeverFired) {
+  CheckReport k;
+  k.fired_totals = {{"crash@after-effect", 3}, {"crash@after-read", 0}};
+  k.never_fired = {"crash@after-read", "xdel"};
+  const std::vector<CoverageRow> rows = CoverageRows(k);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].site, "crash@after-effect");
+  EXPECT_EQ(rows[0].fired, 3);
+  EXPECT_FALSE(rows[0].never_fired);
+  EXPECT_TRUE(rows[1].never_fired);
+  EXPECT_EQ(rows[2].site, "xdel");
+  EXPECT_TRUE(rows[2].never_fired);
+}
+
+TEST(CoverageRowsTest, FallsBackToTheCounterexample) {
+  CheckReport k;
+  k.counterexample.emplace();
+  k.counterexample->coverage.enabled = {"crash@after-ack", "crash@after-effect"};
+  k.counterexample->coverage.fired = {{"crash@after-effect", 1}};
+  const std::vector<CoverageRow> rows = CoverageRows(k);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_TRUE(rows[0].never_fired);
+  EXPECT_EQ(rows[1].fired, 1);
+}
+
+TEST(FormatDurationTest, ReadsWell) {
+  EXPECT_EQ(FormatDuration(7), "7 ms");
+  EXPECT_EQ(FormatDuration(1000), "1 s");
+  EXPECT_EQ(FormatDuration(2500), "2.5 s");
+  EXPECT_EQ(FormatDuration(5000), "5 s");
+  EXPECT_EQ(FormatDuration(30004), "30 s");
+  EXPECT_EQ(FormatDuration(720000), "12 min");
+}
+
+TEST(SummaryTest, CountsMatchedChecks) {
+  Report r;
+  EXPECT_EQ(Summary(r), "0 of 0 checks matched their expectation");
+  r.checks.resize(1);
+  r.checks[0].matched = true;
+  EXPECT_EQ(Summary(r), "1 of 1 check matched its expectation");
+}
+
+}  // namespace
+}  // namespace xackly::report
