@@ -141,12 +141,15 @@ std::vector<Beat> EventBeats(const std::string& event_id, const std::vector<Hist
   return beats;
 }
 
-// Time order; beats without a trace line after the lines of their instant.
+// Time order; beats without a trace line after the lines of their instant;
+// on one line, a run-wide cause (the restart) before its effects on events.
 void SortByTime(std::vector<Beat>& beats) {
   std::stable_sort(beats.begin(), beats.end(), [](const Beat& a, const Beat& b) {
     const int64_t la = a.line < 0 ? std::numeric_limits<int64_t>::max() : a.line;
     const int64_t lb = b.line < 0 ? std::numeric_limits<int64_t>::max() : b.line;
-    return std::tie(a.t_ms, la) < std::tie(b.t_ms, lb);
+    const int ra = IsRunWide(a.kind) ? 0 : 1;
+    const int rb = IsRunWide(b.kind) ? 0 : 1;
+    return std::tie(a.t_ms, la, ra) < std::tie(b.t_ms, lb, rb);
   });
 }
 

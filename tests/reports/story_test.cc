@@ -152,6 +152,21 @@ TEST(StoryTest, ExpiredDoneRecordsAreTold) {
   EXPECT_EQ(Find(story, "10 s later the done-record of order:1 expires (10 s TTL).").size(), 1u);
 }
 
+TEST(StoryTest, ARestartIsToldBeforeWhatItLost) {
+  CaseReport c;
+  c.trace = {{2, "fault", LineKind::kFault, "!restart @2ms", ""}};
+  c.histories["order:1"] = {
+      {HistoryKind::kRestartLoss, 2, 0, "fault", "1-0", "lost by the server restart (persistence none)", 0},
+      {HistoryKind::kServerRestart, 2, 0, "fault", "", "redis-server killed and restarted (persistence none)", 0},
+  };
+  c.violations = {{VerdictKind::kLost, "order:1", "server-data-loss", "x", 0}};
+  const std::vector<std::string> story = Story(c);
+  SCOPED_TRACE(Dump(story));
+  ASSERT_EQ(story.size(), 3u);
+  EXPECT_EQ(story[0], "an injected fault kills redis-server and restarts it (persistence none).");
+  EXPECT_EQ(story[1], "the server restart loses 1-0 (order:1) (persistence none).");
+}
+
 TEST(StoryTest, AReplacementUnderANewNameIsTold) {
   CaseReport c;
   c.trace = {
