@@ -23,6 +23,9 @@ std::string Printable(std::string_view s);
 // 0x7f) written as visible "\xNN" instead.
 std::string EscapeXml(std::string_view s);
 
+// `s`, or `fallback` when `s` is empty (a field the producer left unset).
+inline std::string Or(const std::string& s, const char* fallback) { return s.empty() ? fallback : s; }
+
 // The words of a request or reply: split at spaces and at the punctuation of
 // the canonical reply rendering and SQL/Lua arguments (quotes, brackets,
 // parentheses, commas, '|', '='). "order:1" and "0-1" stay whole.

@@ -1,0 +1,401 @@
+// The JSON form of the model: everything in a Report, field by field, so
+// that `xackly merge` can read shard files back and combine them. Field names
+// are the model's member names; enums are written by their names (the same
+// names the CLI and scenario files use). Schema changes that a reader of an
+// older version would misread bump kSchemaVersion.
+#include <limits>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "reports/report.h"
+#include "reports/text_util.h"
+
+namespace xackly::report {
+namespace {
+
+// ordered: "schema" comes first and fields keep the model's order.
+using json = nlohmann::ordered_json;
+
+json ExpectationJson(const Expectation& e) {
+  return {{"kind", VerdictKindName(e.kind)}, {"cause", e.cause}};
+}
+
+json FaultSpecJson(const FaultSpec& f) {
+  return {{"kind", FaultKindName(f.kind)}, {"actor", f.actor},
+          {"site", f.site},                {"nth", f.nth},
+          {"at_ms", f.at_ms},              {"duration_ms", f.duration_ms},
+          {"target", f.target},            {"event", f.event},
+          {"text", f.ToString()}};  // for people; not read back
+}
+
+json CaseJson(const CaseReport& c) {
+  json violations = json::array();
+  for (const Violation& v : c.violations) {
+    violations.push_back({{"kind", VerdictKindName(v.kind)},
+                          {"event_id", v.event_id},
+                          {"cause", v.cause},
+                          {"detail", v.detail},
+                          {"effect_count", v.effect_count}});
+  }
+  json fired = json::array();
+  for (const FaultSpec& f : c.fired) fired.push_back(FaultSpecJson(f));
+  json trace = json::array();
+  for (const TraceLine& l : c.trace) {
+    trace.push_back({{"t_ms", l.t_ms},
+                     {"actor", l.actor},
+                     {"kind", LineKindName(l.kind)},
+                     {"request", l.request},
+                     {"reply", l.reply}});
+  }
+  json histories = json::object();
+  for (const auto& [event, items] : c.histories) {
+    json list = json::array();
+    for (const HistoryItem& i : items) {
+      list.push_back({{"kind", HistoryKindName(i.kind)},
+                      {"t_ms", i.t_ms},
+                      {"line", i.line},
+                      {"actor", i.actor},
+                      {"stream_id", i.stream_id},
+                      {"detail", i.detail},
+                      {"value", i.value}});
+    }
+    histories[event] = std::move(list);
+  }
+  return {{"protocol", c.protocol},
+          {"scenario_file", c.scenario_file},
+          {"seed", c.seed},
+          {"producers", c.producers},
+          {"workers", c.workers},
+          {"events", c.events},
+          {"persistence", c.persistence},
+          {"restart_naming", c.restart_naming},
+          {"expected", ExpectationJson(c.expected)},
+          {"observed", c.observed},
+          {"matched", c.matched},
+          {"violations", std::move(violations)},
+          {"trace_hash", c.trace_hash},
+          {"steps", c.steps},
+          {"virtual_ms", c.virtual_ms},
+          {"fired", std::move(fired)},
+          {"coverage", {{"fired", c.coverage.fired}, {"enabled", c.coverage.enabled}}},
+          {"trace", std::move(trace)},
+          {"histories", std::move(histories)},
+          {"replay_file", c.replay_file},
+          {"replay_command", c.replay_command}};
+}
+
+json CheckJson(const CheckReport& k) {
+  return {{"name", k.name},
+          {"description", k.description},
+          {"fault_model", k.fault_model},
+          {"expected", ExpectationJson(k.expected)},
+          {"observed", k.observed},
+          {"matched", k.matched},
+          {"cases_run", k.cases_run},
+          {"cases_failed", k.cases_failed},
+          {"counterexample", k.counterexample ? CaseJson(*k.counterexample) : json(nullptr)},
+          {"counterexample_size", k.counterexample_size},
+          {"shrink_steps", k.shrink_steps},
+          {"fired_totals", k.fired_totals},
+          {"never_fired", k.never_fired},
+          {"seconds", k.seconds}};
+}
+
+// Reads typed fields out of parsed JSON, remembering the first problem with
+// the path where it was found ("checks[0].counterexample.trace[3].t_ms").
+class Reader {
+ public:
+  bool failed() const { return !error_.empty(); }
+  const std::string& error() const { return error_; }
+
+  void Fail(const std::string& path, const std::string& what) {
+    if (error_.empty()) error_ = (path.empty() ? "" : path + ": ") + what;
+  }
+
+  // The member `key` of object `obj`, or nullptr after recording an error.
+  const json* Member(const json& obj, const std::string& path, const char* key) {
+    if (failed()) return nullptr;
+    if (!obj.is_object()) {
+      Fail(path, "expected an object");
+      return nullptr;
+    }
+    auto it = obj.find(key);
+    if (it == obj.end()) {
+      Fail(Join(path, key), "missing");
+      return nullptr;
+    }
+    return &*it;
+  }
+
+  void Read(const json& obj, const std::string& path, const char* key, std::string* out) {
+    if (const json* v = Member(obj, path, key)) ReadValue(*v, Join(path, key), out);
+  }
+  void Read(const json& obj, const std::string& path, const char* key, bool* out) {
+    const json* v = Member(obj, path, key);
+    if (v == nullptr) return;
+    if (!v->is_boolean()) return Fail(Join(path, key), "expected true or false");
+    *out = v->get<bool>();
+  }
+  void Read(const json& obj, const std::string& path, const char* key, double* out) {
+    const json* v = Member(obj, path, key);
+    if (v == nullptr) return;
+    if (!v->is_number()) return Fail(Join(path, key), "expected a number");
+    *out = v->get<double>();
+  }
+  void Read(const json& obj, const std::string& path, const char* key, uint64_t* out) {
+    const json* v = Member(obj, path, key);
+    if (v == nullptr) return;
+    if (!v->is_number_unsigned()) return Fail(Join(path, key), "expected a non-negative integer");
+    *out = v->get<uint64_t>();
+  }
+  void Read(const json& obj, const std::string& path, const char* key, int64_t* out) {
+    if (const json* v = Member(obj, path, key)) ReadValue(*v, Join(path, key), out);
+  }
+  void Read(const json& obj, const std::string& path, const char* key, int* out) {
+    int64_t wide = 0;
+    Read(obj, path, key, &wide);
+    if (failed()) return;
+    if (wide < std::numeric_limits<int>::min() || wide > std::numeric_limits<int>::max()) {
+      return Fail(Join(path, key), "out of range");
+    }
+    *out = static_cast<int>(wide);
+  }
+
+  void ReadValue(const json& v, const std::string& path, std::string* out) {
+    if (!v.is_string()) return Fail(path, "expected a string");
+    *out = v.get<std::string>();
+  }
+  void ReadValue(const json& v, const std::string& path, int64_t* out) {
+    if (!v.is_number_integer()) return Fail(path, "expected an integer");
+    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
+      return Fail(path, "out of range");
+    }
+    *out = v.get<int64_t>();
+  }
+  void ReadValue(const json& v, const std::string& path, int* out) {
+    int64_t wide = 0;
+    ReadValue(v, path, &wide);
+    if (failed()) return;
+    if (wide < std::numeric_limits<int>::min() || wide > std::numeric_limits<int>::max()) {
+      return Fail(path, "out of range");
+    }
+    *out = static_cast<int>(wide);
+  }
+
+  // Calls each(element, element_path) for every element of array `key`.
+  template <typename Each>
+  void ForArray(const json& obj, const std::string& path, const char* key, Each each) {
+    const json* v = Member(obj, path, key);
+    if (v == nullptr) return;
+    if (!v->is_array()) return Fail(Join(path, key), "expected an array");
+    for (size_t i = 0; i < v->size() && !failed(); ++i) {
+      each((*v)[i], Join(path, key) + "[" + std::to_string(i) + "]");
+    }
+  }
+  // Calls each(name, value, value_path) for every member of object `key`.
+  template <typename Each>
+  void ForObject(const json& obj, const std::string& path, const char* key, Each each) {
+    const json* v = Member(obj, path, key);
+    if (v == nullptr) return;
+    if (!v->is_object()) return Fail(Join(path, key), "expected an object");
+    for (auto it = v->begin(); it != v->end() && !failed(); ++it) {
+      each(it.key(), it.value(), Join(path, key) + "." + it.key());
+    }
+  }
+
+  // Reads an enum by name through `parse(name, &value)`.
+  template <typename E, typename Parse>
+  void ReadEnum(const json& obj, const std::string& path, const char* key, E* out, Parse parse,
+                const char* what) {
+    std::string name;
+    Read(obj, path, key, &name);
+    if (failed()) return;
+    if (!parse(name, out)) Fail(Join(path, key), "unknown " + std::string(what) + " '" + name + "'");
+  }
+
+  static std::string Join(const std::string& path, const char* key) {
+    return path.empty() ? key : path + "." + key;
+  }
+
+ private:
+  std::string error_;
+};
+
+// Reverse of a Name() function over the enum's values 0..last.
+template <typename E>
+bool ParseByName(std::string_view name, E last, const char* (*name_of)(E), E* out) {
+  for (int i = 0; i <= static_cast<int>(last); ++i) {
+    const auto e = static_cast<E>(i);
+    if (name == name_of(e)) {
+      *out = e;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool ParseHistoryKind(std::string_view name, HistoryKind* out) {
+  return ParseByName(name, HistoryKind::kStoreOutage, &HistoryKindName, out);
+}
+bool ParseLineKind(std::string_view name, LineKind* out) {
+  return ParseByName(name, LineKind::kHarness, &LineKindName, out);
+}
+
+void ReadExpectation(Reader& r, const json& obj, const std::string& path, const char* key,
+                     Expectation* out) {
+  const json* e = r.Member(obj, path, key);
+  if (e == nullptr) return;
+  const std::string p = Reader::Join(path, key);
+  r.ReadEnum(*e, p, "kind", &out->kind, ParseVerdictKind, "verdict kind");
+  r.Read(*e, p, "cause", &out->cause);
+}
+
+void ReadFaultSpec(Reader& r, const json& f, const std::string& p, FaultSpec* out) {
+  r.ReadEnum(f, p, "kind", &out->kind, ParseFaultKind, "fault kind");
+  r.Read(f, p, "actor", &out->actor);
+  r.Read(f, p, "site", &out->site);
+  r.Read(f, p, "nth", &out->nth);
+  r.Read(f, p, "at_ms", &out->at_ms);
+  r.Read(f, p, "duration_ms", &out->duration_ms);
+  r.Read(f, p, "target", &out->target);
+  r.Read(f, p, "event", &out->event);
+}
+
+void ReadCase(Reader& r, const json& j, const std::string& p, CaseReport* c) {
+  r.Read(j, p, "protocol", &c->protocol);
+  r.Read(j, p, "scenario_file", &c->scenario_file);
+  r.Read(j, p, "seed", &c->seed);
+  r.Read(j, p, "producers", &c->producers);
+  r.Read(j, p, "workers", &c->workers);
+  r.Read(j, p, "events", &c->events);
+  r.Read(j, p, "persistence", &c->persistence);
+  r.Read(j, p, "restart_naming", &c->restart_naming);
+  ReadExpectation(r, j, p, "expected", &c->expected);
+  r.Read(j, p, "observed", &c->observed);
+  r.Read(j, p, "matched", &c->matched);
+  r.ForArray(j, p, "violations", [&](const json& v, const std::string& vp) {
+    Violation& out = c->violations.emplace_back();
+    r.ReadEnum(v, vp, "kind", &out.kind, ParseVerdictKind, "verdict kind");
+    r.Read(v, vp, "event_id", &out.event_id);
+    r.Read(v, vp, "cause", &out.cause);
+    r.Read(v, vp, "detail", &out.detail);
+    r.Read(v, vp, "effect_count", &out.effect_count);
+  });
+  r.Read(j, p, "trace_hash", &c->trace_hash);
+  r.Read(j, p, "steps", &c->steps);
+  r.Read(j, p, "virtual_ms", &c->virtual_ms);
+  r.ForArray(j, p, "fired", [&](const json& f, const std::string& fp) {
+    ReadFaultSpec(r, f, fp, &c->fired.emplace_back());
+  });
+  if (const json* cov = r.Member(j, p, "coverage")) {
+    const std::string cp = Reader::Join(p, "coverage");
+    r.ForObject(*cov, cp, "fired", [&](const std::string& site, const json& n, const std::string& np) {
+      r.ReadValue(n, np, &c->coverage.fired[site]);
+    });
+    r.ForArray(*cov, cp, "enabled", [&](const json& s, const std::string& sp) {
+      std::string site;
+      r.ReadValue(s, sp, &site);
+      c->coverage.enabled.insert(site);
+    });
+  }
+  r.ForArray(j, p, "trace", [&](const json& l, const std::string& lp) {
+    TraceLine& out = c->trace.emplace_back();
+    r.Read(l, lp, "t_ms", &out.t_ms);
+    r.Read(l, lp, "actor", &out.actor);
+    r.ReadEnum(l, lp, "kind", &out.kind, ParseLineKind, "trace line kind");
+    r.Read(l, lp, "request", &out.request);
+    r.Read(l, lp, "reply", &out.reply);
+  });
+  r.ForObject(j, p, "histories", [&](const std::string& event, const json& list, const std::string& hp) {
+    std::vector<HistoryItem>& items = c->histories[event];
+    if (!list.is_array()) return r.Fail(hp, "expected an array");
+    for (size_t i = 0; i < list.size() && !r.failed(); ++i) {
+      const std::string ip = hp + "[" + std::to_string(i) + "]";
+      HistoryItem& out = items.emplace_back();
+      r.ReadEnum(list[i], ip, "kind", &out.kind, ParseHistoryKind, "history kind");
+      r.Read(list[i], ip, "t_ms", &out.t_ms);
+      r.Read(list[i], ip, "line", &out.line);
+      r.Read(list[i], ip, "actor", &out.actor);
+      r.Read(list[i], ip, "stream_id", &out.stream_id);
+      r.Read(list[i], ip, "detail", &out.detail);
+      r.Read(list[i], ip, "value", &out.value);
+    }
+  });
+  r.Read(j, p, "replay_file", &c->replay_file);
+  r.Read(j, p, "replay_command", &c->replay_command);
+}
+
+void ReadCheck(Reader& r, const json& j, const std::string& p, CheckReport* k) {
+  r.Read(j, p, "name", &k->name);
+  r.Read(j, p, "description", &k->description);
+  r.Read(j, p, "fault_model", &k->fault_model);
+  ReadExpectation(r, j, p, "expected", &k->expected);
+  r.Read(j, p, "observed", &k->observed);
+  r.Read(j, p, "matched", &k->matched);
+  r.Read(j, p, "cases_run", &k->cases_run);
+  r.Read(j, p, "cases_failed", &k->cases_failed);
+  if (const json* c = r.Member(j, p, "counterexample"); c != nullptr && !c->is_null()) {
+    ReadCase(r, *c, Reader::Join(p, "counterexample"), &k->counterexample.emplace());
+  }
+  r.Read(j, p, "counterexample_size", &k->counterexample_size);
+  r.Read(j, p, "shrink_steps", &k->shrink_steps);
+  r.ForObject(j, p, "fired_totals", [&](const std::string& site, const json& n, const std::string& np) {
+    r.ReadValue(n, np, &k->fired_totals[site]);
+  });
+  r.ForArray(j, p, "never_fired", [&](const json& s, const std::string& sp) {
+    r.ReadValue(s, sp, &k->never_fired.emplace_back());
+  });
+  r.Read(j, p, "seconds", &k->seconds);
+}
+
+}  // namespace
+
+std::string RenderJson(const Report& report) {
+  json checks = json::array();
+  for (const CheckReport& k : report.checks) checks.push_back(CheckJson(k));
+  // "schema" first: a reader checks it before anything else.
+  json out = json::object();
+  out["schema"] = kSchemaVersion;
+  out["tool_version"] = report.tool_version;
+  out["command"] = report.command;
+  out["command_line"] = report.command_line;
+  out["seed"] = report.seed;
+  out["server_version"] = report.server_version;
+  out["options"] = report.options;
+  out["all_matched"] = report.all_matched;
+  out["shard"] = report.shard;
+  out["checks"] = std::move(checks);
+  return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+Result<Report> ParseJsonReport(std::string_view text) {
+  const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return Status::InvalidArgument("report: not valid JSON");
+  if (!j.is_object() || !j.contains("schema")) {
+    return Status::InvalidArgument("report: not an xackly JSON report (no \"schema\" field)");
+  }
+  const json& schema = j["schema"];
+  if (!schema.is_number_integer() || schema.get<int64_t>() != kSchemaVersion) {
+    return Status::InvalidArgument(
+        fmt::format("report: schema {} is not supported; this xackly reads schema {} only",
+                    Printable(schema.dump()), kSchemaVersion));
+  }
+  Report report;
+  Reader r;
+  r.Read(j, "", "tool_version", &report.tool_version);
+  r.Read(j, "", "command", &report.command);
+  r.Read(j, "", "command_line", &report.command_line);
+  r.Read(j, "", "seed", &report.seed);
+  r.Read(j, "", "server_version", &report.server_version);
+  r.Read(j, "", "options", &report.options);
+  r.Read(j, "", "all_matched", &report.all_matched);
+  r.Read(j, "", "shard", &report.shard);
+  r.ForArray(j, "", "checks", [&](const json& k, const std::string& kp) {
+    ReadCheck(r, k, kp, &report.checks.emplace_back());
+  });
+  if (r.failed()) return Status::InvalidArgument("report: " + r.error());
+  return report;
+}
+
+}  // namespace xackly::report

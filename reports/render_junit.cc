@@ -1,0 +1,131 @@
+// JUnit XML in the shape CI systems read (Jenkins/Ant junit-10.xsd):
+// testsuites > testsuite > testcase, one testcase per check. A check is a
+// test that passes when the protocol behaved as its expectation says; a
+// mismatch is a <failure>. errors and skipped are always 0: a harness
+// failure ends the run before any report is written.
+#include <fmt/format.h>
+
+#include "reports/report.h"
+#include "reports/text_util.h"
+
+namespace xackly::report {
+namespace {
+
+constexpr size_t kPathLinesShown = 60;
+
+// Attribute values: one line, escaped.
+std::string Attr(std::string_view s) { return EscapeXml(Printable(s)); }
+
+std::string Seconds(double s) { return fmt::format("{:.3f}", s < 0 ? 0.0 : s); }
+
+std::string StoryText(const CaseReport& c) {
+  std::string out;
+  const std::vector<std::string> story = Story(c);
+  for (size_t i = 0; i < story.size(); ++i) out += fmt::format("{:>2}. {}\n", i + 1, story[i]);
+  return out;
+}
+
+std::string ViolationsText(const CaseReport& c) {
+  std::string out;
+  for (const Violation& v : c.violations) {
+    out += fmt::format("{} {} [{}] {}\n", VerdictKindName(v.kind),
+                       v.event_id.empty() ? "(run-wide)" : v.event_id, v.cause, v.detail);
+  }
+  return out;
+}
+
+// The failure text: what went wrong, ending with the replay command.
+std::string FailureText(const CheckReport& k) {
+  std::string out = fmt::format("{}: expected {}, observed {} over {} case(s)\n", k.name,
+                                k.expected.ToString(), Or(k.observed, "?"), k.cases_run);
+  if (!k.counterexample) return out + "No case violated, so there is no counterexample to replay.\n";
+  const CaseReport& c = *k.counterexample;
+  out += "\nStory of the minimal counterexample (" + Or(k.counterexample_size, "?") + "):\n" + StoryText(c);
+  out += "\nViolations:\n" + ViolationsText(c);
+  out += "\nReplay: " + Or(c.replay_command, "(no replay command recorded)") + "\n";
+  return out;
+}
+
+std::string SystemOut(const CheckReport& k) {
+  std::string out;
+  if (!k.description.empty()) out += k.description + "\n";
+  if (!k.fault_model.empty()) out += "fault model: " + k.fault_model + "\n";
+  out += fmt::format("expected {}, observed {}: {}\n", k.expected.ToString(), Or(k.observed, "?"),
+                     k.matched ? "matched" : "MISMATCH");
+  out += fmt::format("cases: {} run, {} violated\n", k.cases_run, k.cases_failed);
+  if (k.counterexample) {
+    const CaseReport& c = *k.counterexample;
+    out += fmt::format("minimal counterexample: {} ({} shrinks)\n", Or(k.counterexample_size, "?"),
+                       k.shrink_steps);
+    out += fmt::format("case: protocol {}, seed {}, {} producer(s), {} worker(s), {} event(s), persistence {}, "
+                       "restart naming {}, {} steps, {} ms virtual, trace hash {}\n",
+                       c.protocol, c.seed, c.producers, c.workers, c.events, Or(c.persistence, "?"),
+                       Or(c.restart_naming, "?"), c.steps, c.virtual_ms, Or(c.trace_hash, "?"));
+    for (const FaultSpec& f : c.fired) out += "fault fired: " + f.ToString() + "\n";
+    out += "\nstory:\n" + StoryText(c);
+    out += "\nviolations:\n" + ViolationsText(c);
+    const std::vector<int64_t> path = PathLines(c);
+    if (!path.empty()) {
+      out += fmt::format("\nviolating path ({} of {} trace lines):\n", path.size(), c.trace.size());
+      for (size_t i = 0; i < path.size() && i < kPathLinesShown; ++i) {
+        out += fmt::format("#{:<4}{}\n", path[i], Trace::Render(c.trace[static_cast<size_t>(path[i])]));
+      }
+      if (path.size() > kPathLinesShown) {
+        out += fmt::format("… {} more path lines in the JSON and HTML reports\n", path.size() - kPathLinesShown);
+      }
+    }
+  }
+  out += "\nfault-point coverage:\n";
+  for (const CoverageRow& row : CoverageRows(k)) {
+    out += fmt::format("  {} {}{}\n", row.site, row.fired, row.never_fired ? " (never fired)" : "");
+  }
+  if (k.counterexample) {
+    const CaseReport& c = *k.counterexample;
+    if (!c.replay_file.empty()) out += "\nreplay file: " + c.replay_file + "\n";
+    out += "replay: " + Or(c.replay_command, "(no replay command recorded)") + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string RenderJunit(const Report& report) {
+  int failures = 0;
+  double seconds = 0;
+  for (const CheckReport& k : report.checks) {
+    failures += k.matched ? 0 : 1;
+    seconds += k.seconds;
+  }
+  const std::string counts = fmt::format("tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"0\" time=\"{}\"",
+                                         report.checks.size(), failures, Seconds(seconds));
+  const std::string suite = "xackly " + Or(report.command, "report") +
+                            (report.shard.empty() ? "" : " (shard " + report.shard + ")");
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  out += fmt::format("<testsuites name=\"xackly\" {}>\n", counts);
+  out += fmt::format("  <testsuite name=\"{}\" {}>\n", Attr(suite), counts);
+  out += "    <properties>\n";
+  const std::pair<const char*, std::string> properties[] = {
+      {"seed", std::to_string(report.seed)},  {"server_version", report.server_version},
+      {"tool_version", report.tool_version},  {"command_line", report.command_line},
+      {"options", report.options},            {"shard", report.shard},
+  };
+  for (const auto& [name, value] : properties) {
+    out += fmt::format("      <property name=\"{}\" value=\"{}\"/>\n", name, Attr(value));
+  }
+  out += "    </properties>\n";
+  for (const CheckReport& k : report.checks) {
+    out += fmt::format("    <testcase name=\"{}\" classname=\"xackly\" time=\"{}\">\n", Attr(k.name),
+                       Seconds(k.seconds));
+    if (!k.matched) {
+      out += fmt::format("      <failure message=\"{}\" type=\"mismatch\">{}</failure>\n",
+                         Attr(fmt::format("expected {}, observed {}", k.expected.ToString(), Or(k.observed, "?"))),
+                         EscapeXml(FailureText(k)));
+    }
+    out += "      <system-out>" + EscapeXml(SystemOut(k)) + "</system-out>\n";
+    out += "    </testcase>\n";
+  }
+  out += "  </testsuite>\n</testsuites>\n";
+  return out;
+}
+
+}  // namespace xackly::report

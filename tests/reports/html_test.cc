@@ -1,0 +1,163 @@
+// HTML: self-contained and escaped, and, rendered by a real browser
+// (headless Chromium), a timeline a person can read: a lane per actor, the
+// crash between the effect and the XACK, the violating path highlighted,
+// the story and the replay command.
+#include <regex>
+
+#include <gtest/gtest.h>
+
+#include "reports/report.h"
+#include "tests/reports/report_test_util.h"
+
+namespace xackly::report {
+namespace {
+
+Report NoDedupeReport() {
+  RunConfig config = RunConfig::For(*FindProtocol("no-dedupe"));
+  return ReportOf({CheckFromCase(config, NoDedupeCase())});
+}
+
+// Every value of attribute `name` in `html`.
+std::vector<std::string> AttributeValues(const std::string& html, const std::string& name) {
+  std::vector<std::string> out;
+  const std::regex re("\\s" + name + "\\s*=\\s*\"([^\"]*)\"", std::regex::icase);
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), re); it != std::sregex_iterator(); ++it) {
+    out.push_back((*it)[1]);
+  }
+  return out;
+}
+
+void ExpectSelfContained(const std::string& html) {
+  EXPECT_EQ(html.find("http://"), std::string::npos);
+  EXPECT_EQ(html.find("https://"), std::string::npos);
+  EXPECT_EQ(html.find("//cdn"), std::string::npos);
+  EXPECT_EQ(html.find("<link"), std::string::npos);
+  EXPECT_EQ(html.find("@import"), std::string::npos);
+  EXPECT_TRUE(AttributeValues(html, "src").empty());
+  for (const std::string& href : AttributeValues(html, "href")) EXPECT_TRUE(href.starts_with("#")) << href;
+  for (size_t at = html.find("url("); at != std::string::npos; at = html.find("url(", at + 1)) {
+    EXPECT_EQ(html.compare(at, 5, "url(#"), 0) << html.substr(at, 30);
+  }
+}
+
+TEST(HtmlTest, HasNoExternalReferences) {
+  ExpectSelfContained(RenderHtml(NoDedupeReport()));
+  ExpectSelfContained(RenderHtml(EverythingReport()));
+}
+
+TEST(HtmlTest, EscapesEverything) {
+  Report report = NoDedupeReport();
+  CaseReport& c = *report.checks[0].counterexample;
+  c.trace[1].request = "EVAL \"</script><script>alert(1)</script>\" 0 '<b>' & \"q\"";
+  c.replay_command = "xackly replay '</code><img src=x>'";
+  report.checks[0].name = "<i>name</i>";
+  const std::string html = RenderHtml(report);
+  EXPECT_EQ(html.find("<script>alert"), std::string::npos);
+  EXPECT_EQ(html.find("<img"), std::string::npos);
+  EXPECT_EQ(html.find("<i>name"), std::string::npos);
+  EXPECT_NE(html.find("&lt;/script&gt;&lt;script&gt;alert(1)"), std::string::npos);
+  size_t scripts = 0;
+  for (size_t at = html.find("<script"); at != std::string::npos; at = html.find("<script", at + 1)) ++scripts;
+  EXPECT_EQ(scripts, 1u);
+  EXPECT_EQ(html.find('\x1b'), std::string::npos);
+  const std::string hostile = RenderHtml(EverythingReport());
+  EXPECT_EQ(hostile.find('\x1b'), std::string::npos);
+  EXPECT_EQ(hostile.find("<tag>"), std::string::npos);
+}
+
+std::string FindChromium() {
+  for (const char* name : {"chromium", "chromium-browser", "google-chrome"}) {
+    std::string path = FindOnPath(name);
+    if (!path.empty()) return path;
+  }
+  return "";
+}
+
+struct StepInDom {
+  std::string classes;
+  int64_t line;
+  double x;
+};
+
+// The step groups inside the lane of `actor` in the rendered DOM.
+std::vector<StepInDom> StepsOfLane(const std::string& dom, const std::string& actor) {
+  const size_t begin = dom.find("<g class=\"lane\" data-actor=\"" + actor + "\">");
+  if (begin == std::string::npos) return {};
+  size_t end = dom.find("<g class=\"lane\"", begin + 1);
+  if (end == std::string::npos) end = dom.find("</svg>", begin);
+  const std::string lane = dom.substr(begin, end - begin);
+  std::vector<StepInDom> out;
+  const std::regex re(R"re(<g class="step ([^"]*)" id="c1-l(\d+)" data-line="\d+" data-t="\d+" data-x="([0-9.]+)")re");
+  for (auto it = std::sregex_iterator(lane.begin(), lane.end(), re); it != std::sregex_iterator(); ++it) {
+    out.push_back({(*it)[1], std::stoll((*it)[2]), std::stod((*it)[3])});
+  }
+  return out;
+}
+
+TEST(HtmlTest, ChromiumRendersAReadableTimeline) {
+  const std::string chromium = FindChromium();
+  if (chromium.empty()) {
+    GTEST_SKIP() << "no chromium binary on PATH (chromium, chromium-browser, google-chrome); "
+                    "install Debian's chromium to run the browser test";
+  }
+  const Report report = NoDedupeReport();
+  TempDir dir;
+  const std::string file = dir.Write("report.html", RenderHtml(report));
+  ToolOutput out = RunTool(chromium,
+                           {"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                            "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                            "--user-data-dir=" + dir.path() + "/profile", "--dump-dom", "file://" + file},
+                           120'000);
+  ASSERT_EQ(out.exit_code, 0) << out.out;
+  const std::string& dom = out.out;
+  ASSERT_NE(dom.find("id=\"timeline-1\""), std::string::npos) << dom.substr(0, 2000);
+
+  // A lane per actor.
+  for (const char* actor : {"p1", "w1"}) {
+    EXPECT_NE(dom.find(std::string("<g class=\"lane\" data-actor=\"") + actor + "\">"), std::string::npos) << actor;
+    EXPECT_NE(dom.find(std::string("<b>") + actor + "</b>"), std::string::npos) << "lane label " << actor;
+  }
+
+  // On w1's lane: effect, crash, effect again, XACK, in that order; the
+  // crash sits between the first effect and the XACK.
+  const std::vector<StepInDom> w1 = StepsOfLane(dom, "w1");
+  ASSERT_FALSE(w1.empty());
+  const auto first = [&](const std::string& cls) -> const StepInDom* {
+    for (const StepInDom& s : w1) {
+      if ((" " + s.classes + " ").find(" " + cls + " ") != std::string::npos) return &s;
+    }
+    return nullptr;
+  };
+  const StepInDom* effect = first("effect");
+  const StepInDom* crash = first("crash");
+  const StepInDom* ack = first("ack");
+  ASSERT_NE(effect, nullptr);
+  ASSERT_NE(crash, nullptr);
+  ASSERT_NE(ack, nullptr);
+  EXPECT_LT(effect->x, crash->x);
+  EXPECT_LT(crash->x, ack->x);
+  EXPECT_NE(crash->classes.find("violation"), std::string::npos);
+  EXPECT_NE(dom.find("class=\"down\""), std::string::npos) << "the time w1 was down";
+
+  // The violating path is highlighted, and every step says what it did.
+  size_t violations = 0;
+  for (const StepInDom& s : w1) violations += s.classes.find("violation") != std::string::npos;
+  EXPECT_GE(violations, 5u);
+  EXPECT_NE(dom.find("<polyline class=\"path\""), std::string::npos);
+  EXPECT_NE(dom.find("<title>#"), std::string::npos);
+  EXPECT_NE(dom.find("XACK events workers 0-1\n→ 1</title>"), std::string::npos);
+
+  // Story, replay command, verdicts, coverage.
+  const size_t story = dom.find("id=\"story-1\"");
+  ASSERT_NE(story, std::string::npos);
+  EXPECT_NE(dom.find("w1 crashes at after-effect, before XACK.", story), std::string::npos);
+  EXPECT_NE(dom.find("→ duplicate of order:1 (2 effects)", story), std::string::npos);
+  EXPECT_NE(dom.find("id=\"replay-1\" class=\"replay\">" + report.checks[0].counterexample->replay_command +
+                     "</code>"),
+            std::string::npos);
+  EXPECT_NE(dom.find("id=\"verdicts\""), std::string::npos);
+  EXPECT_NE(dom.find("id=\"coverage-1\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace xackly::report

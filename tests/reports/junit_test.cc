@@ -1,0 +1,94 @@
+// JUnit XML: valid against the schema CI systems read (tests/reports/
+// junit.xsd, checked with xmllint), one testcase per check, and a failure
+// that carries the story and the replay command.
+#include <gtest/gtest.h>
+
+#include "reports/report.h"
+#include "tests/reports/report_test_util.h"
+
+namespace xackly::report {
+namespace {
+
+size_t Count(const std::string& haystack, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = haystack.find(needle); at != std::string::npos; at = haystack.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// Validates `xml` with xmllint against junit.xsd; skips when xmllint is missing.
+void ExpectValid(const std::string& xml) {
+  const std::string xmllint = FindOnPath("xmllint");
+  if (xmllint.empty()) {
+    GTEST_SKIP() << "xmllint not found on PATH; install Debian's libxml2-utils to validate JUnit XML";
+  }
+  TempDir dir;
+  const std::string file = dir.Write("junit.xml", xml);
+  ToolOutput out = RunTool(xmllint, {"--noout", "--schema", XACKLY_TEST_JUNIT_XSD, file}, 60'000,
+                           /*merge_stderr=*/true);
+  EXPECT_EQ(out.exit_code, 0) << out.out << "\n" << xml;
+  EXPECT_NE(out.out.find("validates"), std::string::npos) << out.out;
+}
+
+Report RealReport() {
+  RunConfig config = RunConfig::For(*FindProtocol("no-dedupe"));
+  CheckReport found = CheckFromCase(config, NoDedupeCase());
+  // The same case judged against an expectation it does not meet.
+  CheckReport mismatch = found;
+  mismatch.name = "no-dedupe-expecting-ok";
+  mismatch.expected = {VerdictKind::kOk, ""};
+  mismatch.matched = false;
+  CheckReport clean;
+  clean.name = "txn-dedupe";
+  clean.expected = {VerdictKind::kOk, ""};
+  clean.observed = "ok";
+  clean.matched = true;
+  clean.cases_run = 40;
+  return ReportOf({found, mismatch, clean});
+}
+
+TEST(JunitTest, ValidatesAgainstTheSchema) {
+  ExpectValid(RenderJunit(RealReport()));
+}
+
+TEST(JunitTest, HostileTextStillValidates) {
+  ExpectValid(RenderJunit(EverythingReport()));
+}
+
+TEST(JunitTest, EmptyReportValidates) {
+  ExpectValid(RenderJunit(Report{}));
+}
+
+TEST(JunitTest, OneTestcasePerCheck) {
+  const Report report = RealReport();
+  const std::string xml = RenderJunit(report);
+  EXPECT_EQ(Count(xml, "<testcase "), report.checks.size());
+  EXPECT_NE(xml.find("<testcase name=\"no-dedupe\" classname=\"xackly\" time=\"0.250\">"), std::string::npos);
+  EXPECT_NE(xml.find("tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"0\""), std::string::npos);
+}
+
+TEST(JunitTest, FailureCarriesTheStoryAndTheReplayCommand) {
+  const Report report = RealReport();
+  const std::string xml = RenderJunit(report);
+  ASSERT_EQ(Count(xml, "<failure "), 1u);
+  const size_t begin = xml.find("<failure ");
+  const std::string failure = xml.substr(begin, xml.find("</failure>", begin) - begin);
+  EXPECT_NE(failure.find("message=\"expected ok, observed duplicate\" type=\"mismatch\""), std::string::npos)
+      << failure;
+  EXPECT_NE(failure.find("w1 crashes at after-effect, before XACK."), std::string::npos) << failure;
+  EXPECT_NE(failure.find("→ duplicate of order:1 (2 effects)"), std::string::npos) << failure;
+  const std::string replay = report.checks[1].counterexample->replay_command;
+  EXPECT_NE(failure.find("Replay: " + replay + "\n"), std::string::npos) << failure;
+}
+
+TEST(JunitTest, MatchedChecksPassWithTheirDetailsInSystemOut) {
+  const std::string xml = RenderJunit(RealReport());
+  const size_t begin = xml.find("<testcase name=\"no-dedupe\"");
+  const std::string testcase = xml.substr(begin, xml.find("</testcase>", begin) - begin);
+  EXPECT_EQ(testcase.find("<failure"), std::string::npos);
+  EXPECT_NE(testcase.find("<system-out>"), std::string::npos);
+  EXPECT_NE(testcase.find("story:"), std::string::npos);
+  EXPECT_NE(testcase.find("replay: xackly replay"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace xackly::report

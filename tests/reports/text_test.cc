@@ -1,0 +1,90 @@
+// The terminal summary: control characters only when colour is asked for,
+// the table, and a failure that ends with its replay command.
+#include <gtest/gtest.h>
+
+#include "reports/report.h"
+#include "tests/reports/report_test_util.h"
+
+namespace xackly::report {
+namespace {
+
+// The first byte below 0x20 other than '\n' (or 0x7f), as an offset, or npos.
+size_t FirstControl(const std::string& text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if ((c < 0x20 && c != '\n') || c == 0x7f) return i;
+  }
+  return std::string::npos;
+}
+
+Report FailingReport() {
+  RunConfig config = RunConfig::For(*FindProtocol("no-dedupe"));
+  CheckReport k = CheckFromCase(config, NoDedupeCase());
+  k.expected = {VerdictKind::kOk, ""};
+  k.matched = false;
+  return ReportOf({k});
+}
+
+TEST(TextTest, NoControlCharactersWithoutColor) {
+  for (const Report& report : {FailingReport(), EverythingReport()}) {
+    const std::string text = RenderText(report, /*color=*/false);
+    const size_t at = FirstControl(text);
+    EXPECT_EQ(at, std::string::npos) << "control byte at " << at << ": "
+                                     << text.substr(at == std::string::npos ? 0 : at, 40);
+    EXPECT_EQ(text.find("\xc2\x9b"), std::string::npos) << "a C1 control (CSI)";
+  }
+}
+
+TEST(TextTest, AnsiCodesWithColor) {
+  const std::string text = RenderText(FailingReport(), /*color=*/true);
+  EXPECT_NE(text.find("\x1b[1;31m"), std::string::npos);
+  EXPECT_NE(text.find("\x1b[0m"), std::string::npos);
+  // Data never brings its own escapes, even with colour on.
+  const std::string hostile = RenderText(EverythingReport(), /*color=*/true);
+  EXPECT_EQ(hostile.find("\x1b[31mred"), std::string::npos);
+  EXPECT_NE(hostile.find("\\x1b[31mred"), std::string::npos);
+}
+
+TEST(TextTest, TableNamesEveryColumn) {
+  const std::string text = RenderText(FailingReport(), false);
+  for (const char* column : {"protocol", "expected", "observed", "cases", "minimal counterexample", "replay file"}) {
+    EXPECT_NE(text.find(column), std::string::npos) << column;
+  }
+  EXPECT_NE(text.find("MISMATCH  no-dedupe  ok"), std::string::npos) << text;
+  EXPECT_NE(text.find("/tmp/xackly-out/replay-no-dedupe-1.toml"), std::string::npos);
+}
+
+TEST(TextTest, AFailureShowsItsStoryViolationsAndEndsWithTheReplayCommand) {
+  const Report report = FailingReport();
+  const std::string text = RenderText(report, false);
+  EXPECT_NE(text.find("w1 crashes at after-effect, before XACK."), std::string::npos) << text;
+  EXPECT_NE(text.find("duplicate order:1 [crash:after-effect]"), std::string::npos) << text;
+  EXPECT_NE(text.find("!crash at after-effect"), std::string::npos) << "the violating path";
+  const std::string replay = "replay: " + report.checks[0].counterexample->replay_command + "\n";
+  ASSERT_GE(text.size(), replay.size());
+  EXPECT_EQ(text.substr(text.size() - replay.size()), replay) << text;
+}
+
+TEST(TextTest, MismatchesComeLast) {
+  RunConfig config = RunConfig::For(*FindProtocol("no-dedupe"));
+  CheckReport found = CheckFromCase(config, NoDedupeCase());
+  Report report = FailingReport();
+  report.checks[0].counterexample->replay_command = "xackly replay mismatch.toml";
+  report.checks.push_back(found);  // matched, listed after the mismatch
+  const std::string text = RenderText(report, false);
+  EXPECT_TRUE(text.ends_with("replay: xackly replay mismatch.toml\n")) << text;
+}
+
+TEST(TextTest, AllMatchedSaysSo) {
+  CheckReport k;
+  k.name = "txn-dedupe";
+  k.matched = true;
+  k.observed = "ok";
+  k.cases_run = 10;
+  const std::string text = RenderText(ReportOf({k}), false);
+  EXPECT_NE(text.find("1 of 1 check matched its expectation"), std::string::npos) << text;
+  EXPECT_EQ(text.find("replay:"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace xackly::report
