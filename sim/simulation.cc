@@ -132,6 +132,13 @@ class Simulation {
 
   // --- Faults and harness I/O ---
   Status InjectScheduled(const FaultSpec& f);
+  Status InjectXdel(const FaultSpec& f);
+  Status InjectXtrim(const FaultSpec& f);
+  Status InjectRestart();
+  Status InjectDelConsumer();
+  // The XDEL victim for a target (unread, pending, acked); "" when none.
+  Result<std::string> PickXdelTarget(const std::string& target);
+  Result<std::optional<StreamId>> ReadLastDelivered(const char* actor);
   Result<Reply> HarnessCall(std::vector<std::string> argv, const char* actor);
   Status EnsureHarnessConnection();
   void SetClock();
@@ -693,163 +700,163 @@ Status Simulation::ExecuteStep(Actor& a) {
 
 // ---------------------------------------------------------------------------
 
+Result<std::optional<StreamId>> Simulation::ReadLastDelivered(const char* actor) {
+  Result<Reply> groups = HarnessCall({"XINFO", "GROUPS", names_.stream}, actor);
+  if (!groups.ok()) return groups.status();
+  return GroupLastDeliveredId(*groups, names_.group);
+}
+
+Result<std::string> Simulation::PickXdelTarget(const std::string& target) {
+  const std::string& st = names_.stream;
+  if (target == "pending") {  // the oldest pending entry
+    auto r = HarnessCall({"XPENDING", st, names_.group, "-", "+", "1"}, "fault");
+    if (!r.ok()) return r.status();
+    auto rows = ParsePendingRows(*r);
+    return rows && !rows->empty() ? (*rows)[0].id : "";
+  }
+  auto last_result = ReadLastDelivered("fault");
+  if (!last_result.ok()) return last_result.status();
+  std::string last = last_result->value_or(StreamId{}).ToString();
+  if (target == "unread") {  // the oldest entry after the group's position
+    auto r = HarnessCall({"XRANGE", st, "(" + last, "+", "COUNT", "1"}, "fault");
+    if (!r.ok()) return r.status();
+    auto e = ParseRangeReply(*r);
+    return e && !e->empty() ? (*e)[0].id : "";
+  }
+  // acked: the oldest delivered entry that is no longer pending
+  auto range = HarnessCall({"XRANGE", st, "-", last, "COUNT", "100"}, "fault");
+  if (!range.ok()) return range.status();
+  auto pend = HarnessCall({"XPENDING", st, names_.group, "-", "+", "100"}, "fault");
+  if (!pend.ok()) return pend.status();
+  auto entries = ParseRangeReply(*range);
+  auto rows = ParsePendingRows(*pend);
+  std::set<std::string> pending_ids;
+  if (rows) {
+    for (const auto& row : *rows) pending_ids.insert(row.id);
+  }
+  if (entries) {
+    for (const auto& e : *entries) {
+      if (pending_ids.count(e.id) == 0) return e.id;
+    }
+  }
+  return std::string();
+}
+
+Status Simulation::InjectXdel(const FaultSpec& f) {
+  Result<std::string> target = PickXdelTarget(f.target);
+  if (!target.ok()) return target.status();
+  if (target->empty()) {
+    Note("xdel " + f.target + ": no such entry right now; nothing deleted");
+    return Status::Ok();
+  }
+  auto r = HarnessCall({"XDEL", names_.stream, *target}, "fault");
+  if (!r.ok()) return r.status();
+  if (r->is_integer() && r->integer() > 0) {
+    oracle_.PayloadsDeleted(now_, "fault", {*target}, "XDEL of a " + f.target + " entry");
+  }
+  return Status::Ok();
+}
+
+Status Simulation::InjectXtrim(const FaultSpec& f) {
+  std::vector<std::string> argv;
+  std::vector<std::string> gone;  // what an exact trim removes, from the oracle's model
+  if (f.target.rfind("maxlen:", 0) == 0) {
+    size_t keep = static_cast<size_t>(std::stoll(f.target.substr(7)));
+    size_t live = oracle_.live_count();
+    if (live > keep) gone = oracle_.OldestLive(live - keep);
+    argv = {"XTRIM", names_.stream, "MAXLEN", f.target.substr(7)};
+  } else {
+    auto last = ReadLastDelivered("fault");
+    if (!last.ok()) return last.status();
+    if (!*last) {
+      Note("xtrim: no group to read last-delivered-id from; nothing trimmed");
+      return Status::Ok();
+    }
+    gone = oracle_.LiveBelow((*last)->Next());
+    argv = {"XTRIM", names_.stream, "MINID", (*last)->Next().ToString()};
+  }
+  auto r = HarnessCall(argv, "fault");
+  if (!r.ok()) return r.status();
+  if (r->is_integer() && r->integer() != static_cast<int64_t>(gone.size())) {
+    notes_.push_back(fmt::format("xtrim removed {} entries; the oracle expected {}", r->integer(), gone.size()));
+  }
+  oracle_.PayloadsDeleted(now_, "fault", gone, RenderArgv(argv));
+  return Status::Ok();
+}
+
+Status Simulation::InjectRestart() {
+  Status s = server_->CrashAndRestart();
+  if (!s.ok()) return s;
+  ++generation_;  // every actor's connection is now dead
+  harness_conn_.reset();
+  last_clock_written_ = -1;
+  // Read back what survived, so the oracle's model matches the server.
+  const std::string& st = names_.stream;
+  auto ids = HarnessCall({"XRANGE", st, "-", "+"}, "oracle");
+  if (!ids.ok()) return ids.status();
+  auto pend = HarnessCall({"XPENDING", st, names_.group, "-", "+", "100000"}, "oracle");
+  if (!pend.ok()) return pend.status();
+  auto last = ReadLastDelivered("oracle");
+  if (!last.ok()) return last.status();
+  std::vector<std::string> surviving;
+  if (auto e = ParseRangeReply(*ids)) {
+    for (const auto& entry : *e) surviving.push_back(entry.id);
+  }
+  std::vector<PendingRow> rows;
+  if (auto parsed = ParsePendingRows(*pend)) rows = std::move(*parsed);
+  oracle_.ServerRestarted(now_, server_->persistence(), surviving, rows,
+                          *last ? (*last)->ToString() : "");
+  return Status::Ok();
+}
+
+Status Simulation::InjectDelConsumer() {
+  auto r = HarnessCall({"XPENDING", names_.stream, names_.group}, "fault");
+  if (!r.ok()) return r.status();
+  auto summary = ParsePendingSummary(*r);
+  std::string victim;  // the consumer holding most pending entries
+  int64_t most = 0;
+  if (summary) {
+    for (const auto& [consumer, n] : summary->per_consumer) {
+      if (n > most) {
+        most = n;
+        victim = consumer;
+      }
+    }
+  }
+  if (victim.empty()) {
+    Note("delconsumer: no consumer holds pending entries; nothing deleted");
+    return Status::Ok();
+  }
+  auto d = HarnessCall({"XGROUP", "DELCONSUMER", names_.stream, names_.group, victim}, "fault");
+  if (!d.ok()) return d.status();
+  oracle_.ConsumerDeleted(now_, "fault", victim, d->is_integer() ? d->integer() : 0);
+  return Status::Ok();
+}
+
 Status Simulation::InjectScheduled(const FaultSpec& f) {
   plan_->RecordFired(f);
   trace_.Add(now_, "fault", LineKind::kFault, "!" + f.ToString(), "");
   oracle_.SetLine(trace_.size() - 1);
-  const std::string& st = names_.stream;
-  const std::string& g = names_.group;
   switch (f.kind) {
-    case FaultKind::kXdel: {
-      std::string target;
-      if (f.target == "pending") {
-        auto r = HarnessCall({"XPENDING", st, g, "-", "+", "1"}, "fault");
-        if (!r.ok()) return r.status();
-        auto rows = ParsePendingRows(*r);
-        if (rows && !rows->empty()) target = (*rows)[0].id;
-      } else {
-        auto groups = HarnessCall({"XINFO", "GROUPS", st}, "fault");
-        if (!groups.ok()) return groups.status();
-        std::string last = "0-0";
-        if (auto recs = ParseInfoRecords(*groups); recs && !recs->empty()) {
-          for (const auto& [k, v] : (*recs)[0]) {
-            if (k == "last-delivered-id") last = v;
-          }
-        }
-        if (f.target == "unread") {
-          auto r = HarnessCall({"XRANGE", st, "(" + last, "+", "COUNT", "1"}, "fault");
-          if (!r.ok()) return r.status();
-          if (auto e = ParseRangeReply(*r); e && !e->empty()) target = (*e)[0].id;
-        } else {  // acked: delivered, no longer pending
-          auto range = HarnessCall({"XRANGE", st, "-", last, "COUNT", "100"}, "fault");
-          auto pend = HarnessCall({"XPENDING", st, g, "-", "+", "100"}, "fault");
-          if (!range.ok()) return range.status();
-          if (!pend.ok()) return pend.status();
-          auto entries = ParseRangeReply(*range);
-          auto rows = ParsePendingRows(*pend);
-          std::set<std::string> pending_ids;
-          if (rows) for (const auto& row : *rows) pending_ids.insert(row.id);
-          if (entries) {
-            for (const auto& e : *entries) {
-              if (pending_ids.count(e.id) == 0) {
-                target = e.id;
-                break;
-              }
-            }
-          }
-        }
-      }
-      if (target.empty()) {
-        Note("xdel " + f.target + ": no such entry right now; nothing deleted");
-        break;
-      }
-      auto r = HarnessCall({"XDEL", st, target}, "fault");
-      if (!r.ok()) return r.status();
-      if (r->is_integer() && r->integer() > 0) {
-        oracle_.PayloadsDeleted(now_, "fault", {target}, "XDEL of a " + f.target + " entry");
-      }
-      break;
-    }
-    case FaultKind::kXtrim: {
-      std::vector<std::string> argv;
-      std::vector<std::string> gone;
-      if (f.target.rfind("maxlen:", 0) == 0) {
-        size_t keep = static_cast<size_t>(std::stoll(f.target.substr(7)));
-        size_t live = oracle_.live_count();
-        if (live > keep) gone = oracle_.OldestLive(live - keep);
-        argv = {"XTRIM", st, "MAXLEN", f.target.substr(7)};
-      } else {
-        auto groups = HarnessCall({"XINFO", "GROUPS", st}, "fault");
-        if (!groups.ok()) return groups.status();
-        std::optional<StreamId> last;
-        if (auto recs = ParseInfoRecords(*groups); recs && !recs->empty()) {
-          for (const auto& [k, v] : (*recs)[0]) {
-            if (k == "last-delivered-id") last = StreamId::Parse(v);
-          }
-        }
-        if (!last) {
-          Note("xtrim: no group to read last-delivered-id from; nothing trimmed");
-          break;
-        }
-        gone = oracle_.LiveBelow(last->Next());
-        argv = {"XTRIM", st, "MINID", last->Next().ToString()};
-      }
-      auto r = HarnessCall(argv, "fault");
-      if (!r.ok()) return r.status();
-      if (r->is_integer() && r->integer() != static_cast<int64_t>(gone.size())) {
-        notes_.push_back(fmt::format("xtrim removed {} entries; the oracle expected {}", r->integer(), gone.size()));
-      }
-      oracle_.PayloadsDeleted(now_, "fault", gone, RenderArgv(argv));
-      break;
-    }
-    case FaultKind::kRestart: {
-      Status s = server_->CrashAndRestart();
-      if (!s.ok()) return s;
-      ++generation_;
-      harness_conn_.reset();
-      last_clock_written_ = -1;
-      auto ids = HarnessCall({"XRANGE", st, "-", "+"}, "oracle");
-      auto pend = HarnessCall({"XPENDING", st, g, "-", "+", "100000"}, "oracle");
-      auto groups = HarnessCall({"XINFO", "GROUPS", st}, "oracle");
-      if (!ids.ok()) return ids.status();
-      std::vector<std::string> surviving;
-      if (auto e = ParseRangeReply(*ids)) {
-        for (const auto& entry : *e) surviving.push_back(entry.id);
-      }
-      std::vector<PendingRow> rows;
-      if (pend.ok()) {
-        if (auto parsed = ParsePendingRows(*pend)) rows = std::move(*parsed);
-      }
-      std::string last;
-      if (groups.ok()) {
-        if (auto recs = ParseInfoRecords(*groups); recs && !recs->empty()) {
-          for (const auto& [k, v] : (*recs)[0]) {
-            if (k == "last-delivered-id") last = v;
-          }
-        }
-      }
-      oracle_.ServerRestarted(now_, server_->persistence(), surviving, rows, last);
-      break;
-    }
+    case FaultKind::kXdel: return InjectXdel(f);
+    case FaultKind::kXtrim: return InjectXtrim(f);
+    case FaultKind::kRestart: return InjectRestart();
     case FaultKind::kSave: {
       auto r = HarnessCall({"SAVE"}, "fault");
-      if (!r.ok()) return r.status();
-      break;
+      return r.ok() ? Status::Ok() : r.status();
     }
-    case FaultKind::kDelConsumer: {
-      auto r = HarnessCall({"XPENDING", st, g}, "fault");
-      if (!r.ok()) return r.status();
-      auto summary = ParsePendingSummary(*r);
-      std::string victim;
-      int64_t most = 0;
-      if (summary) {
-        for (const auto& [consumer, n] : summary->per_consumer) {
-          if (n > most) {
-            most = n;
-            victim = consumer;
-          }
-        }
-      }
-      if (victim.empty()) {
-        Note("delconsumer: no consumer holds pending entries; nothing deleted");
-        break;
-      }
-      auto d = HarnessCall({"XGROUP", "DELCONSUMER", st, g, victim}, "fault");
-      if (!d.ok()) return d.status();
-      oracle_.ConsumerDeleted(now_, "fault", victim, d->is_integer() ? d->integer() : 0);
-      break;
-    }
+    case FaultKind::kDelConsumer: return InjectDelConsumer();
     case FaultKind::kClockJump:
       now_ += f.duration_ms;
       oracle_.RunWideFault(HistoryKind::kClockJump, now_,
                            fmt::format("virtual time jumped forward {} ms", f.duration_ms));
-      break;
+      return Status::Ok();
     case FaultKind::kStoreOutage:
       store_.SetUnavailableUntil(now_ + f.duration_ms);
       external_.SetUnavailableUntil(now_ + f.duration_ms);
       oracle_.RunWideFault(HistoryKind::kStoreOutage, now_,
                            fmt::format("the business store is unavailable for {} ms", f.duration_ms));
-      break;
+      return Status::Ok();
     default:
       XACKLY_CHECK(false);
   }

@@ -155,4 +155,19 @@ std::optional<std::vector<std::vector<std::pair<std::string, std::string>>>> Par
   return out;
 }
 
+std::optional<StreamId> GroupLastDeliveredId(const Reply& xinfo_groups, std::string_view group) {
+  auto records = ParseInfoRecords(xinfo_groups);
+  if (!records) return std::nullopt;
+  for (const auto& record : *records) {
+    std::string_view name;
+    std::string_view last;
+    for (const auto& [k, v] : record) {
+      if (k == "name") name = v;
+      if (k == "last-delivered-id") last = v;
+    }
+    if (name == group) return StreamId::Parse(last);
+  }
+  return std::nullopt;
+}
+
 }  // namespace xackly

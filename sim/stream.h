@@ -77,4 +77,8 @@ std::optional<PendingSummary> ParsePendingSummary(const Reply& reply);
 std::optional<std::vector<std::vector<std::pair<std::string, std::string>>>> ParseInfoRecords(
     const Reply& reply);
 
+// The last-delivered-id of `group` in an XINFO GROUPS reply; nullopt when
+// the group is not there (or the reply is an error, e.g. no such stream).
+std::optional<StreamId> GroupLastDeliveredId(const Reply& xinfo_groups, std::string_view group);
+
 }  // namespace xackly

@@ -425,23 +425,14 @@ Task<void> JanitorMain(Actor* actor, const ActorEnv* env) {
       Reply pending = co_await JanitorStep(actor, Op::kPendingSummary, "XPENDING", n.stream, n.group);
       Reply groups = co_await JanitorStep(actor, Op::kGroupInfo, "XINFO", "GROUPS", n.stream);
       auto summary = ParsePendingSummary(pending);
-      auto records = ParseInfoRecords(groups);
-      if (summary && records && !records->empty()) {
-        std::optional<StreamId> keep_from;
-        for (const auto& rec : *records) {
-          for (const auto& [k, v] : rec) {
-            if (k != "last-delivered-id") continue;
-            auto last = StreamId::Parse(v);
-            if (last && (!keep_from || last->Next() < *keep_from)) keep_from = last->Next();
-          }
-        }
-        if (summary->count > 0) {
-          auto min_pending = StreamId::Parse(summary->min_id);
-          if (min_pending && (!keep_from || *min_pending < *keep_from)) keep_from = min_pending;
-        }
-        if (keep_from) {
-          co_await JanitorStep(actor, Op::kTrim, "XTRIM", n.stream, "MINID", keep_from->ToString());
-        }
+      std::optional<StreamId> keep_from;
+      if (auto last = GroupLastDeliveredId(groups, n.group)) keep_from = last->Next();
+      if (summary && summary->count > 0) {
+        auto min_pending = StreamId::Parse(summary->min_id);
+        if (min_pending && (!keep_from || *min_pending < *keep_from)) keep_from = min_pending;
+      }
+      if (keep_from) {
+        co_await JanitorStep(actor, Op::kTrim, "XTRIM", n.stream, "MINID", keep_from->ToString());
       }
     }
     if (cfg.delete_idle_consumers) {
