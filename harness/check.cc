@@ -151,7 +151,17 @@ RunConfig ApplyCase(const RunConfig& base, const GeneratedCase& c) {
   config.workers = c.workers;
   config.events = c.events;
   config.seed = c.seed;
-  config.fault_schedule = c.faults;
+  // Faults are drawn before the case's size is known: fold worker slots and
+  // event numbers into the case, so that every generated fault can fire.
+  std::vector<FaultSpec> faults = c.faults;
+  for (FaultSpec& f : faults) {
+    if (IsPointFault(f.kind) && f.actor[0] == 'w') {
+      int slot = std::stoi(f.actor.substr(1));
+      f.actor = "w" + std::to_string((slot - 1) % c.workers + 1);
+    }
+    if (f.kind == FaultKind::kPoison) f.event = (f.event - 1) % c.events + 1;
+  }
+  config.fault_schedule = std::move(faults);
   config.picks.clear();
   return config;
 }

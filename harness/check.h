@@ -56,6 +56,8 @@ rc::Gen<GeneratedCase> GenCase(const RunConfig& base, const CaseBounds& bounds);
 // The shrinkable case number `index` of a check seeded with `seed`, at `size`.
 rc::Shrinkable<GeneratedCase> NthCase(const rc::Gen<GeneratedCase>& gen, uint64_t seed,
                                       int index, int size);
+// `base` with the case's workers, events, seed and faults (worker slots and
+// event numbers folded into the case's range).
 RunConfig ApplyCase(const RunConfig& base, const GeneratedCase& c);
 
 // True when `result` shows what a check of a protocol expected to behave as
