@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "harness/redis_server.h"
+#include "harness/results.h"
 #include "harness/subprocess.h"
 #include "sim/protocol.h"
 
@@ -38,25 +39,7 @@ RedisServer* SharedServer() {
 }  // namespace
 
 CaseReport CaseFromRun(const RunConfig& config, const RunResult& result) {
-  CaseReport c;
-  c.protocol = config.protocol.name;
-  c.seed = config.seed;
-  c.producers = config.producers;
-  c.workers = config.workers;
-  c.events = config.events;
-  c.persistence = PersistenceName(config.persistence);
-  c.restart_naming = RestartNamingName(config.naming);
-  c.expected = config.expected;
-  c.observed = result.observed;
-  c.matched = result.matched;
-  c.violations = result.violations;
-  c.trace_hash = result.TraceHashHex();
-  c.steps = result.steps;
-  c.virtual_ms = result.virtual_ms;
-  c.fired = result.fired;
-  c.coverage = result.coverage;
-  c.trace = result.trace;
-  c.histories = result.histories;
+  CaseReport c = ToCaseReport(config, result, "");  // the harness's own conversion
   c.replay_file = fmt::format("/tmp/xackly-out/replay-{}-{}.toml", c.protocol, c.seed);
   c.replay_command = "xackly replay " + c.replay_file;
   return c;
