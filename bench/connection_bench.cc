@@ -34,11 +34,16 @@
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
+#include "bench/bench_util.h"
 #include "harness/hiredis_connection.h"
+#include "harness/live_servers.h"
 #include "harness/redis_server.h"
 
 namespace xackly {
 namespace {
+
+using bench::Median;
+using bench::NowSeconds;
 
 constexpr int kCallTimeoutMs = 10'000;
 constexpr int kPairedBlockCalls = 200;
@@ -62,7 +67,7 @@ std::unique_ptr<Fixture> g_fixture;
 // Starts the server and connects both clients; exits with 3 on failure.
 void SetUpFixture() {
   g_fixture = std::make_unique<Fixture>();
-  Result<std::unique_ptr<RedisServer>> server = RedisServer::Start(RedisServerOptions{});
+  Result<std::unique_ptr<RedisServer>> server = RedisServer::Start(bench::ServerOptions());
   if (!server.ok()) {
     std::fprintf(stderr, "xackly_bench: %s\n", server.status().ToString().c_str());
     std::exit(3);
@@ -135,14 +140,7 @@ bool RoundTrip(Client client, Argv& argv, Reply::Type* type, int64_t* integer) {
   }
   auto* reply = static_cast<redisReply*>(redisCommandArgv(f.bare, argv.argc(), argv.ptrs(), argv.lens()));
   if (reply == nullptr) return false;
-  switch (reply->type) {
-    case REDIS_REPLY_INTEGER: *type = Reply::Type::kInteger; break;
-    case REDIS_REPLY_STATUS: *type = Reply::Type::kStatus; break;
-    case REDIS_REPLY_STRING: *type = Reply::Type::kString; break;
-    case REDIS_REPLY_ERROR: *type = Reply::Type::kError; break;
-    case REDIS_REPLY_ARRAY: *type = Reply::Type::kArray; break;
-    default: *type = Reply::Type::kNil; break;
-  }
+  *type = bench::ReplyTypeOf(reply->type);
   *integer = reply->type == REDIS_REPLY_INTEGER ? reply->integer : 0;
   freeReplyObject(reply);
   return true;
@@ -272,17 +270,6 @@ void BM_Workload(benchmark::State& state, Workload* w, Client client) {
   if (!error.empty()) state.SkipWithError(error.c_str());
 }
 
-double NowSeconds(clockid_t clock) {
-  timespec ts;
-  clock_gettime(clock, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
-
 // The paired measurement (see the top of the file). Returns false on an
 // error, after printing it.
 bool RunPaired(const std::vector<Workload*>& workloads, int rounds) {
@@ -331,24 +318,12 @@ bool RunPaired(const std::vector<Workload*>& workloads, int rounds) {
   return true;
 }
 
-// Reports whether any benchmark failed, besides printing the usual table.
-class FailureAwareReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& run : runs) failed_ |= run.error_occurred;
-    ConsoleReporter::ReportRuns(runs);
-  }
-  bool failed() const { return failed_; }
-
- private:
-  bool failed_ = false;
-};
-
 }  // namespace
 }  // namespace xackly
 
 int main(int argc, char** argv) {
   using namespace xackly;
+  InstallLiveServerSignalHandlers();  // Ctrl-C kills the server too
   // Our own flag, taken out before Google Benchmark sees the rest.
   int rounds = 200;
   std::vector<char*> args;
@@ -374,7 +349,7 @@ int main(int argc, char** argv) {
                                    BM_Workload, w, c);
     }
   }
-  FailureAwareReporter reporter;
+  bench::FailureAwareReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   const bool paired_ok = RunPaired(workloads, rounds);
   benchmark::Shutdown();

@@ -1,0 +1,42 @@
+#include "bench/bench_util.h"
+
+#include <hiredis/hiredis.h>
+
+#include <algorithm>
+
+namespace xackly::bench {
+
+RedisServerOptions ServerOptions() {
+  RedisServerOptions options;
+  options.clock_library = XACKLY_BENCH_CLOCK_LIB;
+  return options;
+}
+
+Reply::Type ReplyTypeOf(int hiredis_type) {
+  switch (hiredis_type) {
+    case REDIS_REPLY_INTEGER: return Reply::Type::kInteger;
+    case REDIS_REPLY_STATUS: return Reply::Type::kStatus;
+    case REDIS_REPLY_STRING: return Reply::Type::kString;
+    case REDIS_REPLY_ERROR: return Reply::Type::kError;
+    case REDIS_REPLY_ARRAY: return Reply::Type::kArray;
+    default: return Reply::Type::kNil;
+  }
+}
+
+double NowSeconds(clockid_t clock) {
+  timespec ts;
+  clock_gettime(clock, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+void FailureAwareReporter::ReportRuns(const std::vector<Run>& runs) {
+  for (const Run& run : runs) failed_ |= run.error_occurred;
+  ConsoleReporter::ReportRuns(runs);
+}
+
+}  // namespace xackly::bench

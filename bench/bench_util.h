@@ -1,0 +1,45 @@
+// What the benchmark executables share: the server options every benchmark
+// server is started with, the hiredis reply-type mapping their bare loops
+// use, clocks and medians for paired measurements, and a reporter that
+// remembers whether any benchmark failed (the exit code says so, which is
+// what the ctest smoke runs check).
+#pragma once
+
+#include <time.h>
+
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include "harness/redis_server.h"
+#include "sim/reply.h"
+
+namespace xackly::bench {
+
+// Options for a benchmark's own server: the clock library of this build
+// tree (so the executable runs from anywhere), SIGTERM stop, defaults for
+// everything else.
+RedisServerOptions ServerOptions();
+
+// Reply::Type of a hiredis reply type (REDIS_REPLY_*); kNil for anything
+// Reply has no type for.
+Reply::Type ReplyTypeOf(int hiredis_type);
+
+// Seconds on `clock` (CLOCK_MONOTONIC for wall time, CLOCK_THREAD_CPUTIME_ID
+// for this thread's CPU time).
+double NowSeconds(clockid_t clock);
+
+// The median (upper median for an even count); 0 for none.
+double Median(std::vector<double> v);
+
+// Google Benchmark's console table, plus whether any run reported an error.
+class FailureAwareReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override;
+  bool failed() const { return failed_; }
+
+ private:
+  bool failed_ = false;
+};
+
+}  // namespace xackly::bench
