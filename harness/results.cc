@@ -102,6 +102,7 @@ report::CheckReport ToCheckReport(const std::string& name, const std::string& de
     if (!counterexample_file.empty()) r.counterexample->replay_command = ReplayCommand(counterexample_file);
     r.counterexample_size = CaseSize(outcome.minimal_config, outcome.minimal_result);
     r.shrink_steps = outcome.shrink_steps;
+    r.first_hit_case = *outcome.hit_index;
   }
   r.fired_totals = outcome.fired_totals;
   r.never_fired = outcome.NeverFired();

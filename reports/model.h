@@ -61,6 +61,9 @@ struct CheckReport {
   std::optional<CaseReport> counterexample;
   std::string counterexample_size;  // e.g. "1 event, 1 worker, 1 fault, 9 steps"
   int shrink_steps = 0;          // accepted shrinks
+  // Index of the generated case that first showed what the check looks for
+  // (-1: none). Shards of one check merge to the lowest one.
+  int first_hit_case = -1;
   // Fault sites enabled by the model, with how often each fired over all cases.
   std::map<std::string, int> fired_totals;
   std::vector<std::string> never_fired;  // enabled sites that never fired

@@ -97,6 +97,7 @@ json CheckJson(const CheckReport& k) {
           {"counterexample", k.counterexample ? CaseJson(*k.counterexample) : json(nullptr)},
           {"counterexample_size", k.counterexample_size},
           {"shrink_steps", k.shrink_steps},
+          {"first_hit_case", k.first_hit_case},
           {"fired_totals", k.fired_totals},
           {"never_fired", k.never_fired},
           {"seconds", k.seconds}};
@@ -340,6 +341,7 @@ void ReadCheck(Reader& r, const json& j, const std::string& p, CheckReport* k) {
   }
   r.Read(j, p, "counterexample_size", &k->counterexample_size);
   r.Read(j, p, "shrink_steps", &k->shrink_steps);
+  r.Read(j, p, "first_hit_case", &k->first_hit_case);
   r.ForObject(j, p, "fired_totals", [&](const std::string& site, const json& n, const std::string& np) {
     r.ReadValue(n, np, &k->fired_totals[site]);
   });

@@ -24,5 +24,6 @@ void RegisterRunCommand(CLI::App& app, CommandResult& result);
 void RegisterCheckCommand(CLI::App& app, CommandResult& result);
 void RegisterReplayCommand(CLI::App& app, CommandResult& result);
 void RegisterExplainCommand(CLI::App& app, CommandResult& result);
+void RegisterMergeCommand(CLI::App& app, CommandResult& result);
 
 }  // namespace xackly

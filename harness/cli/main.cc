@@ -34,6 +34,7 @@ constexpr xackly::RegisterCommandFn kCommands[] = {
     xackly::RegisterCheckCommand,
     xackly::RegisterReplayCommand,
     xackly::RegisterExplainCommand,
+    xackly::RegisterMergeCommand,
 };
 
 }  // namespace

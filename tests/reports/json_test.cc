@@ -99,6 +99,7 @@ void ExpectSame(const Report& a, const Report& b) {
     if (x.counterexample) ExpectSame(*x.counterexample, *y.counterexample);
     EXPECT_FIELD(x, y, counterexample_size);
     EXPECT_FIELD(x, y, shrink_steps);
+    EXPECT_FIELD(x, y, first_hit_case);
     EXPECT_FIELD(x, y, fired_totals);
     EXPECT_FIELD(x, y, never_fired);
     EXPECT_FIELD(x, y, seconds);

@@ -183,6 +183,7 @@ Report EverythingReport() {
   k.counterexample = c;
   k.counterexample_size = "1 event, 1 worker, 1 fault, 9 steps";
   k.shrink_steps = 11;
+  k.first_hit_case = 37;
   k.fired_totals = {{"crash@after-effect", 40}, {"lost-reply@XACK", 0}};
   k.never_fired = {"lost-reply@XACK"};
   k.seconds = 1.0 / 3.0;

@@ -1,0 +1,108 @@
+// `xackly merge DIR...`: one report set from the JSON reports of several
+// `check --shard I/N` runs (harness/merge.h).
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "harness/cli/command.h"
+#include "harness/cli/shared_flags.h"
+#include "harness/files.h"
+#include "harness/merge.h"
+#include "harness/results.h"
+#include "reports/report.h"
+
+namespace xackly {
+
+namespace {
+
+struct MergeFlags {
+  std::vector<std::string> inputs;
+  OutputFlags output;
+};
+
+// A directory holding report.json, or a JSON file.
+std::string JsonPathOf(const std::string& input) {
+  return std::filesystem::is_directory(input) ? JoinPath(input, "report.json") : input;
+}
+
+// Copies each counterexample's replay file, found next to the shard's
+// report, into the merged output and points the report at the copy.
+Status CollectReplayFiles(report::Report* merged, const std::vector<std::string>& inputs,
+                          const std::string& out_dir) {
+  for (report::CheckReport& k : merged->checks) {
+    if (!k.counterexample || k.counterexample->replay_file.empty()) continue;
+    std::string name = std::filesystem::path(k.counterexample->replay_file).filename().string();
+    for (const std::string& input : inputs) {
+      std::string dir = std::filesystem::path(JsonPathOf(input)).parent_path().string();
+      Result<std::string> text = ReadFile(JoinPath(dir.empty() ? "." : dir, name));
+      if (!text.ok() || text->find(k.counterexample->trace_hash) == std::string::npos) continue;
+      std::string copy = JoinPath(out_dir, name);
+      Status s = WriteFileAtomically(copy, *text);
+      if (!s.ok()) return s;
+      k.counterexample->replay_file = copy;
+      k.counterexample->replay_command = ReplayCommand(copy);
+      break;
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+void RegisterMergeCommand(CLI::App& app, CommandResult& result) {
+  auto flags = std::make_shared<MergeFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "merge", "Combine the JSON reports of `check --shard I/N` runs into one report set");
+  cmd->footer(
+      "Each DIR holds a report.json written by `xackly check --shard I/N --format json --out DIR` "
+      "(a .json file may be named directly). The merged verdicts and counterexamples are those of "
+      "the unsharded run; replay files found beside the shard reports are copied into --out. "
+      "Exit 0: every merged verdict matches its expectation; 1: one does not; 2: the reports do "
+      "not belong together or cannot be read.");
+  cmd->add_option("DIR", flags->inputs, "shard output directories (or report JSON files)")->required();
+  cmd->add_option("--out", flags->output.out_dir, "directory for the merged reports")->default_val("xackly-merged");
+  cmd->add_option("--format", flags->output.formats, "formats to write: text, md, html, junit, json (default: all)");
+  cmd->callback([flags, &result] {
+    std::vector<report::Report> shards;
+    for (const std::string& input : flags->inputs) {
+      std::string path = JsonPathOf(input);
+      Result<std::string> text = ReadFile(path);
+      if (!text.ok()) {
+        PrintError("merge", text.status());
+        result.exit_code = kExitUsage;
+        return;
+      }
+      Result<report::Report> r = report::ParseJsonReport(*text);
+      if (!r.ok()) {
+        PrintError("merge", Status::InvalidArgument(path + ": " + r.status().message()));
+        result.exit_code = kExitUsage;
+        return;
+      }
+      shards.push_back(std::move(r).value());
+    }
+    Result<report::Report> merged = MergeReports(shards);
+    if (!merged.ok()) {
+      PrintError("merge", merged.status());
+      result.exit_code = kExitUsage;
+      return;
+    }
+    merged->command_line = CommandLine();
+    Status copied = CollectReplayFiles(&*merged, flags->inputs, flags->output.out_dir);
+    std::vector<std::string> written;
+    Status wrote = copied.ok() ? WriteReports(*merged, flags->output, "text,md,html,junit,json", &written) : copied;
+    if (!wrote.ok()) {
+      PrintError("merge", wrote);
+      result.exit_code = wrote.code() == Status::Code::kInvalidArgument ? kExitUsage : kExitHarnessFailure;
+      return;
+    }
+    std::printf("%s", report::RenderText(*merged, false).c_str());
+    for (const std::string& f : written) fmt::print("wrote {}\n", f);
+    result.exit_code = merged->all_matched ? kExitOk : kExitVerdictMismatch;
+  });
+}
+
+}  // namespace xackly

@@ -1,0 +1,134 @@
+#include "harness/merge.h"
+
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace xackly {
+
+namespace {
+
+// Parses "I/N"; false for "" or anything malformed.
+bool ParseShardText(const std::string& text, int* index, int* count) {
+  return std::sscanf(text.c_str(), "%d/%d", index, count) == 2 && *count >= 1 && *index >= 1 &&
+         *index <= *count;
+}
+
+Status CheckShardSet(const std::vector<report::Report>& shards) {
+  std::set<int> seen;
+  int total = -1;
+  for (const report::Report& r : shards) {
+    int i = 0;
+    int n = 0;
+    if (!ParseShardText(r.shard, &i, &n)) {
+      return Status::InvalidArgument(fmt::format(
+          "a report of command '{}' is not a shard (run `xackly check --shard I/N --format json`)", r.command));
+    }
+    if (total != -1 && n != total) {
+      return Status::InvalidArgument(fmt::format("shards of {} and of {} do not belong together", total, n));
+    }
+    total = n;
+    if (!seen.insert(i).second) return Status::InvalidArgument(fmt::format("shard {}/{} is given twice", i, n));
+  }
+  std::string missing;
+  for (int i = 1; i <= total; ++i) {
+    if (seen.count(i) == 0) missing += (missing.empty() ? "" : ", ") + fmt::format("{}/{}", i, total);
+  }
+  if (!missing.empty()) return Status::InvalidArgument("missing shard(s): " + missing);
+  return Status::Ok();
+}
+
+report::CheckReport MergeCheck(const std::vector<const report::CheckReport*>& parts) {
+  report::CheckReport merged = *parts[0];
+  const report::CheckReport* first_hit = nullptr;
+  std::map<std::string, int> observed_votes;
+  std::set<std::string> enabled;
+  merged.cases_run = 0;
+  merged.cases_failed = 0;
+  merged.fired_totals.clear();
+  merged.seconds = 0;
+  for (const report::CheckReport* p : parts) {
+    merged.cases_run += p->cases_run;
+    merged.cases_failed += p->cases_failed;
+    merged.seconds += p->seconds;
+    for (const auto& [site, n] : p->fired_totals) {
+      merged.fired_totals[site] += n;
+      enabled.insert(site);
+    }
+    enabled.insert(p->never_fired.begin(), p->never_fired.end());
+    if (p->first_hit_case >= 0 && (first_hit == nullptr || p->first_hit_case < first_hit->first_hit_case)) {
+      first_hit = p;
+    }
+    if (p->observed != "ok") observed_votes[p->observed]++;
+  }
+  merged.never_fired.clear();
+  for (const std::string& site : enabled) {
+    if (merged.fired_totals[site] == 0) merged.never_fired.push_back(site);
+  }
+  if (first_hit != nullptr) {
+    merged.counterexample = first_hit->counterexample;
+    merged.counterexample_size = first_hit->counterexample_size;
+    merged.shrink_steps = first_hit->shrink_steps;
+    merged.first_hit_case = first_hit->first_hit_case;
+    merged.observed = first_hit->observed;
+    merged.matched = first_hit->matched;
+    merged.cases_run = first_hit->first_hit_case + 1;
+  } else {
+    merged.counterexample.reset();
+    merged.counterexample_size.clear();
+    merged.shrink_steps = 0;
+    merged.first_hit_case = -1;
+    merged.observed = "ok";
+    int best = 0;
+    for (const auto& [cls, n] : observed_votes) {
+      if (n > best) {
+        best = n;
+        merged.observed = cls;
+      }
+    }
+    merged.matched = merged.expected.kind == VerdictKind::kOk && observed_votes.empty();
+  }
+  return merged;
+}
+
+}  // namespace
+
+Result<report::Report> MergeReports(const std::vector<report::Report>& shards) {
+  if (shards.empty()) return Status::InvalidArgument("nothing to merge");
+  Status set = CheckShardSet(shards);
+  if (!set.ok()) return set;
+  const report::Report& first = shards[0];
+  for (const report::Report& r : shards) {
+    if (r.seed != first.seed) {
+      return Status::InvalidArgument(fmt::format("shards of seed {} and seed {} do not belong together", first.seed, r.seed));
+    }
+    if (r.checks.size() != first.checks.size()) {
+      return Status::InvalidArgument(fmt::format("shard {} has {} checks, shard {} has {}", first.shard,
+                                                 first.checks.size(), r.shard, r.checks.size()));
+    }
+  }
+  report::Report merged = first;
+  merged.command = "merge";
+  merged.shard.clear();
+  merged.options = first.options + fmt::format("; merged from {} shards", shards.size());
+  merged.checks.clear();
+  merged.all_matched = true;
+  for (size_t c = 0; c < first.checks.size(); ++c) {
+    std::vector<const report::CheckReport*> parts;
+    for (const report::Report& r : shards) {
+      const report::CheckReport& k = r.checks[c];
+      if (k.name != first.checks[c].name || !(k.expected.ToString() == first.checks[c].expected.ToString())) {
+        return Status::InvalidArgument(fmt::format("shard {} checks {} ({}) where shard {} checks {} ({})",
+                                                   r.shard, k.name, k.expected.ToString(), first.shard,
+                                                   first.checks[c].name, first.checks[c].expected.ToString()));
+      }
+      parts.push_back(&k);
+    }
+    merged.checks.push_back(MergeCheck(parts));
+    merged.all_matched = merged.all_matched && merged.checks.back().matched;
+  }
+  return merged;
+}
+
+}  // namespace xackly

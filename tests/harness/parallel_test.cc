@@ -1,0 +1,103 @@
+// Issue #7: parallelism and sharding change how fast a check runs, never
+// what it finds. -j 2 equals -j 1; shards 1/3, 2/3, 3/3 merged equal the
+// unsharded run.
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "harness/check.h"
+#include "harness/merge.h"
+#include "harness/results.h"
+#include "tests/harness/test_util.h"
+
+namespace xackly {
+namespace {
+
+const char* const kProtocols[] = {"no-dedupe", "ack-first", "eager-claim", "naive-trim", "txn-dedupe",
+                                  "dup-no-ack"};
+
+CheckOutcome Check(CasePool& pool, const std::string& protocol, int shard_index = 0, int shard_count = 1) {
+  CheckOptions options;
+  options.cases = 60;
+  options.seed = 5;
+  options.shard_index = shard_index;
+  options.shard_count = shard_count;
+  Result<CheckOutcome> r = RunCheck(RunConfig::For(*FindProtocol(protocol)), pool, options);
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  return r.ok() ? std::move(r).value() : CheckOutcome{};
+}
+
+TEST(ParallelTest, TwoThreadsFindExactlyWhatOneThreadFinds) {
+  CasePool one(1, TestServerOptions());
+  CasePool two(2, TestServerOptions());
+  for (const char* protocol : kProtocols) {
+    CheckOutcome a = Check(one, protocol);
+    CheckOutcome b = Check(two, protocol);
+    EXPECT_EQ(a.cases_run, b.cases_run) << protocol;
+    EXPECT_EQ(a.hit_index, b.hit_index) << protocol;
+    EXPECT_EQ(a.minimal, b.minimal) << protocol;
+    EXPECT_EQ(a.shrink_steps, b.shrink_steps) << protocol;
+    EXPECT_EQ(a.shrink_runs, b.shrink_runs) << protocol;
+    EXPECT_EQ(a.minimal_result.trace_hash, b.minimal_result.trace_hash) << protocol;
+    EXPECT_EQ(a.observed, b.observed) << protocol;
+    EXPECT_EQ(a.matched, b.matched) << protocol;
+    EXPECT_EQ(a.fired_totals, b.fired_totals) << protocol;
+    EXPECT_EQ(a.observed_classes, b.observed_classes) << protocol;
+  }
+}
+
+report::Report AsReport(const std::vector<report::CheckReport>& checks, const std::string& shard) {
+  report::Report r;
+  r.command = "check";
+  r.seed = 5;
+  r.shard = shard;
+  r.checks = checks;
+  return r;
+}
+
+TEST(ParallelTest, ThreeShardsMergedEqualTheUnshardedRun) {
+  CasePool pool(2, TestServerOptions());
+  std::vector<report::CheckReport> whole;
+  std::vector<std::vector<report::CheckReport>> shards(3);
+  for (const char* protocol : kProtocols) {
+    RunConfig base = RunConfig::For(*FindProtocol(protocol));
+    whole.push_back(ToCheckReport(protocol, "", base, Check(pool, protocol), ""));
+    for (int i = 0; i < 3; ++i) {
+      shards[i].push_back(ToCheckReport(protocol, "", base, Check(pool, protocol, i, 3), ""));
+    }
+  }
+  Result<report::Report> merged = MergeReports(
+      {AsReport(shards[0], "1/3"), AsReport(shards[1], "2/3"), AsReport(shards[2], "3/3")});
+  ASSERT_TRUE(merged.ok()) << merged.status().ToString();
+  ASSERT_EQ(merged->checks.size(), whole.size());
+  for (size_t c = 0; c < whole.size(); ++c) {
+    const report::CheckReport& w = whole[c];
+    const report::CheckReport& m = merged->checks[c];
+    EXPECT_EQ(m.observed, w.observed) << w.name;
+    EXPECT_EQ(m.matched, w.matched) << w.name;
+    EXPECT_EQ(m.cases_run, w.cases_run) << w.name;
+    EXPECT_EQ(m.first_hit_case, w.first_hit_case) << w.name;
+    EXPECT_EQ(m.counterexample_size, w.counterexample_size) << w.name;
+    ASSERT_EQ(m.counterexample.has_value(), w.counterexample.has_value()) << w.name;
+    if (w.counterexample) {
+      EXPECT_EQ(m.counterexample->trace_hash, w.counterexample->trace_hash) << w.name;
+      EXPECT_EQ(m.counterexample->fired, w.counterexample->fired) << w.name;
+    }
+  }
+  EXPECT_EQ(merged->all_matched, true);
+}
+
+TEST(ParallelTest, MergeRefusesShardsThatDoNotBelongTogether) {
+  report::CheckReport k;
+  k.name = "no-dedupe";
+  EXPECT_FALSE(MergeReports({AsReport({k}, "1/3"), AsReport({k}, "2/3")}).ok());   // 3/3 missing
+  EXPECT_FALSE(MergeReports({AsReport({k}, "1/2"), AsReport({k}, "1/2")}).ok());   // given twice
+  report::Report other = AsReport({k}, "2/2");
+  other.seed = 6;
+  EXPECT_FALSE(MergeReports({AsReport({k}, "1/2"), other}).ok());                  // another seed
+  EXPECT_FALSE(MergeReports({AsReport({k}, "")}).ok());                            // not a shard
+}
+
+}  // namespace
+}  // namespace xackly
