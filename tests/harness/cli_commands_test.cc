@@ -9,6 +9,8 @@
 
 #include "harness/exit_codes.h"
 #include "harness/files.h"
+#include "reports/report.h"
+#include "sim/protocol.h"
 #include "tests/harness/test_util.h"
 
 namespace xackly {
@@ -167,6 +169,38 @@ TEST(CliCommandsTest, RunFirstLineSaysSeedServerAndOptionsAndLastLineReplays) {
   std::string trimmed = out.output.substr(0, out.output.find_last_not_of('\n') + 1);
   std::string last = trimmed.substr(trimmed.rfind('\n') + 1);
   EXPECT_TRUE(last.starts_with("replay: xackly run --protocol no-dedupe --seed 3")) << last;
+}
+
+// Issue #6: check --all writes every report CI and people read.
+TEST(CliCommandsTest, CheckAllWritesMarkdownHtmlJunitAndJson) {
+  ScopedTempRoot out;
+  CommandOutput check = RunXackly({"check", "--all", "--cases", "30", "--out", out.path(), "--format",
+                                   "md,html,junit,json", "--quiet"});
+  ASSERT_NE(check.exit_code, kExitHarnessFailure) << check.output;
+  for (const char* file : {"report.md", "report.html", "junit.xml", "report.json"}) {
+    EXPECT_TRUE(std::filesystem::exists(out.path() + "/" + file)) << file;
+  }
+  EXPECT_FALSE(std::filesystem::exists(out.path() + "/report.txt"));  // not asked for
+  std::string junit = *ReadFile(out.path() + "/junit.xml");
+  size_t testcases = 0;
+  for (size_t at = junit.find("<testcase "); at != std::string::npos; at = junit.find("<testcase ", at + 1)) {
+    ++testcases;
+  }
+  EXPECT_EQ(testcases, Catalog().size());
+  Result<report::Report> json = report::ParseJsonReport(*ReadFile(out.path() + "/report.json"));
+  ASSERT_TRUE(json.ok()) << json.status().ToString();
+  EXPECT_EQ(json->schema, 1);
+  ASSERT_EQ(json->checks.size(), Catalog().size());
+  int with_replay = 0;
+  for (const report::CheckReport& k : json->checks) {
+    EXPECT_FALSE(k.observed.empty()) << k.name;
+    EXPECT_FALSE(k.fired_totals.empty() && k.never_fired.empty()) << k.name << " has no coverage";
+    if (k.counterexample) {
+      EXPECT_TRUE(std::filesystem::exists(k.counterexample->replay_file)) << k.counterexample->replay_file;
+      ++with_replay;
+    }
+  }
+  EXPECT_GT(with_replay, 5);
 }
 
 }  // namespace
