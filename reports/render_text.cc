@@ -151,7 +151,7 @@ void RenderDetail(const CheckReport& k, const Paint& paint, std::string& out) {
 
 }  // namespace
 
-std::string RenderText(const Report& report, bool color) {
+std::string RenderText(const Report& report, bool color, bool mismatches_only) {
   const Paint paint(color);
   std::string out;
   std::vector<std::string> head = {"xackly " + Or(report.command, "report")};
@@ -189,7 +189,11 @@ std::string RenderText(const Report& report, bool color) {
     for (const CoverageRow& row : CoverageRows(k)) {
       if (row.never_fired) never.push_back(Printable(row.site));
     }
-    if (!never.empty()) gaps.push_back(Printable(k.name) + ": " + fmt::format("{}", fmt::join(never, ", ")));
+    if (never.empty()) continue;
+    // A search that stopped at its first counterexample ran few cases; its
+    // gaps say little, so say why.
+    std::string stopped = k.first_hit_case >= 0 ? fmt::format(" (search stopped at case {})", k.first_hit_case) : "";
+    gaps.push_back(Printable(k.name) + ": " + fmt::format("{}", fmt::join(never, ", ")) + stopped);
   }
   if (!gaps.empty()) {
     out += paint.Yellow("fault sites that never fired:") + "\n";
@@ -199,6 +203,7 @@ std::string RenderText(const Report& report, bool color) {
   // Matched checks with a counterexample first, mismatches last: the end of
   // the output, nearest the prompt, is what needs attention.
   for (const bool mismatches : {false, true}) {
+    if (mismatches_only && !mismatches) continue;
     for (const CheckReport& k : report.checks) {
       if (NeedsDetail(k) && k.matched != mismatches) RenderDetail(k, paint, out);
     }

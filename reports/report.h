@@ -24,7 +24,9 @@ namespace xackly::report {
 // violations, violating path and replay command. The last line of a failure block is its
 // replay command. With `color` false the text contains no control character
 // other than '\n'; with `color` true it adds ANSI SGR sequences.
-std::string RenderText(const Report& report, bool color);
+// `mismatches_only`: detail blocks only for checks that did not match (the
+// terminal view of a many-check run; the report file keeps every block).
+std::string RenderText(const Report& report, bool color, bool mismatches_only = false);
 
 // The same for people, as GitHub-flavoured Markdown: tables, stories as
 // numbered lists, a coverage table per check (never-fired sites flagged).
