@@ -185,5 +185,39 @@ TEST_F(FaultLabTest, AStoreOutageDelaysTheEffectButLosesNothing) {
   EXPECT_EQ(r.effect_counts["order:1"], 1);
 }
 
+TEST_F(FaultLabTest, ACrashMidBatchDuplicatesTheEffectsAlreadyRun) {
+  // Both events are produced before the worker reads, so one read returns both.
+  RunResult r = Run("batch-ack-no-dedupe", {"crash w1 mid-batch #1"}, [](RunConfig& c) {
+    c.events = 2;
+    c.timing.produce_every_ms = 0;
+    c.picks = {"p1", "p1"};
+  });
+  EXPECT_TRUE(InTrace("checkpoint mid-batch")) << trace_;
+  Violation v = Only(r);
+  EXPECT_EQ(v.kind, VerdictKind::kDuplicate);
+  EXPECT_EQ(v.cause, "crash:mid-batch");
+  EXPECT_EQ(v.event_id, "order:1");  // the second event's effect had not run yet
+}
+
+TEST_F(FaultLabTest, APoisonEventWithoutDeadLetteringNeverSettles) {
+  RunResult r = Run("txn-dedupe", {"poison event 1"});
+  Violation v = Only(r);
+  EXPECT_EQ(v.kind, VerdictKind::kStuck);
+  EXPECT_EQ(v.cause, "never-settled");
+  EXPECT_TRUE(Contains(v.detail, "deliveries")) << v.detail;
+}
+
+TEST_F(FaultLabTest, TheStepBoundIsAVerdictNotAHang) {
+  RunResult r = Run("txn-dedupe", {}, [](RunConfig& c) {
+    c.events = 50;
+    c.timing.max_steps = 40;
+  });
+  ASSERT_FALSE(r.violations.empty());
+  EXPECT_EQ(r.violations[0].kind, VerdictKind::kStuck);
+  EXPECT_EQ(r.violations[0].cause, "step-bound");
+  EXPECT_EQ(r.steps, 40);
+  EXPECT_TRUE(InTrace("step bound reached (40 steps)")) << trace_;
+}
+
 }  // namespace
 }  // namespace xackly
