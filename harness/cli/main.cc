@@ -16,10 +16,12 @@ constexpr char kDescription[] =
     "xackly: a deterministic simulation and fault-injection harness for Redis Streams consumer "
     "protocols.\n"
     "It runs a real, unmodified redis-server as a child process on a private Unix socket, on a "
-    "virtual clock that xackly alone moves, and drives simulated consumers against it so that "
-    "a run can be replayed exactly.\n"
-    "Start with `xackly doctor`: it checks that the server on this machine works under the "
-    "virtual clock.";
+    "virtual clock that xackly alone moves, drives simulated producers and consumer workers "
+    "against it one request at a time from a seed, injects faults (worker crashes between "
+    "protocol steps, lost replies, stalls, XDEL/XTRIM, restarts...) and judges whether any "
+    "event's side effect ran twice or never. Every failure shrinks to a replay file.\n"
+    "Start with `xackly check --all` (the whole protocol catalog) or `xackly protocols`; "
+    "`xackly doctor` checks that the server on this machine works under the virtual clock.";
 
 constexpr char kFooter[] =
     "Exit codes: 0 the observed verdict equals the expected one (doctor: every check passed); "
