@@ -573,6 +573,7 @@ int ProfileCases(int cases) {
     return 3;
   }
   int64_t steps = 0, round_trips = 0;
+  uint64_t hashes = 0;  // every case's trace hash, folded: equal output, equal runs
   for (int i = 0; i < cases; ++i) {
     const uint64_t seed = static_cast<uint64_t>(i) % kSeeds + 1;
     Result<RunResult> run =
@@ -584,9 +585,11 @@ int ProfileCases(int cases) {
     }
     steps += run->steps;
     round_trips += run->protocol_round_trips + run->harness_round_trips;
+    hashes = hashes * 0x100000001b3ULL ^ run->trace_hash;
   }
-  std::printf("%d standard cases: %lld steps, %lld round trips\n", cases,
-              static_cast<long long>(steps), static_cast<long long>(round_trips));
+  std::printf("%d standard cases: %lld steps, %lld round trips, trace hashes %s\n", cases,
+              static_cast<long long>(steps), static_cast<long long>(round_trips),
+              Trace::HashHex(hashes).c_str());
   return 0;
 }
 
