@@ -39,32 +39,28 @@ const EnumTable<EffectSink>& EffectSinks() {
   return kTable;
 }
 
-// sim/ has no names for the next four enums; these spellings are the
-// scenario format's.
 const EnumTable<DuplicatePolicy>& DuplicatePolicies() {
-  static const EnumTable<DuplicatePolicy> kTable{
-      "duplicate policy", {{DuplicatePolicy::kAck, "ack"}, {DuplicatePolicy::kSkip, "skip"}}};
+  static const auto kTable = FromNames(
+      "duplicate policy", {DuplicatePolicy::kAck, DuplicatePolicy::kSkip}, &DuplicatePolicyName);
   return kTable;
 }
 
 const EnumTable<AckMode>& AckModes() {
-  static const EnumTable<AckMode> kTable{
-      "ack mode", {{AckMode::kPerEntry, "per-entry"}, {AckMode::kBatch, "batch"}}};
+  static const auto kTable = FromNames("ack mode", {AckMode::kPerEntry, AckMode::kBatch}, &AckModeName);
   return kTable;
 }
 
 const EnumTable<DeletedEntryPolicy>& DeletedEntryPolicies() {
-  static const EnumTable<DeletedEntryPolicy> kTable{
-      "deleted-entry policy",
-      {{DeletedEntryPolicy::kAck, "ack"}, {DeletedEntryPolicy::kSkip, "skip"}}};
+  static const auto kTable = FromNames("deleted-entry policy",
+                                       {DeletedEntryPolicy::kAck, DeletedEntryPolicy::kSkip},
+                                       &DeletedEntryPolicyName);
   return kTable;
 }
 
 const EnumTable<DeadLetterOrder>& DeadLetterOrders() {
-  static const EnumTable<DeadLetterOrder> kTable{
-      "dead-letter order",
-      {{DeadLetterOrder::kSaveThenAck, "save-then-ack"},
-       {DeadLetterOrder::kAckThenSave, "ack-then-save"}}};
+  static const auto kTable = FromNames("dead-letter order",
+                                       {DeadLetterOrder::kSaveThenAck, DeadLetterOrder::kAckThenSave},
+                                       &DeadLetterOrderName);
   return kTable;
 }
 

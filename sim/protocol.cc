@@ -71,6 +71,13 @@ bool ParseEffectSink(std::string_view name, EffectSink* out) { return ValueOf(kE
 
 const char* RestartNamingName(RestartNaming n) { return n == RestartNaming::kSame ? "same" : "fresh"; }
 
+const char* AckModeName(AckMode m) { return m == AckMode::kPerEntry ? "per-entry" : "batch"; }
+const char* DeletedEntryPolicyName(DeletedEntryPolicy p) { return p == DeletedEntryPolicy::kAck ? "ack" : "skip"; }
+const char* DuplicatePolicyName(DuplicatePolicy p) { return p == DuplicatePolicy::kAck ? "ack" : "skip"; }
+const char* DeadLetterOrderName(DeadLetterOrder o) {
+  return o == DeadLetterOrder::kSaveThenAck ? "save-then-ack" : "ack-then-save";
+}
+
 const char* TrimPolicyName(TrimPolicy t) {
   switch (t) {
     case TrimPolicy::kNone: return "none";

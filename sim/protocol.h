@@ -111,8 +111,12 @@ struct ProtocolDef {
   bool declarative() const { return cpp_handler == nullptr; }
 };
 
-const char* RestartNamingName(RestartNaming n);
-const char* TrimPolicyName(TrimPolicy t);
+const char* RestartNamingName(RestartNaming n);    // same | fresh
+const char* TrimPolicyName(TrimPolicy t);          // none | maxlen | safe-minid
+const char* AckModeName(AckMode m);                // per-entry | batch
+const char* DeletedEntryPolicyName(DeletedEntryPolicy p);  // ack | skip
+const char* DuplicatePolicyName(DuplicatePolicy p);        // ack | skip
+const char* DeadLetterOrderName(DeadLetterOrder o);        // save-then-ack | ack-then-save
 
 // The crash points and lost-request/lost-reply sites a worker running `p`
 // actually visits (what "every crash point" means for this protocol).
