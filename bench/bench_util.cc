@@ -6,6 +6,14 @@
 
 namespace xackly::bench {
 
+bool InitializeBenchmark(std::vector<char*> args) {
+  static char tabular[] = "--benchmark_counters_tabular=true";
+  args.insert(args.begin() + (args.empty() ? 0 : 1), tabular);  // a later flag wins
+  int count = static_cast<int>(args.size());
+  benchmark::Initialize(&count, args.data());
+  return !benchmark::ReportUnrecognizedArguments(count, args.data());
+}
+
 RedisServerOptions ServerOptions() {
   RedisServerOptions options;
   options.clock_library = XACKLY_BENCH_CLOCK_LIB;
@@ -34,9 +42,18 @@ double Median(std::vector<double> v) {
   return v.empty() ? 0.0 : v[v.size() / 2];
 }
 
+FailureAwareReporter::FailureAwareReporter()
+    : display_(benchmark::CreateDefaultDisplayReporter()) {}
+
+bool FailureAwareReporter::ReportContext(const Context& context) {
+  return display_->ReportContext(context);
+}
+
 void FailureAwareReporter::ReportRuns(const std::vector<Run>& runs) {
   for (const Run& run : runs) failed_ |= run.error_occurred;
-  ConsoleReporter::ReportRuns(runs);
+  display_->ReportRuns(runs);
 }
+
+void FailureAwareReporter::Finalize() { display_->Finalize(); }
 
 }  // namespace xackly::bench

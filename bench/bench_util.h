@@ -7,6 +7,7 @@
 
 #include <time.h>
 
+#include <memory>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -15,6 +16,11 @@
 #include "sim/reply.h"
 
 namespace xackly::bench {
+
+// Google Benchmark's Initialize over `args` (argv[0] first), with user
+// counters shown as table columns unless the command line says otherwise.
+// Returns false, after naming it, when an argument is not a benchmark flag.
+bool InitializeBenchmark(std::vector<char*> args);
 
 // Options for a benchmark's own server: the clock library of this build
 // tree (so the executable runs from anywhere), SIGTERM stop, defaults for
@@ -32,13 +38,18 @@ double NowSeconds(clockid_t clock);
 // The median (upper median for an even count); 0 for none.
 double Median(std::vector<double> v);
 
-// Google Benchmark's console table, plus whether any run reported an error.
-class FailureAwareReporter : public benchmark::ConsoleReporter {
+// The display reporter --benchmark_format asks for (console, json, csv),
+// plus whether any run reported an error.
+class FailureAwareReporter : public benchmark::BenchmarkReporter {
  public:
+  FailureAwareReporter();
+  bool ReportContext(const Context& context) override;
   void ReportRuns(const std::vector<Run>& runs) override;
+  void Finalize() override;
   bool failed() const { return failed_; }
 
  private:
+  std::unique_ptr<benchmark::BenchmarkReporter> display_;
   bool failed_ = false;
 };
 

@@ -334,9 +334,7 @@ int main(int argc, char** argv) {
       args.push_back(argv[i]);
     }
   }
-  int args_count = static_cast<int>(args.size());
-  benchmark::Initialize(&args_count, args.data());
-  if (benchmark::ReportUnrecognizedArguments(args_count, args.data())) return 2;
+  if (!bench::InitializeBenchmark(args)) return 2;
 
   SetUpFixture();
   PingWorkload ping;

@@ -604,8 +604,7 @@ int main(int argc, char** argv) {
     g_fixture.reset();
     return code;
   }
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+  if (!bench::InitializeBenchmark({argv, argv + argc})) return 2;
   Register();
   bench::FailureAwareReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
