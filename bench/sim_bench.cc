@@ -136,6 +136,7 @@ struct RecordedCall {
   int64_t clock_ms = 0;  // the server clock when the command was sent
   std::string reply;     // canonical rendering
   Reply::Type type = Reply::Type::kNil;
+  bool pipelined_with_next = false;  // sent in one CallAll with the next call
 };
 
 // A connection that logs every command it forwards, with the server clock
@@ -155,6 +156,22 @@ class RecordingConnection final : public ConnectionWrapper {
     }
     log_->push_back(std::move(call));
     return reply;
+  }
+  // A pipelined batch is logged as its calls, chained by
+  // pipelined_with_next, so the bare loop pipelines them too.
+  Result<std::vector<Reply>> CallAll(std::span<const std::vector<std::string_view>> commands) override {
+    const int64_t clock_ms = server_->ClockMs();
+    Result<std::vector<Reply>> replies = target().CallAll(commands);
+    for (size_t i = 0; i < commands.size(); ++i) {
+      RecordedCall call{{commands[i].begin(), commands[i].end()}, clock_ms, "", Reply::Type::kNil,
+                        i + 1 < commands.size()};
+      if (replies.ok()) {
+        call.reply = (*replies)[i].Render();
+        call.type = (*replies)[i].type();
+      }
+      log_->push_back(std::move(call));
+    }
+    return replies;
   }
 
  private:
@@ -218,23 +235,35 @@ BareCase Prepare(std::vector<RecordedCall> calls) {
 std::string ReplayBare(RedisServer& server, redisContext* bare, const BareCase& c) {
   if (Status s = server.Reset(kEpochMs); !s.ok()) return s.ToString();
   int64_t clock_ms = kEpochMs;
-  for (size_t i = 0; i < c.calls.size(); ++i) {
-    const RecordedCall& call = c.calls[i];
+  for (size_t first = 0; first < c.calls.size();) {
+    const RecordedCall& call = c.calls[first];
     if (call.clock_ms != clock_ms) {
       server.SetClockMs(call.clock_ms);
       clock_ms = call.clock_ms;
     }
-    // hiredis takes `const char**` but only reads the array.
-    auto* reply = static_cast<redisReply*>(
-        redisCommandArgv(bare, static_cast<int>(c.ptrs[i].size()),
-                         const_cast<const char**>(c.ptrs[i].data()), c.lens[i].data()));
-    if (reply == nullptr) return fmt::format("bare call {} failed: {}", i, bare->errstr);
-    const Reply::Type type = bench::ReplyTypeOf(reply->type);
-    freeReplyObject(reply);
-    if (type != call.type) {
-      return fmt::format("bare call {} ({}) replied type {}, the case got {}", i, call.argv[0],
-                         static_cast<int>(type), static_cast<int>(call.type));
+    // One round trip: the call, or the whole pipelined batch it starts.
+    size_t end = first + 1;
+    while (c.calls[end - 1].pipelined_with_next) ++end;
+    for (size_t i = first; i < end; ++i) {
+      // hiredis takes `const char**` but only reads the array.
+      redisAppendCommandArgv(bare, static_cast<int>(c.ptrs[i].size()),
+                             const_cast<const char**>(c.ptrs[i].data()), c.lens[i].data());
     }
+    for (size_t i = first; i < end; ++i) {
+      void* raw = nullptr;
+      if (redisGetReply(bare, &raw) != REDIS_OK || raw == nullptr) {
+        return fmt::format("bare call {} failed: {}", i, bare->errstr);
+      }
+      auto* reply = static_cast<redisReply*>(raw);
+      const Reply::Type type = bench::ReplyTypeOf(reply->type);
+      freeReplyObject(reply);
+      if (type != c.calls[i].type) {
+        return fmt::format("bare call {} ({}) replied type {}, the case got {}", i,
+                           c.calls[i].argv[0], static_cast<int>(type),
+                           static_cast<int>(c.calls[i].type));
+      }
+    }
+    first = end;
   }
   return "";
 }

@@ -83,6 +83,35 @@ class HiredisConnection final : public Connection {
     return value;
   }
 
+  Result<std::vector<Reply>> CallAll(std::span<const std::vector<std::string_view>> commands) override {
+    if (context_ == nullptr) {
+      return Status::Closed(fmt::format("connection to {} is dead: {}", socket_path_, death_));
+    }
+    for (const auto& argv : commands) {
+      XACKLY_CHECK(!argv.empty());
+      arg_ptrs_.clear();
+      arg_lens_.clear();
+      for (std::string_view arg : argv) {
+        arg_ptrs_.push_back(arg.data());
+        arg_lens_.push_back(arg.size());
+      }
+      if (redisAppendCommandArgv(context_, static_cast<int>(argv.size()), arg_ptrs_.data(),
+                                 arg_lens_.data()) != REDIS_OK) {
+        return Die(errno);
+      }
+    }
+    std::vector<Reply> replies;
+    replies.reserve(commands.size());
+    for (size_t i = 0; i < commands.size(); ++i) {
+      void* raw = nullptr;
+      if (redisGetReply(context_, &raw) != REDIS_OK || raw == nullptr) return Die(errno);
+      auto* reply = static_cast<redisReply*>(raw);
+      replies.push_back(ToReply(*reply));
+      freeReplyObject(reply);
+    }
+    return replies;
+  }
+
   bool alive() const override { return context_ != nullptr; }
 
  private:

@@ -172,6 +172,9 @@ Status RedisServer::WriteConfig() const {
       "logfile " + ConfigQuote(dir_->File(kLogName)),
       "maxmemory-policy noeviction",
       "save \"\"",  // never an automatic snapshot; the simulator issues SAVE
+      // jemalloc's background thread sleeps until a gettimeofday() deadline;
+      // under the virtual clock that deadline is always past, so it spins.
+      "jemalloc-bg-thread no",
       fmt::format("dbfilename {}", kRdbName),
   };
   switch (options_.persistence) {
@@ -273,8 +276,45 @@ std::string RedisServer::LogTail() const {
   return out.empty() ? "  (the server wrote nothing)\n" : out;
 }
 
+namespace {
+
+// A connection handed out by Connect(): when dropped while alive and idle
+// (every Call has returned), its hiredis connection goes back to the
+// server's pool for the next Connect() instead of being closed.
+class PooledConnection final : public Connection {
+ public:
+  PooledConnection(std::unique_ptr<Connection> conn, std::weak_ptr<RedisServer::Pool> pool)
+      : conn_(std::move(conn)), pool_(std::move(pool)) {}
+  ~PooledConnection() override {
+    if (std::shared_ptr<RedisServer::Pool> pool = pool_.lock(); pool && conn_->alive()) {
+      pool->push_back(std::move(conn_));
+    }
+  }
+  using Connection::Call;
+  Result<Reply> Call(std::span<const std::string_view> argv) override { return conn_->Call(argv); }
+  bool alive() const override { return conn_->alive(); }
+  Result<std::vector<Reply>> CallAll(std::span<const std::vector<std::string_view>> commands) override {
+    return conn_->CallAll(commands);
+  }
+
+ private:
+  std::unique_ptr<Connection> conn_;
+  std::weak_ptr<RedisServer::Pool> pool_;
+};
+
+}  // namespace
+
 Result<std::unique_ptr<Connection>> RedisServer::Connect() {
-  return ConnectUnix(socket_path_, options_.call_timeout_ms);
+  std::unique_ptr<Connection> conn;
+  if (!pool_->empty()) {
+    conn = std::move(pool_->back());
+    pool_->pop_back();
+  } else {
+    Result<std::unique_ptr<Connection>> made = ConnectUnix(socket_path_, options_.call_timeout_ms);
+    if (!made.ok()) return made.status();
+    conn = std::move(*made);
+  }
+  return std::unique_ptr<Connection>(new PooledConnection(std::move(conn), pool_));
 }
 
 void RedisServer::SetClockMs(int64_t epoch_ms) { clock_->SetMs(epoch_ms); }
@@ -287,11 +327,12 @@ Status RedisServer::Reset(int64_t start_epoch_ms) {
   }
   std::vector<std::vector<std::string_view>> commands = {{"FLUSHALL"}, {"SCRIPT", "FLUSH"}};
   if (version_.AtLeast(7, 0)) commands.push_back({"FUNCTION", "FLUSH"});
-  for (const auto& argv : commands) {
-    Result<Reply> reply = control_->Call(argv);
-    if (!reply.ok()) return reply.status();
-    if (reply->is_error()) {
-      return Status::Internal(fmt::format("{} replied {}", fmt::join(argv, " "), reply->Render()));
+  Result<std::vector<Reply>> replies = control_->CallAll(commands);
+  if (!replies.ok()) return replies.status();
+  for (size_t i = 0; i < commands.size(); ++i) {
+    if ((*replies)[i].is_error()) {
+      return Status::Internal(
+          fmt::format("{} replied {}", fmt::join(commands[i], " "), (*replies)[i].Render()));
     }
   }
   if (Status s = RemoveSnapshot(); !s.ok()) return s;
@@ -301,8 +342,13 @@ Status RedisServer::Reset(int64_t start_epoch_ms) {
 
 void RedisServer::Stop() {
   if (!running()) return;
+  // SIGTERM is only noticed by serverCron, up to 1000/hz = 100 ms later;
+  // SHUTDOWN NOSAVE stops it now (same outcome: no save points are set).
+  bool asked = control_ != nullptr && control_->alive();
+  if (asked) (void)control_->Call({"SHUTDOWN", "NOSAVE"});
   control_.reset();
-  ::kill(pid_, SIGTERM);
+  pool_ = std::make_shared<Pool>();  // connections out now are not pooled again
+  if (!asked) ::kill(pid_, SIGTERM);
   int wait_status;
   if (!WaitForExit(pid_, options_.stop_timeout_ms, &wait_status)) KillAndReap(pid_);
   UnregisterLiveServer(pid_);
@@ -312,6 +358,7 @@ void RedisServer::Stop() {
 void RedisServer::Crash() {
   if (!running()) return;
   control_.reset();
+  pool_ = std::make_shared<Pool>();
   KillAndReap(pid_);
   UnregisterLiveServer(pid_);
   pid_ = -1;

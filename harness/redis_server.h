@@ -112,6 +112,9 @@ class RedisServer : public ServerControl {
   // The last lines of the server's log and captured stdout/stderr.
   std::string LogTail() const;
 
+  // Idle connections to the running server, reused by Connect().
+  using Pool = std::vector<std::unique_ptr<Connection>>;
+
  private:
   RedisServer(RedisServerOptions options, std::string binary_path, std::string clock_library,
               std::unique_ptr<ServerDir> dir, std::unique_ptr<VirtualClock> clock);
@@ -132,6 +135,7 @@ class RedisServer : public ServerControl {
   // A connection the server object keeps for its own commands (Reset,
   // INFO); replaced on every launch.
   std::unique_ptr<Connection> control_;
+  std::shared_ptr<Pool> pool_ = std::make_shared<Pool>();
   ServerVersion version_;
 };
 

@@ -9,6 +9,7 @@
 #include <memory>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "sim/reply.h"
 #include "sim/status.h"
@@ -37,6 +38,20 @@ class Connection {
   }
 
   virtual bool alive() const = 0;
+
+  // Sends every command, then reads every reply: one round trip for all of
+  // them (pipelining). The replies are in command order; a non-ok Status
+  // means one exchange failed and the connection is dead, as for Call.
+  // REQUIRES: no command is empty
+  virtual Result<std::vector<Reply>> CallAll(std::span<const std::vector<std::string_view>> commands) {
+    std::vector<Reply> replies;
+    for (const auto& argv : commands) {
+      Result<Reply> r = Call(argv);
+      if (!r.ok()) return r.status();
+      replies.push_back(std::move(r).value());
+    }
+    return replies;
+  }
 };
 
 // Forwards every call to a wrapped connection; subclasses override only what
@@ -48,6 +63,9 @@ class ConnectionWrapper : public Connection {
   Result<Reply> Call(std::span<const std::string_view> argv) override { return target_->Call(argv); }
   using Connection::Call;
   bool alive() const override { return target_->alive(); }
+  Result<std::vector<Reply>> CallAll(std::span<const std::vector<std::string_view>> commands) override {
+    return target_->CallAll(commands);
+  }
 
  protected:
   Connection& target() { return *target_; }

@@ -1,5 +1,7 @@
 #include "sim/reply.h"
 
+#include <charconv>
+
 #include "sim/status.h"
 
 namespace xackly {
@@ -66,27 +68,31 @@ bool Reply::operator==(const Reply& other) const {
 
 namespace {
 
+bool NeedsEscape(unsigned char c, bool escape_quote) {
+  return c < 0x20 || c >= 0x7f || c == '\\' || (escape_quote && c == '"');
+}
+
 void AppendEscaped(std::string& out, std::string_view s, bool escape_quote) {
   static const char kHex[] = "0123456789abcdef";
-  for (unsigned char c : s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    size_t run = i;
+    while (run < s.size() && !NeedsEscape(static_cast<unsigned char>(s[run]), escape_quote)) ++run;
+    out.append(s.data() + i, run - i);  // printable characters go in one piece
+    if (run == s.size()) return;
+    const auto c = static_cast<unsigned char>(s[run]);
     switch (c) {
       case '\\': out += "\\\\"; break;
       case '\n': out += "\\n"; break;
       case '\r': out += "\\r"; break;
       case '\t': out += "\\t"; break;
-      case '"':
-        if (escape_quote) out += "\\\"";
-        else out += '"';
-        break;
+      case '"': out += "\\\""; break;
       default:
-        if (c < 0x20 || c >= 0x7f) {
-          out += "\\x";
-          out += kHex[c >> 4];
-          out += kHex[c & 0xf];
-        } else {
-          out += static_cast<char>(c);
-        }
+        out += "\\x";
+        out += kHex[c >> 4];
+        out += kHex[c & 0xf];
     }
+    i = run + 1;
   }
 }
 
@@ -118,9 +124,11 @@ void Reply::RenderTo(std::string& out) const {
     case Type::kNil:
       out += "nil";
       return;
-    case Type::kInteger:
-      out += std::to_string(integer_);
+    case Type::kInteger: {
+      char buf[24];
+      out.append(buf, static_cast<size_t>(std::to_chars(buf, buf + sizeof(buf), integer_).ptr - buf));
       return;
+    }
     case Type::kStatus:
       out += '+';
       AppendEscaped(out, str_, /*escape_quote=*/false);

@@ -66,12 +66,16 @@ Status ValidateRunConfig(const RunConfig& c) {
 
 namespace {
 
-std::string RenderArgv(const std::vector<std::string>& argv) {
-  std::string out;
+void RenderArgvTo(const std::vector<std::string>& argv, std::string& out) {
   for (size_t i = 0; i < argv.size(); ++i) {
     if (i > 0) out += ' ';
     AppendArg(out, argv[i]);
   }
+}
+
+std::string RenderArgv(const std::vector<std::string>& argv) {
+  std::string out;
+  RenderArgvTo(argv, out);
   return out;
 }
 
@@ -140,6 +144,9 @@ class Simulation {
   Result<std::string> PickXdelTarget(const std::string& target);
   Result<std::optional<StreamId>> ReadLastDelivered(const char* actor);
   Result<Reply> HarnessCall(std::vector<std::string> argv, const char* actor);
+  // Like HarnessCall for each command, in one round trip.
+  Result<std::vector<Reply>> HarnessCalls(const std::vector<std::vector<std::string>>& commands,
+                                          const char* actor);
   Status EnsureHarnessConnection();
   void SetClock();
   void Note(const std::string& text) { trace_.Add(now_, "sim", LineKind::kLifecycle, text, ""); }
@@ -185,6 +192,27 @@ class Simulation {
   int64_t harness_rtt_ = 0;
   std::vector<std::string> picks_;
   std::vector<std::string> notes_;
+  // Per-request scratch, reused so that a step allocates nothing for them.
+  std::vector<std::string_view> views_;
+  std::string request_text_;
+  std::string reply_text_;
+
+  // Sends `argv` on `conn` at the current virtual time.
+  Result<Reply> Send(Connection& conn, const std::vector<std::string>& argv) {
+    SetClock();
+    views_.assign(argv.begin(), argv.end());
+    return conn.Call(views_);
+  }
+  const std::string& RequestText(const std::vector<std::string>& argv) {
+    request_text_.clear();
+    RenderArgvTo(argv, request_text_);
+    return request_text_;
+  }
+  const std::string& ReplyText(const Reply& reply) {
+    reply_text_.clear();
+    reply.RenderTo(reply_text_);
+    return reply_text_;
+  }
 };
 
 // ---------------------------------------------------------------------------
@@ -207,16 +235,30 @@ Status Simulation::EnsureHarnessConnection() {
 Result<Reply> Simulation::HarnessCall(std::vector<std::string> argv, const char* actor) {
   Status s = EnsureHarnessConnection();
   if (!s.ok()) return s;
-  SetClock();
-  std::vector<std::string_view> views(argv.begin(), argv.end());
-  Result<Reply> r = harness_conn_->Call(views);
+  Result<Reply> r = Send(*harness_conn_, argv);
   ++harness_rtt_;
   if (!r.ok()) {
     return Status::Internal(fmt::format("{}: {} failed: {}", actor, argv[0], r.status().ToString()));
   }
-  std::string reply;
-  r->RenderTo(reply);
-  trace_.Add(now_, actor, LineKind::kHarness, RenderArgv(argv), reply);
+  trace_.Add(now_, actor, LineKind::kHarness, RequestText(argv), ReplyText(*r));
+  return r;
+}
+
+Result<std::vector<Reply>> Simulation::HarnessCalls(
+    const std::vector<std::vector<std::string>>& commands, const char* actor) {
+  Status s = EnsureHarnessConnection();
+  if (!s.ok()) return s;
+  SetClock();
+  std::vector<std::vector<std::string_view>> views;
+  for (const auto& argv : commands) views.emplace_back(argv.begin(), argv.end());
+  Result<std::vector<Reply>> r = harness_conn_->CallAll(views);
+  harness_rtt_ += static_cast<int64_t>(commands.size());
+  if (!r.ok()) {
+    return Status::Internal(fmt::format("{}: {} failed: {}", actor, commands[0][0], r.status().ToString()));
+  }
+  for (size_t i = 0; i < commands.size(); ++i) {
+    trace_.Add(now_, actor, LineKind::kHarness, RequestText(commands[i]), ReplyText((*r)[i]));
+  }
   return r;
 }
 
@@ -536,7 +578,7 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
     last_id_ = id;
     s.argv[2] = id.ToString();
   }
-  std::string request = RenderArgv(s.argv);
+  const std::string& request = RequestText(s.argv);
   bool fault_actor = a.kind != ActorKind::kJanitor;
 
   if (s.op == Op::kRedisEffect && plan_->IsPoison(EventNumber(s.event_id))) {
@@ -568,15 +610,11 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
       return Status::Ok();
     }
     if (lost && lost->kind == FaultKind::kLostReply) {
-      SetClock();
-      std::vector<std::string_view> views(s.argv.begin(), s.argv.end());
-      Result<Reply> r = a.conn->Call(views);
+      Result<Reply> r = Send(*a.conn, s.argv);
       ++protocol_rtt_;
       if (!r.ok()) return Status::Internal(fmt::format("{}: {} failed: {}", a.name, s.argv[0], r.status().ToString()));
       s.reply = std::move(r).value();
-      std::string reply;
-      s.reply.RenderTo(reply);
-      trace_.Add(now_, a.name, LineKind::kFault, request, reply + " !lost-reply (executed; the caller times out)");
+      trace_.Add(now_, a.name, LineKind::kFault, request, ReplyText(s.reply) + " !lost-reply (executed; the caller times out)");
       oracle_.SetLine(trace_.size() - 1);
       if (s.op == Op::kProduce && s.reply.is_string()) {
         oracle_.Produced(now_, a.name, s.event_id, s.reply.str(), Oracle::ProduceOutcome::kUnknown);
@@ -593,18 +631,14 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
       return Status::Ok();
     }
   }
-  SetClock();
-  std::vector<std::string_view> views(s.argv.begin(), s.argv.end());
-  Result<Reply> r = a.conn->Call(views);
+  Result<Reply> r = Send(*a.conn, s.argv);
   ++protocol_rtt_;
   if (!r.ok()) {
     return Status::Internal(fmt::format("{}: {} failed unexpectedly: {}", a.name, s.argv[0],
                                         r.status().ToString()));
   }
   s.reply = std::move(r).value();
-  std::string reply;
-  s.reply.RenderTo(reply);
-  trace_.Add(now_, a.name, LineKind::kRedis, request, reply);
+  trace_.Add(now_, a.name, LineKind::kRedis, request, ReplyText(s.reply));
   oracle_.SetLine(trace_.size() - 1);
   ObserveRedis(a, s);
   return Status::Ok();
@@ -865,23 +899,21 @@ Status Simulation::InjectScheduled(const FaultSpec& f) {
 
 Status Simulation::FinalReads(Oracle::FinalState* fs) {
   const std::string& st = names_.stream;
-  auto pend = HarnessCall({"XPENDING", st, names_.group, "-", "+", "100000"}, "oracle");
-  if (!pend.ok()) return pend.status();
-  if (auto rows = ParsePendingRows(*pend)) fs->pending = std::move(*rows);
-  auto ids = HarnessCall({"XRANGE", st, "-", "+"}, "oracle");
-  if (!ids.ok()) return ids.status();
-  if (auto e = ParseRangeReply(*ids)) {
+  std::vector<std::vector<std::string>> reads = {
+      {"XPENDING", st, names_.group, "-", "+", "100000"},
+      {"XRANGE", st, "-", "+"},
+      {"XRANGE", names_.dead_letters, "-", "+"}};
+  bool redis_effects = config_.protocol.effect == EffectSink::kRedis;
+  if (redis_effects) reads.push_back({"LRANGE", names_.effects, "0", "-1"});
+  auto replies = HarnessCalls(reads, "oracle");
+  if (!replies.ok()) return replies.status();
+  const std::vector<Reply>& r = *replies;
+  if (auto rows = ParsePendingRows(r[0])) fs->pending = std::move(*rows);
+  if (auto e = ParseRangeReply(r[1])) {
     for (const auto& entry : *e) fs->stream_ids.push_back(entry.id);
   }
-  auto dlq = HarnessCall({"XRANGE", names_.dead_letters, "-", "+"}, "oracle");
-  if (!dlq.ok()) return dlq.status();
-  if (auto e = ParseRangeReply(*dlq)) fs->dead_letters = std::move(*e);
-  bool redis_effects = config_.protocol.effect == EffectSink::kRedis;
-  if (redis_effects) {
-    auto list = HarnessCall({"LRANGE", names_.effects, "0", "-1"}, "oracle");
-    if (!list.ok()) return list.status();
-    fs->redis_effects = ParseRedisEffects(*list);
-  }
+  if (auto e = ParseRangeReply(r[2])) fs->dead_letters = std::move(*e);
+  if (redis_effects) fs->redis_effects = ParseRedisEffects(r[3]);
   for (const auto& a : actors_) {
     if (a->kind == ActorKind::kWorker && a->state != ActorState::kDone) fs->live_consumers.insert(a->name);
   }

@@ -2,6 +2,8 @@
 
 #include <sqlite3.h>
 
+#include <memory>
+
 #include <fmt/format.h>
 
 #include "sim/status.h"
@@ -38,24 +40,59 @@ std::string SqlQuote(const std::string& s) {
 
 }  // namespace
 
+struct SqlDatabase {
+  sqlite3* db = nullptr;
+  sqlite3_stmt* check = nullptr;
+  sqlite3_stmt* mark = nullptr;
+  sqlite3_stmt* effect = nullptr;
+  sqlite3_stmt* begin = nullptr;
+  sqlite3_stmt* commit = nullptr;
+  sqlite3_stmt* rollback = nullptr;
+  sqlite3_stmt* clear_processed = nullptr;
+  sqlite3_stmt* clear_effects = nullptr;
+
+  SqlDatabase() {
+    XACKLY_CHECK(sqlite3_open_v2(":memory:", &db,
+                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                                 nullptr) == SQLITE_OK);
+    ExecOrDie(db,
+              "CREATE TABLE processed(event_id TEXT PRIMARY KEY);"
+              "CREATE TABLE effects(seq INTEGER PRIMARY KEY, event_id TEXT, stream_id TEXT,"
+              " consumer TEXT, t_ms INTEGER);");
+    check = PrepareOrDie(db, "SELECT 1 FROM processed WHERE event_id = ?1");
+    mark = PrepareOrDie(db, "INSERT OR IGNORE INTO processed(event_id) VALUES (?1)");
+    effect = PrepareOrDie(
+        db, "INSERT INTO effects(event_id, stream_id, consumer, t_ms) VALUES (?1, ?2, ?3, ?4)");
+    begin = PrepareOrDie(db, "BEGIN");
+    commit = PrepareOrDie(db, "COMMIT");
+    rollback = PrepareOrDie(db, "ROLLBACK");
+    clear_processed = PrepareOrDie(db, "DELETE FROM processed");
+    clear_effects = PrepareOrDie(db, "DELETE FROM effects");
+  }
+  ~SqlDatabase() {
+    for (sqlite3_stmt* s : {check, mark, effect, begin, commit, rollback, clear_processed, clear_effects}) {
+      sqlite3_finalize(s);
+    }
+    sqlite3_close(db);
+  }
+};
+
+namespace {
+// Building a database costs more than a whole case's SQL steps (measured
+// with callgrind: 17% of a case), so a store hands its database, emptied, to
+// the next store on the same thread. Nothing survives but the schema and
+// the prepared statements, so no case can see another's rows.
+thread_local std::unique_ptr<SqlDatabase> t_spare_db;
+}  // namespace
+
 SqlStore::SqlStore(EffectLedger* ledger) : ledger_(ledger) {
-  XACKLY_CHECK(sqlite3_open_v2(":memory:", &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
-                               nullptr) == SQLITE_OK);
-  ExecOrDie(db_,
-            "CREATE TABLE processed(event_id TEXT PRIMARY KEY);"
-            "CREATE TABLE effects(seq INTEGER PRIMARY KEY, event_id TEXT, stream_id TEXT,"
-            " consumer TEXT, t_ms INTEGER);");
-  check_ = PrepareOrDie(db_, "SELECT 1 FROM processed WHERE event_id = ?1");
-  mark_ = PrepareOrDie(db_, "INSERT OR IGNORE INTO processed(event_id) VALUES (?1)");
-  effect_ = PrepareOrDie(
-      db_, "INSERT INTO effects(event_id, stream_id, consumer, t_ms) VALUES (?1, ?2, ?3, ?4)");
+  db_ = t_spare_db ? std::move(t_spare_db) : std::make_unique<SqlDatabase>();
 }
 
 SqlStore::~SqlStore() {
-  sqlite3_finalize(check_);
-  sqlite3_finalize(mark_);
-  sqlite3_finalize(effect_);
-  sqlite3_close(db_);
+  RollbackOpen();
+  bool emptied = Exec(db_->clear_processed) && Exec(db_->clear_effects);
+  if (emptied && !t_spare_db) t_spare_db = std::move(db_);
 }
 
 bool SqlStore::Exec(sqlite3_stmt* stmt) {
@@ -67,7 +104,7 @@ bool SqlStore::Exec(sqlite3_stmt* stmt) {
 
 void SqlStore::RollbackOpen() {
   if (txn_owner_ == 0) return;
-  ExecOrDie(db_, "ROLLBACK");
+  XACKLY_CHECK(Exec(db_->rollback));
   txn_owner_ = 0;
   txn_effects_.clear();
 }
@@ -95,7 +132,7 @@ BusinessOutcome SqlStore::Begin(int owner, int64_t now_ms, std::string* sql, std
     *result = "error: transaction already open";
     return BusinessOutcome::kFailed;
   }
-  ExecOrDie(db_, "BEGIN");
+  XACKLY_CHECK(Exec(db_->begin));
   txn_owner_ = owner;
   *result = "ok";
   return BusinessOutcome::kOk;
@@ -106,11 +143,11 @@ BusinessOutcome SqlStore::CheckDone(int owner, int64_t now_ms, const std::string
   XACKLY_CHECK(!Busy(owner));
   *sql = "SELECT 1 FROM processed WHERE event_id = " + SqlQuote(event_id);
   if (Unavailable(owner, now_ms, result)) return BusinessOutcome::kUnavailable;
-  sqlite3_bind_text(check_, 1, event_id.data(), static_cast<int>(event_id.size()), SQLITE_STATIC);
-  int rc = sqlite3_step(check_);
+  sqlite3_bind_text(db_->check, 1, event_id.data(), static_cast<int>(event_id.size()), SQLITE_STATIC);
+  int rc = sqlite3_step(db_->check);
   bool found = rc == SQLITE_ROW;
-  sqlite3_reset(check_);
-  sqlite3_clear_bindings(check_);
+  sqlite3_reset(db_->check);
+  sqlite3_clear_bindings(db_->check);
   *result = found ? "1 row" : "0 rows";
   return found ? BusinessOutcome::kAlreadyDone : BusinessOutcome::kOk;
 }
@@ -120,9 +157,9 @@ BusinessOutcome SqlStore::MarkDone(int owner, int64_t now_ms, const std::string&
   XACKLY_CHECK(!Busy(owner));
   *sql = "INSERT OR IGNORE INTO processed(event_id) VALUES (" + SqlQuote(event_id) + ")";
   if (Unavailable(owner, now_ms, result)) return BusinessOutcome::kUnavailable;
-  sqlite3_bind_text(mark_, 1, event_id.data(), static_cast<int>(event_id.size()), SQLITE_STATIC);
-  XACKLY_CHECK(Exec(mark_));
-  bool inserted = sqlite3_changes(db_) == 1;
+  sqlite3_bind_text(db_->mark, 1, event_id.data(), static_cast<int>(event_id.size()), SQLITE_STATIC);
+  XACKLY_CHECK(Exec(db_->mark));
+  bool inserted = sqlite3_changes(db_->db) == 1;
   *result = inserted ? "1 row" : "0 rows";
   return inserted ? BusinessOutcome::kOk : BusinessOutcome::kAlreadyDone;
 }
@@ -139,14 +176,14 @@ BusinessOutcome SqlStore::Effect(int owner, int64_t now_ms, const EffectRecord& 
     *result = "failed (poison event)";
     return BusinessOutcome::kFailed;
   }
-  sqlite3_bind_text(effect_, 1, effect.event_id.data(), static_cast<int>(effect.event_id.size()),
+  sqlite3_bind_text(db_->effect, 1, effect.event_id.data(), static_cast<int>(effect.event_id.size()),
                     SQLITE_STATIC);
-  sqlite3_bind_text(effect_, 2, effect.stream_id.data(),
+  sqlite3_bind_text(db_->effect, 2, effect.stream_id.data(),
                     static_cast<int>(effect.stream_id.size()), SQLITE_STATIC);
-  sqlite3_bind_text(effect_, 3, effect.consumer.data(), static_cast<int>(effect.consumer.size()),
+  sqlite3_bind_text(db_->effect, 3, effect.consumer.data(), static_cast<int>(effect.consumer.size()),
                     SQLITE_STATIC);
-  sqlite3_bind_int64(effect_, 4, effect.t_ms);
-  XACKLY_CHECK(Exec(effect_));
+  sqlite3_bind_int64(db_->effect, 4, effect.t_ms);
+  XACKLY_CHECK(Exec(db_->effect));
   if (txn_owner_ == owner) {
     txn_effects_.push_back(effect);
   } else {
@@ -165,7 +202,7 @@ BusinessOutcome SqlStore::Commit(int owner, int64_t now_ms, std::string* sql,
     *result = "error: no transaction";
     return BusinessOutcome::kNoTransaction;
   }
-  ExecOrDie(db_, "COMMIT");
+  XACKLY_CHECK(Exec(db_->commit));
   txn_owner_ = 0;
   for (EffectRecord& e : txn_effects_) ledger_->Record(std::move(e));
   txn_effects_.clear();
@@ -199,7 +236,7 @@ void SqlStore::SetUnavailableUntil(int64_t until_ms) {
 
 std::set<std::string> SqlStore::ProcessedIds() const {
   std::set<std::string> ids;
-  sqlite3_stmt* stmt = PrepareOrDie(db_, "SELECT event_id FROM processed");
+  sqlite3_stmt* stmt = PrepareOrDie(db_->db, "SELECT event_id FROM processed");
   while (sqlite3_step(stmt) == SQLITE_ROW) {
     ids.insert(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0)));
   }

@@ -19,6 +19,9 @@ struct sqlite3_stmt;
 namespace xackly {
 
 enum class EffectSink : uint8_t;
+// An open in-memory SQLite database with the schema and every statement
+// prepared (sim/store.cc).
+struct SqlDatabase;
 
 struct EffectRecord {
   std::string event_id;
@@ -86,10 +89,7 @@ class SqlStore {
   void RollbackOpen();
 
   EffectLedger* ledger_;
-  sqlite3* db_ = nullptr;
-  sqlite3_stmt* check_ = nullptr;
-  sqlite3_stmt* mark_ = nullptr;
-  sqlite3_stmt* effect_ = nullptr;
+  std::unique_ptr<SqlDatabase> db_;  // never null
   int txn_owner_ = 0;
   int64_t unavailable_until_ms_ = -1;
   std::vector<EffectRecord> txn_effects_;

@@ -1,5 +1,6 @@
 #include "sim/trace.h"
 
+#include <charconv>
 #include <cstdio>
 
 namespace xackly {
@@ -20,8 +21,10 @@ const char* LineKindName(LineKind k) {
 void Trace::Render(int64_t t_ms, std::string_view actor, std::string_view request,
                    std::string_view reply, std::string& out) {
   char t[24];
-  int n = std::snprintf(t, sizeof(t), "%8lld ", static_cast<long long>(t_ms));
-  out.append(t, static_cast<size_t>(n));
+  const size_t n = static_cast<size_t>(std::to_chars(t, t + sizeof(t), t_ms).ptr - t);
+  if (n < 8) out.append(8 - n, ' ');  // "%8lld "
+  out.append(t, n);
+  out += ' ';
   out.append(actor);
   for (size_t pad = actor.size(); pad < 8; ++pad) out += ' ';
   out += ' ';
