@@ -85,6 +85,25 @@ std::vector<rc::Gen<FaultSpec>> FaultGens(const RunConfig& base, const CaseBound
   return gens;
 }
 
+// Draws from one of `gens` (FaultGens' order: base.faults.kinds). Worker
+// crashes between protocol steps are what the catalog is about, so when a
+// model has other kinds too, half of all drawn faults are crashes; the other
+// kinds share the rest equally. Shrinks towards the first kind.
+rc::Gen<FaultSpec> PickWeighted(const FaultModel& model, std::vector<rc::Gen<FaultSpec>> gens) {
+  const size_t others = gens.size() - 1;
+  std::vector<size_t> upto;  // upto[i]: draws below this value pick gens[i]
+  size_t total = 0;
+  for (FaultKind kind : model.kinds) {
+    total += kind == FaultKind::kCrash ? std::max<size_t>(1, others) : 1;
+    upto.push_back(total);
+  }
+  return rc::gen::mapcat(rc::gen::inRange<size_t>(0, total), [gens, upto](size_t draw) {
+    size_t i = 0;
+    while (draw >= upto[i]) ++i;
+    return gens[i];
+  });
+}
+
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
@@ -119,8 +138,7 @@ rc::Gen<GeneratedCase> GenCase(const RunConfig& base, const CaseBounds& b) {
           : rc::gen::resize(b.max_faults,
                             rc::gen::container<std::vector<FaultSpec>>(rc::gen::resize(
                                 rc::kNominalSize,
-                                rc::gen::mapcat(rc::gen::inRange<size_t>(0, gens.size()),
-                                                [gens](size_t i) { return gens[i]; }))));
+                                PickWeighted(base.faults, gens))));
   // Sizes grow with the generation size, so early cases are small.
   auto sized = [](int max) {
     return rc::gen::withSize([max](int size) {
