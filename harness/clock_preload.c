@@ -22,10 +22,12 @@
  *     falls back to real time: a silently real clock would make a run
  *     nondeterministic without anyone noticing. */
 #define _GNU_SOURCE
+#include <elf.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <string.h>
 #include <stdlib.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -93,8 +95,64 @@ static int VirtualNs(int64_t* ns) {
   return 1;
 }
 
-static int RawClockGettime(clockid_t clock_id, struct timespec* ts) {
+typedef int (*ClockGettimeFn)(clockid_t, struct timespec*);
+
+static int SyscallClockGettime(clockid_t clock_id, struct timespec* ts) {
   return (int)syscall(SYS_clock_gettime, clock_id, ts);
+}
+
+/* The vDSO's __vdso_clock_gettime, or NULL when the process has no vDSO or
+ * it lacks the symbol (or a DT_HASH table to count its symbols). Reads only
+ * memory the kernel mapped; allocates nothing, so it is safe at any time. */
+static ClockGettimeFn FindVdsoClockGettime(void) {
+  const unsigned char* base = (const unsigned char*)getauxval(AT_SYSINFO_EHDR);
+  if (base == NULL) return NULL;
+  const Elf64_Ehdr* eh = (const Elf64_Ehdr*)base;
+  const Elf64_Phdr* ph = (const Elf64_Phdr*)(base + eh->e_phoff);
+  uintptr_t load_offset = 0;
+  int have_load = 0;
+  const Elf64_Dyn* dyn = NULL;
+  for (int i = 0; i < eh->e_phnum; ++i) {
+    if (ph[i].p_type == PT_LOAD && !have_load) {
+      load_offset = (uintptr_t)base + ph[i].p_offset - ph[i].p_vaddr;
+      have_load = 1;
+    } else if (ph[i].p_type == PT_DYNAMIC) {
+      dyn = (const Elf64_Dyn*)(base + ph[i].p_offset);
+    }
+  }
+  if (!have_load || dyn == NULL) return NULL;
+  const Elf64_Sym* symtab = NULL;
+  const char* strtab = NULL;
+  const Elf64_Word* hash = NULL;
+  for (; dyn->d_tag != DT_NULL; ++dyn) {
+    if (dyn->d_tag == DT_SYMTAB) symtab = (const Elf64_Sym*)(load_offset + dyn->d_un.d_ptr);
+    if (dyn->d_tag == DT_STRTAB) strtab = (const char*)(load_offset + dyn->d_un.d_ptr);
+    if (dyn->d_tag == DT_HASH) hash = (const Elf64_Word*)(load_offset + dyn->d_un.d_ptr);
+  }
+  if (symtab == NULL || strtab == NULL || hash == NULL) return NULL;
+  const Elf64_Word symbols = hash[1]; /* nchain: one per symbol */
+  for (Elf64_Word i = 0; i < symbols; ++i) {
+    const Elf64_Sym* sym = &symtab[i];
+    if (ELF64_ST_TYPE(sym->st_info) == STT_FUNC && sym->st_shndx != SHN_UNDEF &&
+        strcmp(strtab + sym->st_name, "__vdso_clock_gettime") == 0) {
+      return (ClockGettimeFn)(load_offset + sym->st_value);
+    }
+  }
+  return NULL;
+}
+
+/* What answers the clocks this library does not virtualise; resolved on
+ * first use. Racing threads resolve the same value. */
+static ClockGettimeFn g_real_clock_gettime = NULL;
+
+static int RawClockGettime(clockid_t clock_id, struct timespec* ts) {
+  ClockGettimeFn fn = __atomic_load_n(&g_real_clock_gettime, __ATOMIC_ACQUIRE);
+  if (fn == NULL) {
+    fn = FindVdsoClockGettime();
+    if (fn == NULL) fn = SyscallClockGettime;
+    __atomic_store_n(&g_real_clock_gettime, fn, __ATOMIC_RELEASE);
+  }
+  return fn(clock_id, ts);
 }
 
 __attribute__((visibility("default"))) int clock_gettime(clockid_t clock_id, struct timespec* ts) {
