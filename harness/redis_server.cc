@@ -344,8 +344,10 @@ void RedisServer::Stop() {
   if (!running()) return;
   // SIGTERM is only noticed by serverCron, up to 1000/hz = 100 ms later;
   // SHUTDOWN NOSAVE stops it now (same outcome: no save points are set).
-  bool asked = control_ != nullptr && control_->alive();
-  if (asked) (void)control_->Call({"SHUTDOWN", "NOSAVE"});
+  // A server that shuts down closes the connection instead of replying;
+  // any reply (an error) means it is still up, and SIGTERM follows.
+  bool asked = control_ != nullptr && control_->alive() &&
+               !control_->Call({"SHUTDOWN", "NOSAVE"}).ok();
   control_.reset();
   pool_ = std::make_shared<Pool>();  // connections out now are not pooled again
   if (!asked) ::kill(pid_, SIGTERM);

@@ -2,6 +2,7 @@
  * whether the monotonic clock still runs in real time. Run by
  * virtual_clock_test.cc under LD_PRELOAD=libxackly_clock.so. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdio.h>
 #include <sys/time.h>
 #include <time.h>
@@ -25,5 +26,9 @@ int main(void) {
   nanosleep(&pause, NULL);
   clock_gettime(CLOCK_MONOTONIC, &after);
   printf("monotonic_runs %d\n", Ns(&after) - Ns(&before) >= 10 * 1000 * 1000);
+  /* A clock the kernel does not know fails the way clock_gettime promises. */
+  errno = 0;
+  int rc = clock_gettime((clockid_t)12345, &ts);
+  printf("bad_clock rc %d errno_is_einval %d\n", rc, errno == EINVAL);
   return 0;
 }

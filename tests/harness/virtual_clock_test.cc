@@ -58,7 +58,8 @@ TEST(VirtualClockTest, EveryWallClockCallOfAPreloadedProcessReadsThePage) {
             "realtime_ns 1234567890123000000\n"
             "realtime_coarse_ns 1234567890123000000\n"
             "time_s 1234567890\n"
-            "monotonic_runs 1\n");
+            "monotonic_runs 1\n"
+            "bad_clock rc -1 errno_is_einval 1\n");
   // An ordinary program sees it too.
   CommandOutput date = RunWithClock("/bin/date", {"+%s"}, (*clock)->page_path());
   EXPECT_EQ(date.output, "1234567890\n");
