@@ -73,7 +73,10 @@ report::CheckReport MergeCheck(const std::vector<const report::CheckReport*>& pa
     merged.first_hit_case = first_hit->first_hit_case;
     merged.observed = first_hit->observed;
     merged.matched = first_hit->matched;
+    // The unsharded search stops at its first failing case: every shard
+    // ran all of its cases below that one, and none of them failed.
     merged.cases_run = first_hit->first_hit_case + 1;
+    merged.cases_failed = 1;
   } else {
     merged.counterexample.reset();
     merged.counterexample_size.clear();

@@ -77,6 +77,7 @@ TEST(ParallelTest, ThreeShardsMergedEqualTheUnshardedRun) {
     EXPECT_EQ(m.observed, w.observed) << w.name;
     EXPECT_EQ(m.matched, w.matched) << w.name;
     EXPECT_EQ(m.cases_run, w.cases_run) << w.name;
+    EXPECT_EQ(m.cases_failed, w.cases_failed) << w.name;
     EXPECT_EQ(m.first_hit_case, w.first_hit_case) << w.name;
     EXPECT_EQ(m.counterexample_size, w.counterexample_size) << w.name;
     ASSERT_EQ(m.counterexample.has_value(), w.counterexample.has_value()) << w.name;
