@@ -155,13 +155,15 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags, Comma
   }
   // One check: every detail. Many: the table, with details only for what
   // needs attention (report.txt and the other reports keep everything).
+  // The report comes last, so the last line of a failure is its replay
+  // command.
   bool many = rep.checks.size() > 1;
-  std::printf("\n%s", report::RenderText(rep, Progress::IsTty(stdout), many).c_str());
+  for (const std::string& f : written) fmt::print("wrote {}\n", f);
   if (many && !flags.output.out_dir.empty()) {
     fmt::print("stories and timelines of every counterexample: {}/report.html, {}/report.md\n",
                flags.output.out_dir, flags.output.out_dir);
   }
-  for (const std::string& f : written) fmt::print("wrote {}\n", f);
+  std::printf("\n%s", report::RenderText(rep, Progress::IsTty(stdout), many).c_str());
   (void)result;
   return rep.all_matched ? kExitOk : kExitVerdictMismatch;
 }

@@ -99,8 +99,9 @@ void RegisterMergeCommand(CLI::App& app, CommandResult& result) {
       result.exit_code = wrote.code() == Status::Code::kInvalidArgument ? kExitUsage : kExitHarnessFailure;
       return;
     }
-    std::printf("%s", report::RenderText(*merged, false).c_str());
+    // The report comes last: a failure ends with its replay command.
     for (const std::string& f : written) fmt::print("wrote {}\n", f);
+    std::printf("%s", report::RenderText(*merged, false).c_str());
     result.exit_code = merged->all_matched ? kExitOk : kExitVerdictMismatch;
   });
 }

@@ -171,6 +171,25 @@ TEST(CliCommandsTest, RunFirstLineSaysSeedServerAndOptionsAndLastLineReplays) {
   EXPECT_TRUE(last.starts_with("replay: xackly run --protocol no-dedupe --seed 3")) << last;
 }
 
+// Issue #6: when check fails (an observed verdict differs from the
+// expected one), the last line it prints is the command that replays it.
+TEST(CliCommandsTest, AFailingCheckEndsWithItsReplayCommand) {
+  ScopedTempRoot out;
+  Result<std::string> catalog = ReadFile(std::string(XACKLY_SOURCE_DIR) + "/scenarios/catalog/no-dedupe.toml");
+  ASSERT_TRUE(catalog.ok()) << catalog.status().ToString();
+  // The same protocol, wrongly expected to hold.
+  std::string wrong = std::regex_replace(*catalog, std::regex("\nexpect = \"[^\"]*\""), "\nexpect = \"ok\"");
+  ASSERT_NE(wrong, *catalog);
+  std::string scenario = out.path() + "/no-dedupe-expected-ok.toml";
+  ASSERT_TRUE(WriteFileAtomically(scenario, wrong).ok());
+  CommandOutput check = RunXackly({"check", "--scenario", scenario, "--cases", "50", "--seed", "1",
+                                   "--out", out.path(), "--quiet"});
+  EXPECT_EQ(check.exit_code, kExitVerdictMismatch) << check.output;
+  std::string trimmed = check.output.substr(0, check.output.find_last_not_of('\n') + 1);
+  std::string last = trimmed.substr(trimmed.rfind('\n') + 1);
+  EXPECT_EQ(last, "replay: xackly replay " + out.path() + "/no-dedupe.replay.toml") << check.output;
+}
+
 // Issue #6: check --all writes every report CI and people read.
 TEST(CliCommandsTest, CheckAllWritesMarkdownHtmlJunitAndJson) {
   ScopedTempRoot out;
