@@ -55,6 +55,9 @@ struct SqlDatabase {
     XACKLY_CHECK(sqlite3_open_v2(":memory:", &db,
                                  SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                                  nullptr) == SQLITE_OK);
+    // Small pages: each transaction's first write to a page copies the
+    // whole page into the rollback journal, and these tables are tiny.
+    ExecOrDie(db, "PRAGMA page_size = 512");
     ExecOrDie(db,
               "CREATE TABLE processed(event_id TEXT PRIMARY KEY);"
               "CREATE TABLE effects(seq INTEGER PRIMARY KEY, event_id TEXT, stream_id TEXT,"
