@@ -12,8 +12,6 @@ namespace xackly {
 
 namespace {
 
-const std::vector<std::string> kDefaultLostSites = {"XACK", "XADD", "COMMIT", "EVAL"};
-
 std::string Plural(int n, const char* word) {
   return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
 }
@@ -26,10 +24,11 @@ rc::Gen<std::string> WorkerSlot(int max_workers) {
 // One generator per enabled fault kind; a case draws its faults from them.
 std::vector<rc::Gen<FaultSpec>> FaultGens(const RunConfig& base, const CaseBounds& b) {
   const FaultModel& m = base.faults;
-  std::vector<std::string> points = m.crash_points.empty() ? AllCrashPoints() : m.crash_points;
-  std::vector<std::string> sites = m.lost_sites.empty() ? kDefaultLostSites : m.lost_sites;
-  int64_t phase_ms = base.timing.fault_phase_ms > 0 ? base.timing.fault_phase_ms : 2000;
-  auto at = rc::gen::inRange<int64_t>(0, phase_ms);
+  const std::vector<std::string>& points = m.CrashSites();
+  const std::vector<std::string>& sites = m.LostSites();
+  // Scheduled faults land anywhere in the longest fault phase a case of
+  // these bounds has (a smaller case ignores those past its own end).
+  auto at = rc::gen::inRange<int64_t>(0, FaultPhaseEndMs(base.timing, b.max_events, base.producers));
   auto nth = rc::gen::inRange(1, 4);
   std::vector<rc::Gen<FaultSpec>> gens;
   for (FaultKind kind : m.kinds) {

@@ -122,6 +122,14 @@ std::string FaultSpec::ToString() const {
   return "";
 }
 
+const std::vector<std::string>& FaultModel::CrashSites() const {
+  return crash_points.empty() ? AllCrashPoints() : crash_points;
+}
+
+const std::vector<std::string>& FaultModel::LostSites() const {
+  return lost_sites.empty() ? kDefaultLostSites : lost_sites;
+}
+
 std::string FaultModel::ToString() const {
   std::string out;
   for (const KindName& kn : kKindNames) {
@@ -131,7 +139,7 @@ std::string FaultModel::ToString() const {
     const std::vector<std::string>* sites = nullptr;
     if (kn.kind == FaultKind::kCrash || kn.kind == FaultKind::kStall) sites = &crash_points;
     if (kn.kind == FaultKind::kLostReply || kn.kind == FaultKind::kLostRequest) {
-      sites = lost_sites.empty() ? &kDefaultLostSites : &lost_sites;
+      sites = &LostSites();
     }
     if (sites != nullptr && !sites->empty()) {
       out += "(";
@@ -327,8 +335,7 @@ bool FaultPlan::Eligible(FaultKind kind, std::string_view site) const {
   if (kind == FaultKind::kCrash || kind == FaultKind::kStall) {
     return model_.crash_points.empty() || Contains(model_.crash_points, site);
   }
-  const auto& sites = model_.lost_sites.empty() ? kDefaultLostSites : model_.lost_sites;
-  return Contains(sites, site);
+  return Contains(model_.LostSites(), site);
 }
 
 std::optional<FaultSpec> FaultPlan::AtPoint(std::string_view actor_slot, std::string_view site,
@@ -377,11 +384,9 @@ FaultCoverage FaultPlan::Coverage() const {
   for (const FaultSpec& s : fired_) c.fired[SiteKey(s)]++;
   for (FaultKind k : model_.kinds) {
     if (k == FaultKind::kCrash || k == FaultKind::kStall) {
-      const auto& points = model_.crash_points.empty() ? AllCrashPoints() : model_.crash_points;
-      for (const auto& p : points) c.enabled.insert(std::string(FaultKindName(k)) + "@" + p);
+      for (const auto& p : model_.CrashSites()) c.enabled.insert(std::string(FaultKindName(k)) + "@" + p);
     } else if (k == FaultKind::kLostReply || k == FaultKind::kLostRequest) {
-      const auto& sites = model_.lost_sites.empty() ? kDefaultLostSites : model_.lost_sites;
-      for (const auto& p : sites) c.enabled.insert(std::string(FaultKindName(k)) + "@" + p);
+      for (const auto& p : model_.LostSites()) c.enabled.insert(std::string(FaultKindName(k)) + "@" + p);
     } else {
       c.enabled.insert(FaultKindName(k));
     }

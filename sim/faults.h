@@ -107,6 +107,9 @@ struct FaultModel {
   int poison_count = 1;
 
   bool Has(FaultKind k) const { return kinds.count(k) > 0; }
+  // The eligible sites, empty lists resolved to their defaults.
+  const std::vector<std::string>& CrashSites() const;
+  const std::vector<std::string>& LostSites() const;
   // "crash(after-effect,after-commit) lost-reply(XACK) restart"
   std::string ToString() const;
 };

@@ -41,6 +41,11 @@ RunConfig RunConfig::For(const ProtocolDef& protocol) {
   return c;
 }
 
+int64_t FaultPhaseEndMs(const Timing& t, int events, int producers) {
+  if (t.fault_phase_ms > 0) return t.fault_phase_ms;
+  return std::max<int64_t>(2000, events * t.produce_every_ms / producers + 1000);
+}
+
 Status ValidateRunConfig(const RunConfig& c) {
   Status p = ValidateProtocol(c.protocol);
   if (!p.ok()) return p;
@@ -276,10 +281,7 @@ Status Simulation::Setup() {
   atomic_ = AtomicGroupOf(config_.protocol);
 
   const Timing& t = config_.timing;
-  fault_phase_end_ms_ = t.fault_phase_ms > 0
-                            ? t.fault_phase_ms
-                            : std::max<int64_t>(2000, config_.events * t.produce_every_ms /
-                                                              config_.producers + 1000);
+  fault_phase_end_ms_ = FaultPhaseEndMs(t, config_.events, config_.producers);
   if (config_.fault_schedule) {
     plan_ = std::make_unique<FaultPlan>(config_.faults, *config_.fault_schedule);
   } else {

@@ -57,6 +57,10 @@ struct RunConfig {
 // Validates everything a user can get wrong; errors name the field.
 Status ValidateRunConfig(const RunConfig& config);
 
+// When the fault phase ends (virtual ms after the start): the timing's own
+// fault_phase_ms, else as long as producing `events` takes, at least 2 s.
+int64_t FaultPhaseEndMs(const Timing& timing, int events, int producers);
+
 struct RunResult {
   std::vector<Violation> violations;
   std::string observed;          // ObservedClass(violations)
