@@ -44,6 +44,7 @@ report::CheckReport MergeCheck(const std::vector<const report::CheckReport*>& pa
   const report::CheckReport* first_hit = nullptr;
   std::map<std::string, int> observed_votes;
   std::set<std::string> enabled;
+  merged.undecided = false;  // the merged set decides every check
   merged.cases_run = 0;
   merged.cases_failed = 0;
   merged.fired_totals.clear();

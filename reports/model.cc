@@ -78,8 +78,13 @@ std::vector<CoverageRow> CoverageRows(const CheckReport& check) {
   return rows;
 }
 
+const char* ResultWord(const CheckReport& check) {
+  if (check.matched) return "ok";
+  return check.undecided ? "undecided" : "MISMATCH";
+}
+
 bool NeedsDetail(const CheckReport& check) {
-  return !check.matched || check.counterexample.has_value();
+  return !Passed(check) || check.counterexample.has_value();
 }
 
 std::string Summary(const Report& report) {
@@ -87,8 +92,12 @@ std::string Summary(const Report& report) {
   const auto matched = static_cast<size_t>(
       std::count_if(report.checks.begin(), report.checks.end(),
                     [](const CheckReport& c) { return c.matched; }));
-  return fmt::format("{} of {} {} matched {} expectation", matched, total,
-                     total == 1 ? "check" : "checks", total == 1 ? "its" : "their");
+  const auto undecided = static_cast<size_t>(
+      std::count_if(report.checks.begin(), report.checks.end(),
+                    [](const CheckReport& c) { return c.undecided; }));
+  return fmt::format("{} of {} {} matched {} expectation{}", matched, total,
+                     total == 1 ? "check" : "checks", total == 1 ? "its" : "their",
+                     undecided == 0 ? "" : fmt::format(", {} undecided in this shard", undecided));
 }
 
 std::string FormatDuration(int64_t ms) {

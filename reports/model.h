@@ -55,6 +55,10 @@ struct CheckReport {
   Expectation expected;
   std::string observed;          // observed verdict class over all cases
   bool matched = false;
+  // One shard of several (`check --shard`) met no case that decides this
+  // check: a broken protocol's violation may lie in another shard's cases.
+  // Neither matched nor a mismatch; `xackly merge` decides.
+  bool undecided = false;
   int cases_run = 0;
   int cases_failed = 0;          // cases whose verdict differed from ok
   // The minimal counterexample after shrinking, when a case violated.
@@ -79,7 +83,7 @@ struct Report {
   std::string server_version;    // "redis 7.0.15"
   std::string options;           // resolved options, one line
   std::vector<CheckReport> checks;
-  bool all_matched = false;      // every check matched its expectation
+  bool all_matched = false;      // every check passed (matched, or undecided in a shard)
   std::string shard;             // "2/3" when the run was one shard of several
 };
 
@@ -111,8 +115,14 @@ struct CoverageRow {
 // never_fired. When both are empty, the counterexample's own coverage.
 std::vector<CoverageRow> CoverageRows(const CheckReport& check);
 
-// A check gets a detail section in every format when it did not match its
-// expectation or has a counterexample.
+// A check passes when it matched its expectation or is undecided in a shard.
+inline bool Passed(const CheckReport& check) { return check.matched || check.undecided; }
+
+// A check's result in one word: "ok", "undecided" or "MISMATCH".
+const char* ResultWord(const CheckReport& check);
+
+// A check gets a detail section in every format when it did not pass or has
+// a counterexample.
 bool NeedsDetail(const CheckReport& check);
 
 // "2 of 3 checks matched their expectation" (singular for one).

@@ -769,10 +769,8 @@ std::string RenderHtml(const Report& report) {
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
   out += "<title>" + E(title) + "</title>\n<style>" + std::string(kStyle) + "</style>\n</head>\n<body>\n<main>\n";
-  const bool all = std::all_of(report.checks.begin(), report.checks.end(),
-                               [](const CheckReport& k) { return k.matched; });
   out += fmt::format("<header>\n<h1>xackly {} <span class=\"badge {}\">{}</span></h1>\n", E(Or(report.command, "report")),
-                     all ? "ok" : "fail", E(Summary(report)));
+                     report.all_matched ? "ok" : "fail", E(Summary(report)));
   std::vector<std::string> meta = {fmt::format("seed {}", report.seed)};
   if (!report.server_version.empty()) meta.push_back(report.server_version);
   if (!report.tool_version.empty()) meta.push_back("xackly " + report.tool_version);
@@ -793,7 +791,7 @@ std::string RenderHtml(const Report& report) {
     out += fmt::format(
         "<tr class=\"{}\"><td>{}</td><td>{}</td><td><code>{}</code></td><td><code>{}</code></td>"
         "<td class=\"num\">{} ({} violated)</td><td>{}</td><td>{}</td><td class=\"num\">{:.1f} s</td></tr>\n",
-        k.matched ? "matched" : "mismatch", k.matched ? "ok" : "MISMATCH", name, E(k.expected.ToString()),
+        Passed(k) ? "matched" : "mismatch", ResultWord(k), name, E(k.expected.ToString()),
         E(Or(k.observed, "?")), k.cases_run, k.cases_failed,
         k.counterexample ? E(Or(k.counterexample_size, "?")) : "–", replay, k.seconds);
   }

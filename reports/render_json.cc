@@ -92,6 +92,7 @@ json CheckJson(const CheckReport& k) {
           {"expected", ExpectationJson(k.expected)},
           {"observed", k.observed},
           {"matched", k.matched},
+          {"undecided", k.undecided},
           {"cases_run", k.cases_run},
           {"cases_failed", k.cases_failed},
           {"counterexample", k.counterexample ? CaseJson(*k.counterexample) : json(nullptr)},
@@ -334,6 +335,7 @@ void ReadCheck(Reader& r, const json& j, const std::string& p, CheckReport* k) {
   ReadExpectation(r, j, p, "expected", &k->expected);
   r.Read(j, p, "observed", &k->observed);
   r.Read(j, p, "matched", &k->matched);
+  r.Read(j, p, "undecided", &k->undecided);
   r.Read(j, p, "cases_run", &k->cases_run);
   r.Read(j, p, "cases_failed", &k->cases_failed);
   if (const json* c = r.Member(j, p, "counterexample"); c != nullptr && !c->is_null()) {

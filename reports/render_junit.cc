@@ -51,7 +51,7 @@ std::string SystemOut(const CheckReport& k) {
   if (!k.description.empty()) out += k.description + "\n";
   if (!k.fault_model.empty()) out += "fault model: " + k.fault_model + "\n";
   out += fmt::format("expected {}, observed {}: {}\n", k.expected.ToString(), Or(k.observed, "?"),
-                     k.matched ? "matched" : "MISMATCH");
+                     ResultWord(k));
   out += fmt::format("cases: {} run, {} violated\n", k.cases_run, k.cases_failed);
   if (k.counterexample) {
     const CaseReport& c = *k.counterexample;
@@ -91,13 +91,16 @@ std::string SystemOut(const CheckReport& k) {
 
 std::string RenderJunit(const Report& report) {
   int failures = 0;
+  int skipped = 0;
   double seconds = 0;
   for (const CheckReport& k : report.checks) {
-    failures += k.matched ? 0 : 1;
+    failures += Passed(k) ? 0 : 1;
+    skipped += k.undecided ? 1 : 0;
     seconds += k.seconds;
   }
-  const std::string counts = fmt::format("tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"0\" time=\"{}\"",
-                                         report.checks.size(), failures, Seconds(seconds));
+  const std::string counts =
+      fmt::format("tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{}\"",
+                  report.checks.size(), failures, skipped, Seconds(seconds));
   const std::string suite = "xackly " + Or(report.command, "report") +
                             (report.shard.empty() ? "" : " (shard " + report.shard + ")");
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
@@ -116,7 +119,9 @@ std::string RenderJunit(const Report& report) {
   for (const CheckReport& k : report.checks) {
     out += fmt::format("    <testcase name=\"{}\" classname=\"xackly\" time=\"{}\">\n", Attr(k.name),
                        Seconds(k.seconds));
-    if (!k.matched) {
+    if (k.undecided) {
+      out += "      <skipped message=\"undecided in this shard: merge the shards to decide\"/>\n";
+    } else if (!k.matched) {
       out += fmt::format("      <failure message=\"{}\" type=\"mismatch\">{}</failure>\n",
                          Attr(fmt::format("expected {}, observed {}", k.expected.ToString(), Or(k.observed, "?"))),
                          EscapeXml(FailureText(k)));

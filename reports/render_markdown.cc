@@ -145,7 +145,7 @@ std::string RenderMarkdown(const Report& report) {
     const std::string replay = k.counterexample && !k.counterexample->replay_file.empty()
                                    ? Code(k.counterexample->replay_file)
                                    : "–";
-    out += Row({k.matched ? "✅ ok" : "❌ **MISMATCH**", Md(k.name), Code(k.expected.ToString()),
+    out += Row({k.matched ? "✅ ok" : k.undecided ? "⏸ undecided" : "❌ **MISMATCH**", Md(k.name), Code(k.expected.ToString()),
                 Code(Or(k.observed, "?")), fmt::format("{} ({} violated)", k.cases_run, k.cases_failed),
                 k.counterexample ? Md(Or(k.counterexample_size, "?")) : "–", replay});
   }

@@ -167,7 +167,7 @@ std::string RenderText(const Report& report, bool color, bool mismatches_only) {
   std::vector<std::vector<std::string>> rows;
   for (const CheckReport& k : report.checks) {
     const std::string replay = k.counterexample ? Or(k.counterexample->replay_file, "-") : "-";
-    rows.push_back({k.matched ? "ok" : "MISMATCH", Printable(k.name), Printable(k.expected.ToString()),
+    rows.push_back({ResultWord(k), Printable(k.name), Printable(k.expected.ToString()),
                     Printable(Or(k.observed, "?")),
                     fmt::format("{} ({} violated)", k.cases_run, k.cases_failed),
                     k.counterexample ? Printable(Or(k.counterexample_size, "?")) : "-", Printable(replay)});
@@ -176,12 +176,10 @@ std::string RenderText(const Report& report, bool color, bool mismatches_only) {
                rows,
                [&](size_t r, size_t col, const std::string& cell) {
                  if (col != 0) return cell;
-                 return report.checks[r].matched ? paint.Green(cell) : paint.Red(cell);
+                 return Passed(report.checks[r]) ? paint.Green(cell) : paint.Red(cell);
                },
                paint);
-  const bool all = std::all_of(report.checks.begin(), report.checks.end(),
-                               [](const CheckReport& k) { return k.matched; });
-  out += "\n" + (all ? paint.Green(Summary(report)) : paint.Red(Summary(report))) + "\n";
+  out += "\n" + (report.all_matched ? paint.Green(Summary(report)) : paint.Red(Summary(report))) + "\n";
 
   std::vector<std::string> gaps;
   for (const CheckReport& k : report.checks) {
@@ -205,7 +203,7 @@ std::string RenderText(const Report& report, bool color, bool mismatches_only) {
   for (const bool mismatches : {false, true}) {
     if (mismatches_only && !mismatches) continue;
     for (const CheckReport& k : report.checks) {
-      if (NeedsDetail(k) && k.matched != mismatches) RenderDetail(k, paint, out);
+      if (NeedsDetail(k) && Passed(k) != mismatches) RenderDetail(k, paint, out);
     }
   }
   return out;

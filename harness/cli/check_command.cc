@@ -135,12 +135,12 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags, Comma
     // One shard sees only some cases: not finding a broken protocol's
     // violation is not a failure yet (`xackly merge` decides), finding any
     // violation of a correct one is.
-    bool undecided = options.shard_count > 1 && !row.matched && !outcome->hit_index &&
-                     row.expected.kind != VerdictKind::kOk;
-    rep.all_matched = rep.all_matched && (row.matched || undecided);
+    row.undecided = options.shard_count > 1 && !row.matched && !outcome->hit_index &&
+                    row.expected.kind != VerdictKind::kOk;
+    rep.all_matched = rep.all_matched && report::Passed(row);
     if (!flags.output.quiet) {
       fmt::print("{:<24} expected {:<28} observed {:<14} {} ({} cases{}, {:.1f} s)\n", row.name,
-                 row.expected.ToString(), row.observed, row.matched ? "ok " : "MISMATCH", row.cases_run,
+                 row.expected.ToString(), row.observed, report::ResultWord(row), row.cases_run,
                  row.counterexample ? ", minimal: " + row.counterexample_size : "", row.seconds);
       std::fflush(stdout);
     }

@@ -90,5 +90,32 @@ TEST(JunitTest, MatchedChecksPassWithTheirDetailsInSystemOut) {
   EXPECT_NE(testcase.find("replay: xackly replay"), std::string::npos);
 }
 
+// A shard that has not met a broken protocol's violation in its cases has
+// not failed: CI sees a skipped testcase, not a failure (`xackly merge`
+// decides), and every format says "undecided" rather than MISMATCH.
+TEST(JunitTest, AnUndecidedShardCheckIsSkippedNotFailed) {
+  CheckReport undecided;
+  undecided.name = "no-dedupe";
+  undecided.expected = {VerdictKind::kDuplicate, ""};
+  undecided.observed = "ok";
+  undecided.undecided = true;
+  undecided.cases_run = 33;
+  Report report = ReportOf({undecided});
+  report.shard = "2/3";
+  ASSERT_TRUE(report.all_matched);
+  const std::string xml = RenderJunit(report);
+  ExpectValid(xml);
+  EXPECT_NE(xml.find("failures=\"0\" errors=\"0\" skipped=\"1\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<skipped message=\"undecided in this shard"), std::string::npos) << xml;
+  EXPECT_EQ(xml.find("<failure"), std::string::npos) << xml;
+  const std::string text = RenderText(report, /*color=*/false);
+  EXPECT_NE(text.find("undecided  no-dedupe"), std::string::npos) << text;
+  EXPECT_NE(text.find("0 of 1 check matched its expectation, 1 undecided in this shard"), std::string::npos) << text;
+  EXPECT_EQ(text.find("MISMATCH"), std::string::npos) << text;
+  const std::string html = RenderHtml(report);
+  EXPECT_NE(html.find("<span class=\"badge ok\">"), std::string::npos);
+  EXPECT_EQ(html.find("MISMATCH"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace xackly::report

@@ -78,7 +78,7 @@ Report ReportOf(std::vector<CheckReport> checks) {
   r.seed = 1;
   r.server_version = "redis 7.0.15";
   r.options = "workers=1 events=1 cases=1";
-  r.all_matched = std::all_of(checks.begin(), checks.end(), [](const CheckReport& k) { return k.matched; });
+  r.all_matched = std::all_of(checks.begin(), checks.end(), &Passed);
   r.checks = std::move(checks);
   return r;
 }
