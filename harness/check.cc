@@ -200,12 +200,35 @@ std::vector<std::string> CheckOutcome::NeverFired() const {
   return out;
 }
 
+bool ParseShard(const std::string& text, int* index, int* count) {
+  size_t slash = text.find('/');
+  if (slash == std::string::npos) return false;
+  try {
+    size_t used = 0;
+    int i = std::stoi(text.substr(0, slash), &used);
+    if (used != slash) return false;
+    std::string tail = text.substr(slash + 1);
+    int n = std::stoi(tail, &used);
+    if (used != tail.size() || n < 1 || i < 1 || i > n) return false;
+    *index = i - 1;
+    *count = n;
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+std::vector<int> ShardCaseIndexes(const CheckOptions& options) {
+  std::vector<int> indexes;
+  for (int i = options.shard_index; i < options.cases; i += options.shard_count) indexes.push_back(i);
+  return indexes;
+}
+
 Result<CheckOutcome> RunCheck(const RunConfig& base, CasePool& pool, const CheckOptions& options) {
   auto started = std::chrono::steady_clock::now();
   CheckOutcome out;
   rc::Gen<GeneratedCase> gen = GenCase(base, options.bounds);
   CheckProgress progress;
-  progress.cases_total = options.cases;
   auto report = [&] {
     if (options.on_progress) options.on_progress(progress);
   };
@@ -214,10 +237,7 @@ Result<CheckOutcome> RunCheck(const RunConfig& base, CasePool& pool, const Check
   // Search: cases in index order, a batch of `threads` at a time; results
   // are walked in index order and everything after the first hit is
   // discarded, so the outcome is the one a single thread would find.
-  std::vector<int> indexes;
-  for (int i = 0; i < options.cases; ++i) {
-    if (i % options.shard_count == options.shard_index) indexes.push_back(i);
-  }
+  const std::vector<int> indexes = ShardCaseIndexes(options);
   std::optional<rc::Shrinkable<GeneratedCase>> hit;
   for (size_t b = 0; b < indexes.size() && !hit; b += batch_size) {
     std::vector<rc::Shrinkable<GeneratedCase>> cases;

@@ -66,7 +66,6 @@ bool IsHit(const Expectation& expected, const RunResult& result);
 
 struct CheckProgress {
   int cases_done = 0;
-  int cases_total = 0;
   int hits = 0;
   bool shrinking = false;
   int shrink_steps = 0;
@@ -83,6 +82,14 @@ struct CheckOptions {
   int shard_count = 1;
   std::function<void(const CheckProgress&)> on_progress;  // may be empty
 };
+
+// Parses "I/N" (--shard): sets *index to I - 1 (0-based) and *count to N.
+// Returns false (and sets nothing) unless 1 <= I <= N.
+bool ParseShard(const std::string& text, int* index, int* count);
+
+// The case indexes this shard runs, in order: i in [0, cases) with
+// i % shard_count == shard_index.
+std::vector<int> ShardCaseIndexes(const CheckOptions& options);
 
 struct CheckOutcome {
   int cases_run = 0;

@@ -5,15 +5,11 @@
 
 #include <fmt/format.h>
 
+#include "harness/check.h"
+
 namespace xackly {
 
 namespace {
-
-// Parses "I/N"; false for "" or anything malformed.
-bool ParseShardText(const std::string& text, int* index, int* count) {
-  return std::sscanf(text.c_str(), "%d/%d", index, count) == 2 && *count >= 1 && *index >= 1 &&
-         *index <= *count;
-}
 
 Status CheckShardSet(const std::vector<report::Report>& shards) {
   std::set<int> seen;
@@ -21,7 +17,7 @@ Status CheckShardSet(const std::vector<report::Report>& shards) {
   for (const report::Report& r : shards) {
     int i = 0;
     int n = 0;
-    if (!ParseShardText(r.shard, &i, &n)) {
+    if (!ParseShard(r.shard, &i, &n)) {
       return Status::InvalidArgument(fmt::format(
           "a report of command '{}' is not a shard (run `xackly check --shard I/N --format json`)", r.command));
     }
@@ -29,6 +25,7 @@ Status CheckShardSet(const std::vector<report::Report>& shards) {
       return Status::InvalidArgument(fmt::format("shards of {} and of {} do not belong together", total, n));
     }
     total = n;
+    ++i;  // 1-based, as written
     if (!seen.insert(i).second) return Status::InvalidArgument(fmt::format("shard {}/{} is given twice", i, n));
   }
   std::string missing;

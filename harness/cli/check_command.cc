@@ -35,32 +35,13 @@ struct CheckFlags {
   int jobs = 0;       // 0: one per core
 };
 
-// Parses "I/N" (1-based I). Returns false on anything else.
-bool ParseShard(const std::string& text, int* index, int* count) {
-  size_t slash = text.find('/');
-  if (slash == std::string::npos) return false;
-  try {
-    size_t used = 0;
-    int i = std::stoi(text.substr(0, slash), &used);
-    if (used != slash) return false;
-    std::string tail = text.substr(slash + 1);
-    int n = std::stoi(tail, &used);
-    if (used != tail.size() || n < 1 || i < 1 || i > n) return false;
-    *index = i - 1;
-    *count = n;
-    return true;
-  } catch (...) {
-    return false;
-  }
-}
-
 // What one check is about: a name, a description and the base config.
 struct Target {
   Scenario scenario;
   std::string scenario_file;
 };
 
-int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags, CommandResult& result) {
+int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
   CheckOptions options;
   options.cases = flags.cases;
   options.seed = flags.seed;
@@ -105,7 +86,7 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags, Comma
   Progress progress(stderr, tty, flags.output.quiet);
   for (const Target& t : targets) {
     const RunConfig& base = t.scenario.config;
-    progress.Begin(t.scenario.name, flags.cases);
+    progress.Begin(t.scenario.name, static_cast<int>(ShardCaseIndexes(options).size()));
     options.on_progress = [&](const CheckProgress& p) {
       progress.Update(p.cases_done, p.hits, p.shrinking ? "shrinking" : "",
                       p.shrinking ? fmt::format("{} smaller cases kept of {} tried", p.shrink_steps, p.shrink_runs)
@@ -164,7 +145,6 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags, Comma
                flags.output.out_dir, flags.output.out_dir);
   }
   std::printf("\n%s", report::RenderText(rep, Progress::IsTty(stdout), many).c_str());
-  (void)result;
   return rep.all_matched ? kExitOk : kExitVerdictMismatch;
 }
 
@@ -225,7 +205,7 @@ void RegisterCheckCommand(CLI::App& app, CommandResult& result) {
       }
       targets.push_back({std::move(s).value(), flags->target.scenario});
     }
-    result.exit_code = RunChecks(targets, *flags, result);
+    result.exit_code = RunChecks(targets, *flags);
   });
 }
 
