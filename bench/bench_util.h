@@ -23,8 +23,8 @@ namespace xackly::bench {
 bool InitializeBenchmark(std::vector<char*> args);
 
 // Options for a benchmark's own server: the clock library of this build
-// tree (so the executable runs from anywhere), SIGTERM stop, defaults for
-// everything else.
+// tree (so the executable runs from anywhere), defaults for everything
+// else.
 RedisServerOptions ServerOptions();
 
 // Reply::Type of a hiredis reply type (REDIS_REPLY_*); kNil for anything

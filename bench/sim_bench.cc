@@ -15,11 +15,12 @@
 //       harness rate / bare rate (goal >= 0.9).
 //   Sim/ResetVsRestart  ServerControl::Reset (what CaseExecutor does
 //       between cases) against CrashAndRestart (SIGKILL + start), Stop +
-//       Restart (SIGTERM + start) and a whole new RedisServer::Start, each
+//       Restart (SHUTDOWN NOSAVE + start) and a whole new RedisServer::Start, each
 //       after the same writes; `reset_round_trips` is counted by the server
 //       (INFO stats), not by xackly.
-//   Sim/ConnectVsPing   opening (and closing) one connection, as every
-//       actor incarnation of a case does, against one PING round trip.
+//   Sim/ConnectVsPing   opening (and closing) one fresh connection, what
+//       every actor incarnation would pay without the server's connection
+//       pool, against one PING round trip.
 //   Sim/Case/events:E/workers:W  cases per second, and time per event and
 //       per step, as events (workers 3) and workers (events 20) grow.
 //       Round trips per case, from RunResult and counted by the server, are

@@ -18,7 +18,6 @@ Result<RedisServer*> CaseExecutor::Server(Persistence persistence) {
 Result<RunResult> CaseExecutor::Run(const RunConfig& config) {
   Result<RedisServer*> server = Server(config.persistence);
   if (!server.ok()) return server.status();
-  ++cases_run_;
   return RunSimulation(config, *server);
 }
 

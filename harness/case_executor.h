@@ -29,13 +29,11 @@ class CaseExecutor {
 
   // "redis 7.0.15" once a server has started (Server() starts one).
   std::string server_version() const { return server_version_; }
-  int64_t cases_run() const { return cases_run_; }
 
  private:
   RedisServerOptions options_;
   std::map<Persistence, std::unique_ptr<RedisServer>> servers_;
   std::string server_version_;
-  int64_t cases_run_ = 0;
 };
 
 }  // namespace xackly

@@ -281,24 +281,17 @@ namespace {
 // A connection handed out by Connect(): when dropped while alive and idle
 // (every Call has returned), its hiredis connection goes back to the
 // server's pool for the next Connect() instead of being closed.
-class PooledConnection final : public Connection {
+class PooledConnection final : public ConnectionWrapper {
  public:
   PooledConnection(std::unique_ptr<Connection> conn, std::weak_ptr<RedisServer::Pool> pool)
-      : conn_(std::move(conn)), pool_(std::move(pool)) {}
+      : ConnectionWrapper(std::move(conn)), pool_(std::move(pool)) {}
   ~PooledConnection() override {
-    if (std::shared_ptr<RedisServer::Pool> pool = pool_.lock(); pool && conn_->alive()) {
-      pool->push_back(std::move(conn_));
+    if (std::shared_ptr<RedisServer::Pool> pool = pool_.lock(); pool && alive()) {
+      pool->push_back(ReleaseTarget());
     }
-  }
-  using Connection::Call;
-  Result<Reply> Call(std::span<const std::string_view> argv) override { return conn_->Call(argv); }
-  bool alive() const override { return conn_->alive(); }
-  Result<std::vector<Reply>> CallAll(std::span<const std::vector<std::string_view>> commands) override {
-    return conn_->CallAll(commands);
   }
 
  private:
-  std::unique_ptr<Connection> conn_;
   std::weak_ptr<RedisServer::Pool> pool_;
 };
 

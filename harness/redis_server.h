@@ -92,7 +92,8 @@ class RedisServer : public ServerControl {
   // Moves the virtual clock forward. REQUIRES: delta_ms >= 0
   void AdvanceClockMs(int64_t delta_ms) { clock_->AdvanceMs(delta_ms); }
 
-  // Clean stop: SIGTERM, then SIGKILL if it has not exited after
+  // Clean stop: SHUTDOWN NOSAVE (SIGTERM if that gets a reply or there is no
+  // control connection), then SIGKILL if it has not exited after
   // stop_timeout_ms. No-op when the server is not running.
   void Stop();
   // SIGKILL and reap, like a power cut for this process. No-op when the

@@ -69,6 +69,9 @@ class ConnectionWrapper : public Connection {
 
  protected:
   Connection& target() { return *target_; }
+  const Connection& target() const { return *target_; }
+  // Hands the wrapped connection back; the wrapper must not be used after.
+  std::unique_ptr<Connection> ReleaseTarget() { return std::move(target_); }
 
  private:
   std::unique_ptr<Connection> target_;

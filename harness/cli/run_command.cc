@@ -161,7 +161,6 @@ int RunAndReport(const char* command, const Scenario& scenario, const std::strin
 
 void RegisterRunCommand(CLI::App& app, CommandResult& result) {
   auto flags = std::make_shared<RunFlags>();
-  auto stdout_format = std::make_shared<std::string>();
   CLI::App* cmd = app.add_subcommand(
       "run", "Run one protocol or scenario once, deterministically, and judge it");
   cmd->footer(
