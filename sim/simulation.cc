@@ -135,7 +135,14 @@ class Simulation {
   Status ExecuteStep(Actor& a);
   Status ExecuteRedis(Actor& a, Step& s, bool* handled);
   void ExecuteBusiness(Actor& a, Step& s, std::string* request, std::string* result);
-  void ObserveRedis(Actor& a, const Step& s);
+  // Tells the oracle what a Redis reply shows. `reply_lost`: the caller never
+  // saw it (an XADD's outcome is then unknown to the producer).
+  void ObserveRedis(Actor& a, const Step& s, bool reply_lost = false);
+  // The events a worker step is about: its event, or an XACK's entries.
+  std::vector<std::string> EventsOf(const Step& s) const;
+  // A request of `a` timed out (a lost request or reply at `site`): the
+  // oracle records the fault, and the actor reconnects.
+  void TimeOut(Actor& a, HistoryKind fault, const char* site, const std::vector<std::string>& events);
   void ForwardNewEffects();
   bool CrashPointFaults(Actor& a, const Step& s);
 
@@ -489,7 +496,7 @@ void Simulation::ExecuteBusiness(Actor& a, Step& s, std::string* request, std::s
   ForwardNewEffects();
 }
 
-void Simulation::ObserveRedis(Actor& a, const Step& s) {
+void Simulation::ObserveRedis(Actor& a, const Step& s, bool reply_lost) {
   const Reply& r = s.reply;
   switch (s.op) {
     case Op::kReadNew:
@@ -549,7 +556,9 @@ void Simulation::ObserveRedis(Actor& a, const Step& s) {
       break;
     case Op::kProduce:
       if (r.is_string()) {
-        oracle_.Produced(now_, a.name, s.event_id, r.str(), Oracle::ProduceOutcome::kAcknowledged);
+        oracle_.Produced(now_, a.name, s.event_id, r.str(),
+                         reply_lost ? Oracle::ProduceOutcome::kUnknown
+                                    : Oracle::ProduceOutcome::kAcknowledged);
         WakeOneParkedWorker();
       }
       break;
@@ -595,43 +604,19 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
     *handled = true;
     return Status::Ok();
   }
+  std::optional<FaultSpec> lost;
   if (fault_actor && info.lost_site != nullptr) {
-    std::optional<FaultSpec> lost = plan_->AtPoint(a.slot, info.lost_site, /*crash_site=*/false);
-    if (lost && lost->kind == FaultKind::kLostRequest) {
-      trace_.Add(now_, a.name, LineKind::kFault, request, "!lost-request (never reached the server)");
-      oracle_.SetLine(trace_.size() - 1);
-      if (s.op == Op::kProduce) {
-        oracle_.Produced(now_, a.name, s.event_id, s.argv[2], Oracle::ProduceOutcome::kNotSent);
-      }
-      std::vector<std::string> events = s.event_id.empty()
-                                            ? oracle_.EventsOfIds(s.argv)
-                                            : std::vector<std::string>{s.event_id};
-      oracle_.WorkerFault(HistoryKind::kLostRequest, now_, a.name, info.lost_site, events);
-      Reset(a, "timeout");
-      *handled = true;
-      return Status::Ok();
+    lost = plan_->AtPoint(a.slot, info.lost_site, /*crash_site=*/false);
+  }
+  if (lost && lost->kind == FaultKind::kLostRequest) {
+    trace_.Add(now_, a.name, LineKind::kFault, request, "!lost-request (never reached the server)");
+    oracle_.SetLine(trace_.size() - 1);
+    if (s.op == Op::kProduce) {
+      oracle_.Produced(now_, a.name, s.event_id, s.argv[2], Oracle::ProduceOutcome::kNotSent);
     }
-    if (lost && lost->kind == FaultKind::kLostReply) {
-      Result<Reply> r = Send(*a.conn, s.argv);
-      ++protocol_rtt_;
-      if (!r.ok()) return Status::Internal(fmt::format("{}: {} failed: {}", a.name, s.argv[0], r.status().ToString()));
-      s.reply = std::move(r).value();
-      trace_.Add(now_, a.name, LineKind::kFault, request, ReplyText(s.reply) + " !lost-reply (executed; the caller times out)");
-      oracle_.SetLine(trace_.size() - 1);
-      if (s.op == Op::kProduce && s.reply.is_string()) {
-        oracle_.Produced(now_, a.name, s.event_id, s.reply.str(), Oracle::ProduceOutcome::kUnknown);
-        WakeOneParkedWorker();
-      } else {
-        ObserveRedis(a, s);
-      }
-      std::vector<std::string> events = s.event_id.empty()
-                                            ? oracle_.EventsOfIds(s.argv)
-                                            : std::vector<std::string>{s.event_id};
-      oracle_.WorkerFault(HistoryKind::kLostReply, now_, a.name, info.lost_site, events);
-      Reset(a, "timeout");
-      *handled = true;
-      return Status::Ok();
-    }
+    TimeOut(a, HistoryKind::kLostRequest, info.lost_site, EventsOf(s));
+    *handled = true;
+    return Status::Ok();
   }
   Result<Reply> r = Send(*a.conn, s.argv);
   ++protocol_rtt_;
@@ -640,10 +625,32 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
                                         r.status().ToString()));
   }
   s.reply = std::move(r).value();
-  trace_.Add(now_, a.name, LineKind::kRedis, request, ReplyText(s.reply));
+  if (lost) {  // the reply is lost: executed, but the caller times out
+    trace_.Add(now_, a.name, LineKind::kFault, request,
+               ReplyText(s.reply) + " !lost-reply (executed; the caller times out)");
+  } else {
+    trace_.Add(now_, a.name, LineKind::kRedis, request, ReplyText(s.reply));
+  }
   oracle_.SetLine(trace_.size() - 1);
-  ObserveRedis(a, s);
+  ObserveRedis(a, s, /*reply_lost=*/lost.has_value());
+  if (lost) {
+    TimeOut(a, HistoryKind::kLostReply, info.lost_site, EventsOf(s));
+    *handled = true;
+  }
   return Status::Ok();
+}
+
+std::vector<std::string> Simulation::EventsOf(const Step& s) const {
+  if (!s.event_id.empty()) return {s.event_id};
+  if (s.op == Op::kAck) {  // XACK stream group id...
+    return oracle_.EventsOfIds(std::vector<std::string>(s.argv.begin() + 3, s.argv.end()));
+  }
+  return {};
+}
+
+void Simulation::TimeOut(Actor& a, HistoryKind fault, const char* site, const std::vector<std::string>& events) {
+  oracle_.WorkerFault(fault, now_, a.name, site, events);
+  Reset(a, "timeout");
 }
 
 bool Simulation::CrashPointFaults(Actor& a, const Step& s) {
@@ -653,12 +660,7 @@ bool Simulation::CrashPointFaults(Actor& a, const Step& s) {
   std::optional<FaultSpec> f = plan_->AtPoint(a.slot, point, /*crash_site=*/true);
   if (!f) return false;
   oracle_.SetLine(trace_.size());
-  std::vector<std::string> events;
-  if (!s.event_id.empty()) {
-    events.push_back(s.event_id);
-  } else if (s.op == Op::kAck) {
-    events = oracle_.EventsOfIds(std::vector<std::string>(s.argv.begin() + 3, s.argv.end()));
-  }
+  const std::vector<std::string> events = EventsOf(s);
   if (f->kind == FaultKind::kCrash) {
     oracle_.WorkerFault(HistoryKind::kCrash, now_, a.name, point, events);
     Crash(a, point);
@@ -708,10 +710,10 @@ Status Simulation::ExecuteStep(Actor& a) {
       std::string request;
       std::string result;
       if (lost && lost->kind == FaultKind::kLostRequest) {
-        trace_.Add(now_, a.name, LineKind::kFault, "sql COMMIT", "!lost-request (never reached the store)");
+        trace_.Add(now_, a.name, LineKind::kFault, std::string("sql ") + lost_site,
+                   "!lost-request (never reached the store)");
         oracle_.SetLine(trace_.size() - 1);
-        oracle_.WorkerFault(HistoryKind::kLostRequest, now_, a.name, lost_site, {});
-        Reset(a, "timeout");
+        TimeOut(a, HistoryKind::kLostRequest, lost_site, {});
         return Status::Ok();
       }
       oracle_.SetLine(trace_.size());
@@ -721,8 +723,7 @@ Status Simulation::ExecuteStep(Actor& a) {
       if (lost) {  // lost reply
         trace_.Add(now_, a.name, LineKind::kFault, prefix + request,
                    result + " !lost-reply (executed; the caller times out)");
-        oracle_.WorkerFault(HistoryKind::kLostReply, now_, a.name, lost_site, {});
-        Reset(a, "timeout");
+        TimeOut(a, HistoryKind::kLostReply, lost_site, {});
         return Status::Ok();
       }
       trace_.Add(now_, a.name, kind, prefix + request, result);
