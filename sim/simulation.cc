@@ -761,12 +761,12 @@ Result<std::string> Simulation::PickXdelTarget(const std::string& target) {
     return e && !e->empty() ? (*e)[0].id : "";
   }
   // acked: the oldest delivered entry that is no longer pending
-  auto range = HarnessCall({"XRANGE", st, "-", last, "COUNT", "100"}, "fault");
-  if (!range.ok()) return range.status();
-  auto pend = HarnessCall({"XPENDING", st, names_.group, "-", "+", "100"}, "fault");
-  if (!pend.ok()) return pend.status();
-  auto entries = ParseRangeReply(*range);
-  auto rows = ParsePendingRows(*pend);
+  auto replies = HarnessCalls({{"XRANGE", st, "-", last, "COUNT", "100"},
+                               {"XPENDING", st, names_.group, "-", "+", "100"}},
+                              "fault");
+  if (!replies.ok()) return replies.status();
+  auto entries = ParseRangeReply((*replies)[0]);
+  auto rows = ParsePendingRows((*replies)[1]);
   std::set<std::string> pending_ids;
   if (rows) {
     for (const auto& row : *rows) pending_ids.insert(row.id);
@@ -827,22 +827,23 @@ Status Simulation::InjectRestart() {
   ++generation_;  // every actor's connection is now dead
   harness_conn_.reset();
   last_clock_written_ = -1;
-  // Read back what survived, so the oracle's model matches the server.
+  // Read back what survived (one round trip), so the oracle's model
+  // matches the server.
   const std::string& st = names_.stream;
-  auto ids = HarnessCall({"XRANGE", st, "-", "+"}, "oracle");
-  if (!ids.ok()) return ids.status();
-  auto pend = HarnessCall({"XPENDING", st, names_.group, "-", "+", "100000"}, "oracle");
-  if (!pend.ok()) return pend.status();
-  auto last = ReadLastDelivered("oracle");
-  if (!last.ok()) return last.status();
+  auto replies = HarnessCalls({{"XRANGE", st, "-", "+"},
+                               {"XPENDING", st, names_.group, "-", "+", "100000"},
+                               {"XINFO", "GROUPS", st}},
+                              "oracle");
+  if (!replies.ok()) return replies.status();
+  const std::vector<Reply>& r = *replies;
   std::vector<std::string> surviving;
-  if (auto e = ParseRangeReply(*ids)) {
+  if (auto e = ParseRangeReply(r[0])) {
     for (const auto& entry : *e) surviving.push_back(entry.id);
   }
   std::vector<PendingRow> rows;
-  if (auto parsed = ParsePendingRows(*pend)) rows = std::move(*parsed);
-  oracle_.ServerRestarted(now_, server_->persistence(), surviving, rows,
-                          *last ? (*last)->ToString() : "");
+  if (auto parsed = ParsePendingRows(r[1])) rows = std::move(*parsed);
+  std::optional<StreamId> last = GroupLastDeliveredId(r[2], names_.group);
+  oracle_.ServerRestarted(now_, server_->persistence(), surviving, rows, last ? last->ToString() : "");
   return Status::Ok();
 }
 
