@@ -22,7 +22,6 @@ enum class ActorKind : uint8_t { kProducer, kWorker, kJanitor };
 enum class ActorState : uint8_t {
   kReady,   // has a pending step; runnable once now >= ready_at_ms
   kParked,  // waiting for new entries or park_until_ms
-  kBlocked, // waiting for the SQL store's transaction lock
   kDown,    // crashed; a replacement starts at restart_at_ms
   kDone,    // finished (a producer with nothing left to send)
 };

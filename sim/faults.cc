@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/stream.h"
+
 namespace xackly {
 
 namespace {
@@ -23,12 +25,6 @@ constexpr KindName kKindNames[] = {
 };
 
 const std::vector<std::string> kDefaultLostSites = {"XACK", "XADD", "COMMIT", "EVAL"};
-
-bool ParseInt64(std::string_view s, int64_t* out) {
-  if (s.empty()) return false;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return ec == std::errc() && p == s.data() + s.size();
-}
 
 std::vector<std::string_view> Words(std::string_view text) {
   std::vector<std::string_view> words;
@@ -80,7 +76,6 @@ bool IsPointFault(FaultKind k) {
          k == FaultKind::kLostReply;
 }
 
-bool IsScheduledFault(FaultKind k) { return !IsPointFault(k) && k != FaultKind::kPoison; }
 
 const std::vector<std::string>& AllCrashPoints() {
   static const std::vector<std::string> kPoints = {
@@ -188,7 +183,7 @@ Status ValidateFaultSpec(const FaultSpec& s) {
     if (s.kind == FaultKind::kXtrim) {
       int64_t n = 0;
       bool ok = s.target == "minid:last-delivered" ||
-                (s.target.rfind("maxlen:", 0) == 0 && ParseInt64(s.target.substr(7), &n) && n >= 0);
+                (s.target.rfind("maxlen:", 0) == 0 && ParseDecimal(s.target.substr(7), &n) && n >= 0);
       if (!ok) {
         return Status::InvalidArgument(fmt::format(
             "fault '{}': xtrim target must be maxlen:N or minid:last-delivered", s.ToString()));
@@ -217,11 +212,11 @@ Result<FaultSpec> ParseFaultSpec(std::string_view text) {
     if (word.substr(0, prefix.size()) != prefix) return false;
     word.remove_prefix(prefix.size());
     if (word.size() < 3 || word.substr(word.size() - 2) != "ms") return false;
-    return ParseInt64(word.substr(0, word.size() - 2), out);
+    return ParseDecimal(word.substr(0, word.size() - 2), out);
   };
   auto parse_nth = [](std::string_view word, int* out) {
     int64_t n = 0;
-    if (word.empty() || word[0] != '#' || !ParseInt64(word.substr(1), &n)) return false;
+    if (word.empty() || word[0] != '#' || !ParseDecimal(word.substr(1), &n)) return false;
     *out = static_cast<int>(n);
     return true;
   };
@@ -264,7 +259,7 @@ Result<FaultSpec> ParseFaultSpec(std::string_view text) {
       break;
     case FaultKind::kPoison: {
       int64_t n = 0;
-      if (w.size() != 3 || w[1] != "event" || !ParseInt64(w[2], &n)) {
+      if (w.size() != 3 || w[1] != "event" || !ParseDecimal(w[2], &n)) {
         return bad("expected 'poison event <n>'");
       }
       s.event = static_cast<int>(n);

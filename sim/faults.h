@@ -62,7 +62,6 @@ bool ParseFaultKind(std::string_view name, FaultKind* out);
 // Every kind's name, comma-separated: the valid values for --faults.
 std::string FaultKindList();
 bool IsPointFault(FaultKind k);      // crash, stall, lost-request, lost-reply
-bool IsScheduledFault(FaultKind k);  // xdel .. store-outage
 
 // Every crash point name a step can carry, and the sites lost-* faults use.
 const std::vector<std::string>& AllCrashPoints();

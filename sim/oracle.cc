@@ -114,9 +114,8 @@ void Oracle::ClaimFoundDeleted(int64_t t, const std::string& consumer,
   }
 }
 
-void Oracle::Acked(int64_t t, const std::string& consumer, const std::vector<std::string>& ids,
-                   int64_t removed) {
-  (void)removed;  // the model decides which IDs were removed; ModelMismatches() checks the end state
+// The model decides which IDs XACK removed; ModelMismatches() checks the end state.
+void Oracle::Acked(int64_t t, const std::string& consumer, const std::vector<std::string>& ids) {
   for (const std::string& id : ids) {
     if (pel_.erase(id) == 0) continue;
     Progress(t);
@@ -127,7 +126,6 @@ void Oracle::Acked(int64_t t, const std::string& consumer, const std::vector<std
 void Oracle::Effect(const EffectRecord& effect) {
   EventState* st = Find(effect.event_id);
   if (st == nullptr) return;
-  st->effects_seen++;
   Progress(effect.t_ms);
   Add(effect.event_id, Item(HistoryKind::kEffect, effect.t_ms, effect.consumer, effect.stream_id,
                             "side effect (" + effect.sink + ")"));
@@ -176,9 +174,7 @@ void Oracle::PayloadsDeleted(int64_t t, const std::string& actor,
   }
 }
 
-void Oracle::ConsumerDeleted(int64_t t, const std::string& actor, const std::string& consumer,
-                             int64_t dropped) {
-  (void)dropped;
+void Oracle::ConsumerDeleted(int64_t t, const std::string& actor, const std::string& consumer) {
   for (auto it = pel_.begin(); it != pel_.end();) {
     if (it->second == consumer) {
       Add(EventOfId(it->first),

@@ -77,8 +77,7 @@ class Oracle {
   // XAUTOCLAIM's deleted list: pending IDs whose payload is gone; Redis
   // removes them from the PEL.
   void ClaimFoundDeleted(int64_t t, const std::string& consumer, const std::vector<std::string>& ids);
-  void Acked(int64_t t, const std::string& consumer, const std::vector<std::string>& ids,
-             int64_t removed);
+  void Acked(int64_t t, const std::string& consumer, const std::vector<std::string>& ids);
   void Effect(const EffectRecord& effect);
   void EffectFailed(int64_t t, const std::string& consumer, const std::string& event_id,
                     const std::string& stream_id, const std::string& why);
@@ -92,9 +91,7 @@ class Oracle {
                    const std::vector<std::string>& event_ids);
   void PayloadsDeleted(int64_t t, const std::string& actor, const std::vector<std::string>& ids,
                        const std::string& how);
-  void ConsumerDeleted(int64_t t, const std::string& actor, const std::string& consumer,
-                       int64_t dropped);
-  // After a restart: what survived, read back from the server.
+  void ConsumerDeleted(int64_t t, const std::string& actor, const std::string& consumer);
   // After a restart: what survived, read back from the server (the group's
   // last-delivered ID is empty when the group is gone).
   void ServerRestarted(int64_t t, Persistence persistence, const std::vector<std::string>& stream_ids,
@@ -110,7 +107,6 @@ class Oracle {
   // The events a request argv or step refers to (by event id or stream id).
   std::vector<std::string> EventsOfIds(const std::vector<std::string>& stream_ids) const;
   std::string EventOfId(const std::string& stream_id) const;
-  const std::map<std::string, std::string>& pel_model() const { return pel_; }
   // What an exact XTRIM removes, from the model of the live stream: the
   // `n` oldest entries (MAXLEN), or those below `min_id` (MINID).
   std::vector<std::string> OldestLive(size_t n) const;
@@ -135,7 +131,6 @@ class Oracle {
 
   // History of one event ("order:3"), with run-wide items merged in time order.
   std::vector<HistoryItem> HistoryOf(const std::string& event_id) const;
-  int events() const { return events_; }
   // Side effects per event after judgement (what the ledger counted).
   const std::map<std::string, int>& effect_counts() const { return effect_counts_; }
 
@@ -144,7 +139,6 @@ class Oracle {
     std::vector<std::string> stream_ids;
     bool produced = false;           // an XADD executed
     bool dead_lettered = false;
-    int effects_seen = 0;            // observed during the run
     std::vector<HistoryItem> history;
   };
   EventState* Find(const std::string& event_id);

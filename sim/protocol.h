@@ -108,7 +108,6 @@ struct ProtocolDef {
   int64_t fault_phase_ms = 0;          // 0: derived from the workload
   FaultModel faults;                   // the fault model the expectation holds under
 
-  bool declarative() const { return cpp_handler == nullptr; }
 };
 
 const char* RestartNamingName(RestartNaming n);    // same | fresh

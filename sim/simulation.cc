@@ -208,6 +208,8 @@ class Simulation {
   std::vector<std::string_view> views_;
   std::string request_text_;
   std::string reply_text_;
+  std::vector<Actor*> runnable_;  // scratch for Run's pick, reused every step
+  int64_t quiet_window_ms_ = 0;   // QuietWindowMs(), fixed by the config
 
   // Sends `argv` on `conn` at the current virtual time.
   Result<Reply> Send(Connection& conn, const std::vector<std::string>& argv) {
@@ -289,6 +291,7 @@ Status Simulation::Setup() {
 
   const Timing& t = config_.timing;
   fault_phase_end_ms_ = FaultPhaseEndMs(t, config_.events, config_.producers);
+  quiet_window_ms_ = QuietWindowMs();
   if (config_.fault_schedule) {
     plan_ = std::make_unique<FaultPlan>(config_.faults, *config_.fault_schedule);
   } else {
@@ -516,8 +519,7 @@ void Simulation::ObserveRedis(Actor& a, const Step& s, bool reply_lost) {
     }
     case Op::kAck:
       if (r.is_integer()) {
-        oracle_.Acked(now_, a.name, std::vector<std::string>(s.argv.begin() + 3, s.argv.end()),
-                      r.integer());
+        oracle_.Acked(now_, a.name, std::vector<std::string>(s.argv.begin() + 3, s.argv.end()));
       }
       break;
     case Op::kRedisMarkDone:
@@ -534,12 +536,12 @@ void Simulation::ObserveRedis(Actor& a, const Step& s, bool reply_lost) {
         if (atomic_.marks_done && config_.protocol.dedupe_ttl_ms > 0) {
           oracle_.DedupeRecord(now_, a.name, s.event_id, config_.protocol.dedupe_ttl_ms);
         }
-        if (atomic_.acks) oracle_.Acked(now_, a.name, {s.stream_id}, 1);
+        if (atomic_.acks) oracle_.Acked(now_, a.name, {s.stream_id});
       } else if (r.is_integer() && r.integer() == 0) {
         // The group's check found the event done; the script acked it when
         // the group holds the ack and the duplicate policy is "ack".
         if (atomic_.acks && config_.protocol.on_duplicate == DuplicatePolicy::kAck) {
-          oracle_.Acked(now_, a.name, {s.stream_id}, 1);
+          oracle_.Acked(now_, a.name, {s.stream_id});
         }
       } else if (r.is_error()) {
         oracle_.EffectFailed(now_, a.name, s.event_id, s.stream_id, r.str());
@@ -574,7 +576,7 @@ void Simulation::ObserveRedis(Actor& a, const Step& s, bool reply_lost) {
       }
       break;
     case Op::kDelConsumer:
-      if (r.is_integer()) oracle_.ConsumerDeleted(now_, a.name, s.argv[4], r.integer());
+      if (r.is_integer()) oracle_.ConsumerDeleted(now_, a.name, s.argv[4]);
       break;
     default:
       break;
@@ -867,7 +869,7 @@ Status Simulation::InjectDelConsumer() {
   }
   auto d = HarnessCall({"XGROUP", "DELCONSUMER", names_.stream, names_.group, victim}, "fault");
   if (!d.ok()) return d.status();
-  oracle_.ConsumerDeleted(now_, "fault", victim, d->is_integer() ? d->integer() : 0);
+  oracle_.ConsumerDeleted(now_, "fault", victim);
   return Status::Ok();
 }
 
@@ -969,19 +971,20 @@ Result<RunResult> Simulation::Run() {
         break;
       }
       int64_t quiet_since = std::max(drain_start_ms_, oracle_.last_progress_ms());
-      if (now_ - quiet_since >= QuietWindowMs()) {
+      if (now_ - quiet_since >= quiet_window_ms_) {
         Note(fmt::format("quiescent: no progress for {} ms", now_ - quiet_since));
         break;
       }
     }
-    std::vector<Actor*> runnable;
+    std::vector<Actor*>& runnable = runnable_;
+    runnable.clear();
     for (auto& a : actors_) {
       if (Runnable(*a)) runnable.push_back(a.get());
     }
     if (runnable.empty()) {
       int64_t next = NextWakeTime();
       if (!fault_phase_) {
-        int64_t quiet_deadline = std::max(drain_start_ms_, oracle_.last_progress_ms()) + QuietWindowMs();
+        int64_t quiet_deadline = std::max(drain_start_ms_, oracle_.last_progress_ms()) + quiet_window_ms_;
         next = std::min(next, quiet_deadline);
       }
       if (next == INT64_MAX) {

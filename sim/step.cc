@@ -35,15 +35,5 @@ const OpInfo& InfoOf(Op op) {
   return kInfo[static_cast<size_t>(op)];
 }
 
-const char* BusinessOutcomeName(BusinessOutcome o) {
-  switch (o) {
-    case BusinessOutcome::kOk: return "ok";
-    case BusinessOutcome::kAlreadyDone: return "already-done";
-    case BusinessOutcome::kUnavailable: return "unavailable";
-    case BusinessOutcome::kFailed: return "failed";
-    case BusinessOutcome::kNoTransaction: return "no-transaction";
-  }
-  return "ok";
-}
 
 }  // namespace xackly

@@ -70,7 +70,6 @@ enum class BusinessOutcome : uint8_t {
   kFailed,        // permanent: a poison event whose effect always fails
   kNoTransaction, // commit/rollback without begin (a protocol bug)
 };
-const char* BusinessOutcomeName(BusinessOutcome o);
 
 struct Step {
   Op op = Op::kCheckpoint;

@@ -6,18 +6,6 @@ namespace xackly {
 
 namespace {
 
-bool ParseU64(std::string_view s, uint64_t* out) {
-  if (s.empty()) return false;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return ec == std::errc() && p == s.data() + s.size();
-}
-
-bool ParseI64(std::string_view s, int64_t* out) {
-  if (s.empty()) return false;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return ec == std::errc() && p == s.data() + s.size();
-}
-
 // [id, [k, v, ...] | nil]
 std::optional<StreamEntry> ParseEntry(const Reply& r) {
   if (!r.is_array() || r.size() != 2 || !r[0].is_string()) return std::nullopt;
@@ -57,10 +45,10 @@ std::optional<StreamId> StreamId::Parse(std::string_view text) {
   size_t dash = text.find('-');
   StreamId id;
   if (dash == std::string_view::npos) {
-    if (!ParseU64(text, &id.ms)) return std::nullopt;
+    if (!ParseDecimal(text, &id.ms)) return std::nullopt;
     return id;
   }
-  if (!ParseU64(text.substr(0, dash), &id.ms) || !ParseU64(text.substr(dash + 1), &id.seq)) {
+  if (!ParseDecimal(text.substr(0, dash), &id.ms) || !ParseDecimal(text.substr(dash + 1), &id.seq)) {
     return std::nullopt;
   }
   return id;
@@ -127,11 +115,10 @@ std::optional<PendingSummary> ParsePendingSummary(const Reply& reply) {
   if (s.count == 0) return s;
   if (!reply[1].is_string() || !reply[2].is_string() || !reply[3].is_array()) return std::nullopt;
   s.min_id = reply[1].str();
-  s.max_id = reply[2].str();
   for (const Reply& row : reply[3].elements()) {
     int64_t n = 0;
     if (!row.is_array() || row.size() != 2 || !row[0].is_string() || !row[1].is_string() ||
-        !ParseI64(row[1].str(), &n)) {
+        !ParseDecimal(row[1].str(), &n)) {
       return std::nullopt;
     }
     s.per_consumer.emplace_back(row[0].str(), n);

@@ -3,6 +3,7 @@
 // separately by the oracle's observer, so that neither trusts the other.
 #pragma once
 
+#include <charconv>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -13,6 +14,15 @@
 #include "sim/reply.h"
 
 namespace xackly {
+
+// Parses all of `s` as a decimal integer; false for "", trailing text or
+// overflow.
+template <typename Int>
+bool ParseDecimal(std::string_view s, Int* out) {
+  if (s.empty()) return false;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && p == s.data() + s.size();
+}
 
 struct StreamId {
   uint64_t ms = 0;
@@ -66,7 +76,6 @@ std::optional<std::vector<PendingRow>> ParsePendingRows(const Reply& reply);
 struct PendingSummary {
   int64_t count = 0;
   std::string min_id;  // empty when count == 0
-  std::string max_id;
   std::vector<std::pair<std::string, int64_t>> per_consumer;
 };
 std::optional<PendingSummary> ParsePendingSummary(const Reply& reply);

@@ -63,6 +63,5 @@ std::string Trace::HashHex(uint64_t hash) {
   return buf;
 }
 
-std::string Trace::HashHex() const { return HashHex(hash_); }
 
 }  // namespace xackly

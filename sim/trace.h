@@ -39,7 +39,6 @@ class Trace {
            std::string_view reply);
   int64_t size() const { return count_; }
   uint64_t hash() const { return hash_; }
-  std::string HashHex() const;
   bool keeps_lines() const { return keep_; }
   std::vector<TraceLine>& lines() { return lines_; }
 
