@@ -16,6 +16,12 @@
 namespace xackly {
 namespace {
 
+// The last non-empty line of a command's output.
+std::string LastLine(const std::string& output) {
+  std::string trimmed = output.substr(0, output.find_last_not_of('\n') + 1);
+  return trimmed.substr(trimmed.rfind('\n') + 1);
+}
+
 // The trace hash a run/replay printed ("trace 0123456789abcdef, ...").
 std::string TraceHash(const std::string& output) {
   std::smatch m;
@@ -44,7 +50,9 @@ TEST(CliCommandsTest, RunExitCodesFollowTheVerdict) {
   // no-dedupe, seed 3: a crash between effect and XACK (the expected verdict).
   CommandOutput dup = RunXackly({"run", "--protocol", "no-dedupe", "--seed", "3"});
   EXPECT_EQ(dup.exit_code, kExitOk) << dup.output;
-  EXPECT_TRUE(Contains(dup.output, "crash:after-effect")) << dup.output;
+  // The violation line names its cause in brackets (the header names the
+  // expectation without them).
+  EXPECT_TRUE(Contains(dup.output, "[crash:after-effect]")) << dup.output;
   // The same protocol without faults does not show its expected duplicate.
   CommandOutput none = RunXackly({"run", "--protocol", "no-dedupe", "--seed", "3", "--faults", "none"});
   EXPECT_EQ(none.exit_code, kExitVerdictMismatch) << none.output;
@@ -112,7 +120,7 @@ TEST(CliCommandsTest, CheckShrinksToAMinimalCaseThatReplaysExactly) {
     ASSERT_TRUE(std::regex_search(*text, m, std::regex("trace_hash = \"([0-9a-f]{16})\"")));
     std::string hash = m[1].str();
     // The last line of the check output is the replay command.
-    EXPECT_TRUE(Contains(check.output, "xackly replay " + file)) << check.output;
+    EXPECT_EQ(LastLine(check.output), "replay: xackly replay " + file) << check.output;
     CommandOutput replay = RunXackly({"replay", file});
     EXPECT_EQ(replay.exit_code, kExitOk) << replay.output;
     EXPECT_EQ(TraceHash(replay.output), hash) << replay.output;
@@ -155,8 +163,12 @@ TEST(CliCommandsTest, AMalformedScenarioIsOneLineWithFileAndLineAndExitsTwo) {
 TEST(CliCommandsTest, OutputWithoutATerminalHasNoControlCharacters) {
   ScopedTempRoot out;
   CommandOutput check = RunXackly({"check", "--protocol", "no-dedupe", "--cases", "40", "--out", out.path()});
+  ASSERT_EQ(check.exit_code, kExitOk) << check.output;
+  ASSERT_TRUE(Contains(check.output, "no-dedupe")) << check.output;
   EXPECT_FALSE(HasControlCharacters(check.output)) << check.output;
   CommandOutput run = RunXackly({"run", "--protocol", "no-dedupe", "--seed", "3"});
+  ASSERT_EQ(run.exit_code, kExitOk) << run.output;
+  ASSERT_TRUE(Contains(run.output, "replay: ")) << run.output;
   EXPECT_FALSE(HasControlCharacters(run.output)) << run.output;
 }
 
@@ -166,8 +178,7 @@ TEST(CliCommandsTest, RunFirstLineSaysSeedServerAndOptionsAndLastLineReplays) {
   EXPECT_TRUE(Contains(first, "seed 3")) << first;
   EXPECT_TRUE(Contains(first, "redis 7.")) << first;
   EXPECT_TRUE(Contains(first, "3 workers, 10 events")) << first;
-  std::string trimmed = out.output.substr(0, out.output.find_last_not_of('\n') + 1);
-  std::string last = trimmed.substr(trimmed.rfind('\n') + 1);
+  const std::string last = LastLine(out.output);
   EXPECT_TRUE(last.starts_with("replay: xackly run --protocol no-dedupe --seed 3")) << last;
 }
 
@@ -185,9 +196,8 @@ TEST(CliCommandsTest, AFailingCheckEndsWithItsReplayCommand) {
   CommandOutput check = RunXackly({"check", "--scenario", scenario, "--cases", "50", "--seed", "1",
                                    "--out", out.path(), "--quiet"});
   EXPECT_EQ(check.exit_code, kExitVerdictMismatch) << check.output;
-  std::string trimmed = check.output.substr(0, check.output.find_last_not_of('\n') + 1);
-  std::string last = trimmed.substr(trimmed.rfind('\n') + 1);
-  EXPECT_EQ(last, "replay: xackly replay " + out.path() + "/no-dedupe.replay.toml") << check.output;
+  EXPECT_EQ(LastLine(check.output), "replay: xackly replay " + out.path() + "/no-dedupe.replay.toml")
+      << check.output;
 }
 
 // Issue #6: check --all writes every report CI and people read.
@@ -195,7 +205,9 @@ TEST(CliCommandsTest, CheckAllWritesMarkdownHtmlJunitAndJson) {
   ScopedTempRoot out;
   CommandOutput check = RunXackly({"check", "--all", "--cases", "30", "--out", out.path(), "--format",
                                    "md,html,junit,json", "--quiet"});
-  ASSERT_NE(check.exit_code, kExitHarnessFailure) << check.output;
+  // 30 cases are too few to find every broken protocol's violation, so
+  // some checks may mismatch; the run itself must not fail.
+  ASSERT_TRUE(check.exit_code == kExitOk || check.exit_code == kExitVerdictMismatch) << check.output;
   for (const char* file : {"report.md", "report.html", "junit.xml", "report.json"}) {
     EXPECT_TRUE(std::filesystem::exists(out.path() + "/" + file)) << file;
   }
@@ -209,17 +221,17 @@ TEST(CliCommandsTest, CheckAllWritesMarkdownHtmlJunitAndJson) {
   Result<report::Report> json = report::ParseJsonReport(*ReadFile(out.path() + "/report.json"));
   ASSERT_TRUE(json.ok()) << json.status().ToString();
   EXPECT_EQ(json->schema, 1);
+  EXPECT_EQ(json->all_matched, check.exit_code == kExitOk);
   ASSERT_EQ(json->checks.size(), Catalog().size());
-  int with_replay = 0;
   for (const report::CheckReport& k : json->checks) {
     EXPECT_FALSE(k.observed.empty()) << k.name;
     EXPECT_FALSE(k.fired_totals.empty() && k.never_fired.empty()) << k.name << " has no coverage";
+    // A counterexample, with its replay file on disk, exactly when a case violated.
+    ASSERT_EQ(k.counterexample.has_value(), k.cases_failed > 0) << k.name;
     if (k.counterexample) {
       EXPECT_TRUE(std::filesystem::exists(k.counterexample->replay_file)) << k.counterexample->replay_file;
-      ++with_replay;
     }
   }
-  EXPECT_GT(with_replay, 5);
 }
 
 }  // namespace

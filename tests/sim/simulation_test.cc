@@ -93,7 +93,9 @@ TEST_F(SimulationTest, NoDedupeDuplicateNamesTheCrashBetweenEffectAndAck) {
   size_t effect = t.find("ext apply order:1");
   size_t crash = t.find("!crash at after-effect");
   size_t ack = t.find("XACK events");
-  ASSERT_NE(crash, std::string::npos);
+  ASSERT_NE(effect, std::string::npos) << t;
+  ASSERT_NE(crash, std::string::npos) << t;
+  ASSERT_NE(ack, std::string::npos) << t;  // the replacement acks it
   EXPECT_LT(effect, crash);
   EXPECT_LT(crash, ack);
 }
@@ -127,6 +129,7 @@ TEST_F(SimulationTest, AFiredPlanReplaysTheRunExactly) {
 
 TEST_F(SimulationTest, AFaultKindWithNoReachableSiteIsDropped) {
   ProtocolDef p = *FindProtocol("no-dedupe");
+  ASSERT_TRUE(RunConfig::For(p).faults.Has(FaultKind::kCrash));  // as the catalog has it
   p.faults.crash_points = {"after-eval"};  // no-dedupe has no EVAL
   RunConfig c = RunConfig::For(p);
   EXPECT_FALSE(c.faults.Has(FaultKind::kCrash));
