@@ -36,22 +36,21 @@ Task<bool> RunDeclarativeHandler(Worker& w, const StreamEntry& e) {
   for (size_t i = 0; i < steps.size(); ++i) {
     switch (steps[i]) {
       case HandlerOp::kBegin: {
-        size_t end = MatchingCommit(steps, i);
-        std::vector<HandlerOp> group(steps.begin() + static_cast<long>(i) + 1,
-                                     steps.begin() + static_cast<long>(end));
-        if (IsRedisGroup(p, group)) {
+        // The protocol's one begin..commit group: all-Redis groups run as
+        // one EVAL (AtomicGroupOf, computed once per run).
+        const AtomicGroup& group = w.atomic_group();
+        if (group.present) {
           Dedupe d = co_await w.RedisAtomic(e);
-          bool group_acks = std::count(group.begin(), group.end(), HandlerOp::kAck) > 0;
           if (d == Dedupe::kDone) {
             // The script already acked when the group holds the ack.
-            if (group_acks || p.on_duplicate == DuplicatePolicy::kSkip) {
+            if (group.acks || p.on_duplicate == DuplicatePolicy::kSkip) {
               co_return p.on_duplicate == DuplicatePolicy::kAck;
             }
             co_return co_await w.OnDuplicate(e);
           }
           if (d == Dedupe::kFailed) co_return false;
-          if (std::count(group.begin(), group.end(), HandlerOp::kEffect) > 0) effect_ran = true;
-          i = end;
+          if (group.has_effect) effect_ran = true;
+          i = MatchingCommit(steps, i);
           break;
         }
         bool begun = co_await w.Begin();

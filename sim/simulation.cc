@@ -199,7 +199,6 @@ class Simulation {
   size_t next_pick_ = 0;
   size_t ledger_forwarded_ = 0;
   StreamId last_id_;
-  AtomicGroup atomic_;
   int64_t protocol_rtt_ = 0;
   int64_t harness_rtt_ = 0;
   std::vector<std::string> picks_;
@@ -287,7 +286,7 @@ Status Simulation::Setup() {
   env_.events = config_.events;
   env_.producers = config_.producers;
   env_.atomic_script = CompileAtomicScript(config_.protocol);
-  atomic_ = AtomicGroupOf(config_.protocol);
+  env_.atomic = AtomicGroupOf(config_.protocol);
 
   const Timing& t = config_.timing;
   fault_phase_end_ms_ = FaultPhaseEndMs(t, config_.events, config_.producers);
@@ -529,18 +528,18 @@ void Simulation::ObserveRedis(Actor& a, const Step& s, bool reply_lost) {
       break;
     case Op::kRedisAtomic:
       if (r.is_integer() && r.integer() == 1) {
-        if (atomic_.has_effect) {
+        if (env_.atomic.has_effect) {
           ledger_.Record({s.event_id, s.stream_id, a.name, now_, "redis"});
           ForwardNewEffects();
         }
-        if (atomic_.marks_done && config_.protocol.dedupe_ttl_ms > 0) {
+        if (env_.atomic.marks_done && config_.protocol.dedupe_ttl_ms > 0) {
           oracle_.DedupeRecord(now_, a.name, s.event_id, config_.protocol.dedupe_ttl_ms);
         }
-        if (atomic_.acks) oracle_.Acked(now_, a.name, {s.stream_id});
+        if (env_.atomic.acks) oracle_.Acked(now_, a.name, {s.stream_id});
       } else if (r.is_integer() && r.integer() == 0) {
         // The group's check found the event done; the script acked it when
         // the group holds the ack and the duplicate policy is "ack".
-        if (atomic_.acks && config_.protocol.on_duplicate == DuplicatePolicy::kAck) {
+        if (env_.atomic.acks && config_.protocol.on_duplicate == DuplicatePolicy::kAck) {
           oracle_.Acked(now_, a.name, {s.stream_id});
         }
       } else if (r.is_error()) {

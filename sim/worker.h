@@ -59,7 +59,9 @@ struct ActorEnv {
   const int64_t* now_ms = nullptr;
   int events = 0;
   int producers = 0;
-  // The protocol's atomic Redis group compiled to one Lua script (empty if none).
+  // The protocol's atomic Redis group (AtomicGroupOf), and the same group
+  // compiled to one Lua script (empty if none).
+  AtomicGroup atomic;
   std::string atomic_script;
 };
 
@@ -86,6 +88,7 @@ class Worker {
   Worker(Actor* actor, const ActorEnv* env) : actor_(actor), env_(env) {}
 
   const ProtocolDef& protocol() const { return *env_->protocol; }
+  const AtomicGroup& atomic_group() const { return env_->atomic; }
   const std::string& consumer() const { return actor_->name; }
   int64_t now_ms() const { return *env_->now_ms; }
 
