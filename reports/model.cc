@@ -11,9 +11,6 @@
 namespace xackly::report {
 namespace {
 
-// "w1.2" → "w1": the worker slot of an incarnation.
-std::string_view Slot(std::string_view actor) { return actor.substr(0, actor.find('.')); }
-
 bool IsHolderFault(HistoryKind k) {
   return k == HistoryKind::kCrash || k == HistoryKind::kStall || k == HistoryKind::kLostReply ||
          k == HistoryKind::kLostRequest;

@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/faults.h"
@@ -104,6 +105,9 @@ std::vector<std::string> Story(const CaseReport& c);
 // token), and the restart lines of workers that crashed, stalled or lost a
 // request or reply while holding one. Empty when the trace was not kept.
 std::vector<int64_t> PathLines(const CaseReport& c);
+
+// "w1.2" → "w1": the worker slot of an actor incarnation.
+inline std::string_view Slot(std::string_view actor) { return actor.substr(0, actor.find('.')); }
 
 // One fault site of a check's coverage.
 struct CoverageRow {

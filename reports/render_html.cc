@@ -42,8 +42,6 @@ std::string E(std::string_view s) { return EscapeXml(s); }
 std::string A(std::string_view s) { return EscapeXml(Printable(s)); }  // one-line attribute
 std::string Num(double v) { return fmt::format("{:.1f}", v); }
 
-std::string_view Slot(std::string_view actor) { return actor.substr(0, actor.find('.')); }
-
 // Lane order: producers, workers (each slot followed by its incarnations),
 // janitors, fault injection, anything else; numbers compared as numbers.
 std::tuple<int, std::string, int64_t, int64_t> LaneKey(const std::string& actor) {
@@ -354,9 +352,8 @@ const Step* NextStep(const Layout& layout, size_t from, Pred pred) {
   return nullptr;
 }
 
-void Timeline(const CaseReport& c, int n, std::string& out) {
-  const std::vector<int64_t> path_lines = PathLines(c);
-  const std::set<int64_t> path(path_lines.begin(), path_lines.end());
+// `path`: the violating path's trace lines (PathLines).
+void Timeline(const CaseReport& c, int n, const std::set<int64_t>& path, std::string& out) {
   const Layout layout = Lay(c, path);
   if (layout.steps.empty()) {
     out += "<p class=\"note\">The trace of this case was not kept, so there is no timeline.</p>\n";
@@ -582,6 +579,8 @@ void CaseSection(const CheckReport& k, int n, std::string& out) {
   const CaseReport& c = *k.counterexample;
   if (!c.violations.empty()) out += "<p class=\"headline\">" + E(c.violations.front().detail) + "</p>\n";
 
+  const std::vector<int64_t> path_lines = PathLines(c);
+  const std::set<int64_t> path(path_lines.begin(), path_lines.end());
   out += "<h3>Timeline of the minimal counterexample</h3>\n";
   out += kLegend;
   std::vector<std::string> followed;
@@ -602,7 +601,7 @@ void CaseSection(const CheckReport& k, int n, std::string& out) {
     out += "<p class=\"followed\">Highlighted: every step that touched " +
            fmt::format("{}", fmt::join(followed, " and ")) + ".</p>\n";
   }
-  Timeline(c, n, out);
+  Timeline(c, n, path, out);
 
   out += "<div class=\"grid\">\n<div>\n<h3>Story</h3>\n";
   StoryList(c, n, out);
@@ -642,8 +641,6 @@ void CaseSection(const CheckReport& k, int n, std::string& out) {
   CoverageTable(k, fmt::format("coverage-{}", n), out);
   out += "</div>\n</div>\n";
 
-  const std::vector<int64_t> path_lines = PathLines(c);
-  const std::set<int64_t> path(path_lines.begin(), path_lines.end());
   if (!path_lines.empty()) {
     out += fmt::format("<h3>Steps on the violating path ({} of {} trace lines)</h3>\n", path_lines.size(),
                        c.trace.size());

@@ -34,19 +34,31 @@ std::string ViolationsText(const CaseReport& c) {
   return out;
 }
 
+// The story and the violations of a counterexample, as text; built once per
+// check and shared by its failure and its system-out.
+struct CaseTexts {
+  std::string story;
+  std::string violations;
+};
+
+CaseTexts TextsOf(const CheckReport& k) {
+  if (!k.counterexample) return {};
+  return {StoryText(*k.counterexample), ViolationsText(*k.counterexample)};
+}
+
 // The failure text: what went wrong, ending with the replay command.
-std::string FailureText(const CheckReport& k) {
+std::string FailureText(const CheckReport& k, const CaseTexts& texts) {
   std::string out = fmt::format("{}: expected {}, observed {} over {} case(s)\n", k.name,
                                 k.expected.ToString(), Or(k.observed, "?"), k.cases_run);
   if (!k.counterexample) return out + "No case violated, so there is no counterexample to replay.\n";
   const CaseReport& c = *k.counterexample;
-  out += "\nStory of the minimal counterexample (" + Or(k.counterexample_size, "?") + "):\n" + StoryText(c);
-  out += "\nViolations:\n" + ViolationsText(c);
+  out += "\nStory of the minimal counterexample (" + Or(k.counterexample_size, "?") + "):\n" + texts.story;
+  out += "\nViolations:\n" + texts.violations;
   out += "\nReplay: " + Or(c.replay_command, "(no replay command recorded)") + "\n";
   return out;
 }
 
-std::string SystemOut(const CheckReport& k) {
+std::string SystemOut(const CheckReport& k, const CaseTexts& texts) {
   std::string out;
   if (!k.description.empty()) out += k.description + "\n";
   if (!k.fault_model.empty()) out += "fault model: " + k.fault_model + "\n";
@@ -62,8 +74,8 @@ std::string SystemOut(const CheckReport& k) {
                        c.protocol, c.seed, c.producers, c.workers, c.events, Or(c.persistence, "?"),
                        Or(c.restart_naming, "?"), c.steps, c.virtual_ms, Or(c.trace_hash, "?"));
     for (const FaultSpec& f : c.fired) out += "fault fired: " + f.ToString() + "\n";
-    out += "\nstory:\n" + StoryText(c);
-    out += "\nviolations:\n" + ViolationsText(c);
+    out += "\nstory:\n" + texts.story;
+    out += "\nviolations:\n" + texts.violations;
     const std::vector<int64_t> path = PathLines(c);
     if (!path.empty()) {
       out += fmt::format("\nviolating path ({} of {} trace lines):\n", path.size(), c.trace.size());
@@ -119,14 +131,15 @@ std::string RenderJunit(const Report& report) {
   for (const CheckReport& k : report.checks) {
     out += fmt::format("    <testcase name=\"{}\" classname=\"xackly\" time=\"{}\">\n", Attr(k.name),
                        Seconds(k.seconds));
+    const CaseTexts texts = TextsOf(k);
     if (k.undecided) {
       out += "      <skipped message=\"undecided in this shard: merge the shards to decide\"/>\n";
     } else if (!k.matched) {
       out += fmt::format("      <failure message=\"{}\" type=\"mismatch\">{}</failure>\n",
                          Attr(fmt::format("expected {}, observed {}", k.expected.ToString(), Or(k.observed, "?"))),
-                         EscapeXml(FailureText(k)));
+                         EscapeXml(FailureText(k, texts)));
     }
-    out += "      <system-out>" + EscapeXml(SystemOut(k)) + "</system-out>\n";
+    out += "      <system-out>" + EscapeXml(SystemOut(k, texts)) + "</system-out>\n";
     out += "    </testcase>\n";
   }
   out += "  </testsuite>\n</testsuites>\n";

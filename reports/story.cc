@@ -56,8 +56,6 @@ bool IsRunWide(HistoryKind k) {
          k == HistoryKind::kStoreOutage;
 }
 
-std::string_view Slot(std::string_view actor) { return actor.substr(0, actor.find('.')); }
-
 // The first parenthesised part of `text` without the parentheses, or "".
 std::string Parenthesised(std::string_view text) {
   const size_t open = text.find('(');
