@@ -64,18 +64,6 @@ std::string Parenthesised(std::string_view text) {
   return std::string(text.substr(open + 1, close - open - 1));
 }
 
-// The first run of digits in `text` followed by " ms", or -1.
-int64_t Milliseconds(std::string_view text) {
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] < '0' || text[i] > '9') continue;
-    size_t j = i;
-    int64_t n = 0;
-    while (j < text.size() && text[j] >= '0' && text[j] <= '9') n = n * 10 + (text[j++] - '0');
-    if (text.substr(j).starts_with(" ms") || text.substr(j).starts_with("ms")) return n;
-    i = j;
-  }
-  return -1;
-}
 
 const TraceLine* LineAt(const CaseReport& c, int64_t line) {
   if (line < 0 || line >= static_cast<int64_t>(c.trace.size())) return nullptr;
@@ -437,11 +425,9 @@ class Teller {
         return {who, "writes " + Events(b.subjects) + " to the dead-letter stream"};
       case HistoryKind::kCrash:
         return {who, "crashes at " + b.detail + Standing(b.subjects)};
-      case HistoryKind::kStall: {
-        const int64_t ms = line != nullptr ? Milliseconds(line->request) : -1;
-        return {who, "stalls at " + b.detail + (ms >= 0 ? " for " + FormatDuration(ms) : "") +
+      case HistoryKind::kStall:
+        return {who, "stalls at " + b.detail + (b.value > 0 ? " for " + FormatDuration(b.value) : "") +
                          Standing(b.subjects)};
-      }
       case HistoryKind::kLostReply:
         return {who, fmt::format("sends {} about {}; it runs, but the reply is lost and {} times out",
                                  b.detail, Ids(b.subjects), who)};
@@ -464,16 +450,12 @@ class Teller {
         const std::string why = Parenthesised(b.detail);
         return {"an injected fault", "kills redis-server and restarts it" + (why.empty() ? "" : " (" + why + ")")};
       }
-      case HistoryKind::kClockJump: {
-        const int64_t ms = Milliseconds(b.detail);
+      case HistoryKind::kClockJump:
         return {"an injected fault",
-                "moves virtual time forward" + (ms >= 0 ? " by " + FormatDuration(ms) : "")};
-      }
-      case HistoryKind::kStoreOutage: {
-        const int64_t ms = Milliseconds(b.detail);
+                "moves virtual time forward" + (b.value > 0 ? " by " + FormatDuration(b.value) : "")};
+      case HistoryKind::kStoreOutage:
         return {"an injected fault",
-                "takes the business store down" + (ms >= 0 ? " for " + FormatDuration(ms) : "")};
-      }
+                "takes the business store down" + (b.value > 0 ? " for " + FormatDuration(b.value) : "")};
     }
     return {who, b.detail};
   }

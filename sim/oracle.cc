@@ -153,7 +153,8 @@ void Oracle::DeadLettered(int64_t t, const std::string& consumer, const std::str
 }
 
 void Oracle::WorkerFault(HistoryKind kind, int64_t t, const std::string& actor,
-                         const std::string& site, const std::vector<std::string>& event_ids) {
+                         const std::string& site, const std::vector<std::string>& event_ids,
+                         int64_t duration_ms) {
   std::vector<std::string> events = event_ids;
   if (kind == HistoryKind::kCrash || kind == HistoryKind::kStall) {
     for (const auto& [id, owner] : pel_) {
@@ -163,7 +164,7 @@ void Oracle::WorkerFault(HistoryKind kind, int64_t t, const std::string& actor,
       }
     }
   }
-  for (const std::string& e : events) Add(e, Item(kind, t, actor, "", site));
+  for (const std::string& e : events) Add(e, Item(kind, t, actor, "", site, duration_ms));
 }
 
 void Oracle::PayloadsDeleted(int64_t t, const std::string& actor,
@@ -216,8 +217,8 @@ void Oracle::ServerRestarted(int64_t t, Persistence persistence,
                                      PersistenceName(persistence))));
 }
 
-void Oracle::RunWideFault(HistoryKind kind, int64_t t, const std::string& detail) {
-  global_.push_back(Item(kind, t, "fault", "", detail));
+void Oracle::RunWideFault(HistoryKind kind, int64_t t, const std::string& detail, int64_t duration_ms) {
+  global_.push_back(Item(kind, t, "fault", "", detail, duration_ms));
 }
 
 bool Oracle::NothingLeftToDeliver() const {

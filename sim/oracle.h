@@ -87,8 +87,9 @@ class Oracle {
                     const std::string& stream_id);
   // A fault that hit `actor` while its step concerned `event_ids`; for
   // crashes and stalls the events the consumer holds in the PEL count too.
+  // `duration_ms`: how long a stall lasts (the items' value).
   void WorkerFault(HistoryKind kind, int64_t t, const std::string& actor, const std::string& site,
-                   const std::vector<std::string>& event_ids);
+                   const std::vector<std::string>& event_ids, int64_t duration_ms = 0);
   void PayloadsDeleted(int64_t t, const std::string& actor, const std::vector<std::string>& ids,
                        const std::string& how);
   void ConsumerDeleted(int64_t t, const std::string& actor, const std::string& consumer);
@@ -96,7 +97,8 @@ class Oracle {
   // last-delivered ID is empty when the group is gone).
   void ServerRestarted(int64_t t, Persistence persistence, const std::vector<std::string>& stream_ids,
                        const std::vector<PendingRow>& pending, const std::string& last_delivered_id);
-  void RunWideFault(HistoryKind kind, int64_t t, const std::string& detail);
+  // `duration_ms`: a clock jump's size or an outage's length (the item's value).
+  void RunWideFault(HistoryKind kind, int64_t t, const std::string& detail, int64_t duration_ms);
 
   // --- Queries during the run ---------------------------------------------
   int64_t last_progress_ms() const { return last_progress_ms_; }

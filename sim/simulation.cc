@@ -667,7 +667,7 @@ bool Simulation::CrashPointFaults(Actor& a, const Step& s) {
     Crash(a, point);
     return true;
   }
-  oracle_.WorkerFault(HistoryKind::kStall, now_, a.name, point, events);
+  oracle_.WorkerFault(HistoryKind::kStall, now_, a.name, point, events, f->duration_ms);
   trace_.Add(now_, a.name, LineKind::kFault,
              fmt::format("!stall at {} for {} ms", point, f->duration_ms), "");
   a.ready_at_ms = std::max(a.ready_at_ms, now_ + f->duration_ms);
@@ -888,13 +888,14 @@ Status Simulation::InjectScheduled(const FaultSpec& f) {
     case FaultKind::kClockJump:
       now_ += f.duration_ms;
       oracle_.RunWideFault(HistoryKind::kClockJump, now_,
-                           fmt::format("virtual time jumped forward {} ms", f.duration_ms));
+                           fmt::format("virtual time jumped forward {} ms", f.duration_ms), f.duration_ms);
       return Status::Ok();
     case FaultKind::kStoreOutage:
       store_.SetUnavailableUntil(now_ + f.duration_ms);
       external_.SetUnavailableUntil(now_ + f.duration_ms);
       oracle_.RunWideFault(HistoryKind::kStoreOutage, now_,
-                           fmt::format("the business store is unavailable for {} ms", f.duration_ms));
+                           fmt::format("the business store is unavailable for {} ms", f.duration_ms),
+                           f.duration_ms);
       return Status::Ok();
     default:
       XACKLY_CHECK(false);

@@ -66,7 +66,7 @@ CaseReport ClaimCase() {
   c.histories["order:1"] = {
       {HistoryKind::kProduced, 0, 0, "p1", "1-0", "XADD acknowledged", 0},
       {HistoryKind::kDelivered, 2, 1, "w1", "1-0", "XREADGROUP >", 0},
-      {HistoryKind::kStall, 3, 2, "w1", "", "after-read", 0},
+      {HistoryKind::kStall, 3, 2, "w1", "", "after-read", 60000},  // value: the stall's length
       {HistoryKind::kClaimed, 30010, 3, "w2", "1-0", "XAUTOCLAIM", 0},
       {HistoryKind::kEffect, 30011, 4, "w2", "1-0", "side effect (external)", 0},
       {HistoryKind::kAcked, 30021, 5, "w2", "1-0", "XACK removed it from the PEL", 0},
