@@ -82,23 +82,14 @@ void RegisterExplainCommand(CLI::App& app, CommandResult& result) {
       result.exit_code = kExitHarnessFailure;
       return;
     }
-    if (scenario->trace_hash && *scenario->trace_hash != run->TraceHashHex()) {
-      fmt::print(stderr, "xackly explain: replay diverged: trace {} but the file says {}\n",
-                 run->TraceHashHex(), *scenario->trace_hash);
+    if (!ReproducesRecordedTrace("explain", *scenario, flags->file, *run)) {
       result.exit_code = kExitHarnessFailure;
       return;
     }
     report::CaseReport c = ToCaseReport(config, *run, flags->file);
     fmt::print("{} (seed {}, {}) on {}: observed {}, expected {}\n", scenario->name, config.seed,
                CaseSize(config, *run), server_version, run->observed, config.expected.ToString());
-    for (const Violation& v : run->violations) {
-      fmt::print("  {} {} [{}]: {}\n", VerdictKindName(v.kind), v.event_id, v.cause, v.detail);
-    }
-    std::vector<std::string> story = report::Story(c);
-    if (!story.empty()) {
-      fmt::print("\nWhat happened:\n");
-      for (size_t i = 0; i < story.size(); ++i) fmt::print("  {}. {}\n", i + 1, story[i]);
-    }
+    PrintViolationsAndStory(*run, c, "\nWhat happened:\n");
     std::vector<int64_t> path = report::PathLines(c);
     std::set<int64_t> on_path(path.begin(), path.end());
     fmt::print("\nTimeline (virtual ms, actor, request -> reply; '>' marks the violating path):\n");

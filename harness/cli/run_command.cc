@@ -48,6 +48,26 @@ Result<RunResult> RunOnce(const RunConfig& config, const OutputFlags& output, st
   return executor.Run(config);
 }
 
+bool ReproducesRecordedTrace(const char* command, const Scenario& scenario,
+                             const std::string& scenario_file, const RunResult& run) {
+  if (!scenario.trace_hash || *scenario.trace_hash == run.TraceHashHex()) return true;
+  fmt::print(stderr,
+             "xackly {}: replay diverged: trace {} but {} says {} (a different server version, "
+             "or a change in xackly; see README, Determinism)\n",
+             command, run.TraceHashHex(), scenario_file, *scenario.trace_hash);
+  return false;
+}
+
+void PrintViolationsAndStory(const RunResult& run, const report::CaseReport& c, const char* heading) {
+  for (const Violation& v : run.violations) {
+    fmt::print("  {} {} [{}]: {}\n", VerdictKindName(v.kind), v.event_id, v.cause, v.detail);
+  }
+  if (run.violations.empty()) return;
+  std::vector<std::string> story = report::Story(c);
+  if (!story.empty()) fmt::print("{}", heading);
+  for (size_t i = 0; i < story.size(); ++i) fmt::print("  {}. {}\n", i + 1, story[i]);
+}
+
 int RunAndReport(const char* command, const Scenario& scenario, const std::string& scenario_file,
                  const RunOptions& options) {
   RunConfig config = scenario.config;
@@ -80,13 +100,7 @@ int RunAndReport(const char* command, const Scenario& scenario, const std::strin
     }
     fmt::print("determinism: a second run on a fresh server gave the same trace {}\n", run->TraceHashHex());
   }
-  if (scenario.trace_hash && *scenario.trace_hash != run->TraceHashHex()) {
-    fmt::print(stderr,
-               "xackly {}: replay diverged: trace {} but {} says {} (a different server version, "
-               "or a change in xackly; see README, Determinism)\n",
-               command, run->TraceHashHex(), scenario_file, *scenario.trace_hash);
-    return kExitHarnessFailure;
-  }
+  if (!ReproducesRecordedTrace(command, scenario, scenario_file, *run)) return kExitHarnessFailure;
 
   if (!options.trace_file.empty()) {
     Status s = WriteFileAtomically(options.trace_file, TraceText(*run));
@@ -137,14 +151,7 @@ int RunAndReport(const char* command, const Scenario& scenario, const std::strin
   } else {
     fmt::print("observed {} (expected {}): {}\n", run->observed, config.expected.ToString(),
                run->matched ? "matches" : "DOES NOT MATCH");
-    for (const Violation& v : run->violations) {
-      fmt::print("  {} {} [{}]: {}\n", VerdictKindName(v.kind), v.event_id, v.cause, v.detail);
-    }
-    if (!run->violations.empty()) {
-      std::vector<std::string> story = report::Story(*check.counterexample);
-      if (!story.empty()) fmt::print("what happened:\n");
-      for (size_t i = 0; i < story.size(); ++i) fmt::print("  {}. {}\n", i + 1, story[i]);
-    }
+    PrintViolationsAndStory(*run, *check.counterexample, "what happened:\n");
     std::string fired;
     for (const auto& [site, n] : run->coverage.fired) fired += fmt::format("{}{} x{}", fired.empty() ? "" : ", ", site, n);
     fmt::print("faults fired: {}\n", fired.empty() ? "none" : fired);

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "harness/cli/shared_flags.h"
+#include "reports/model.h"
 #include "sim/simulation.h"
 
 namespace xackly {
@@ -20,6 +21,16 @@ struct RunOptions {
 // Runs `config` once on a fresh server; the server version goes to *server_version.
 Result<RunResult> RunOnce(const RunConfig& config, const OutputFlags& output,
                           std::string* server_version);
+
+// True when `scenario` records no trace hash or `run` reproduced it; else
+// says on stderr that the replay of `scenario_file` diverged, and why that
+// happens, and returns false (the caller exits 3).
+bool ReproducesRecordedTrace(const char* command, const Scenario& scenario,
+                             const std::string& scenario_file, const RunResult& run);
+
+// Prints one line per violation, then the story of `c` (numbered, under
+// `heading`) when there is one.
+void PrintViolationsAndStory(const RunResult& run, const report::CaseReport& c, const char* heading);
 
 // Runs the scenario once, prints its summary (or JSON), writes the trace,
 // the replay file and the reports asked for, and returns the exit code.
