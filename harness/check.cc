@@ -191,14 +191,6 @@ bool IsHit(const Expectation& expected, const RunResult& result) {
   });
 }
 
-std::vector<std::string> CheckOutcome::NeverFired() const {
-  std::vector<std::string> out;
-  for (const std::string& site : enabled_sites) {
-    auto it = fired_totals.find(site);
-    if (it == fired_totals.end() || it->second == 0) out.push_back(site);
-  }
-  return out;
-}
 
 bool ParseShard(const std::string& text, int* index, int* count) {
   size_t slash = text.find('/');
@@ -255,8 +247,7 @@ Result<CheckOutcome> RunCheck(const RunConfig& base, CasePool& pool, const Check
       ++out.cases_run;
       out.observed_classes[r.observed]++;
       if (!r.violations.empty()) ++out.cases_with_violations;
-      for (const auto& [site, n] : r.coverage.fired) out.fired_totals[site] += n;
-      out.enabled_sites.insert(r.coverage.enabled.begin(), r.coverage.enabled.end());
+      out.coverage.Add(r.coverage);
       if (IsHit(base.expected, r)) {
         ++progress.hits;
         out.hit_index = indexes[b + k];

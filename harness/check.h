@@ -95,8 +95,7 @@ struct CheckOutcome {
   int cases_run = 0;
   int cases_with_violations = 0;
   std::map<std::string, int> observed_classes;  // over the search cases
-  std::map<std::string, int> fired_totals;      // fault site → times fired, over the search cases
-  std::set<std::string> enabled_sites;
+  FaultCoverage coverage;                       // fired and enabled sites, over the search cases
   std::optional<int> hit_index;                 // the first case that showed what was looked for
   GeneratedCase minimal;                        // after shrinking
   RunConfig minimal_config;                     // base + minimal
@@ -107,7 +106,6 @@ struct CheckOutcome {
   bool matched = false;                         // observed equals the expectation
   double seconds = 0;
 
-  std::vector<std::string> NeverFired() const;
 };
 
 // Runs the check on `pool`'s threads. The outcome does not depend on the

@@ -40,30 +40,25 @@ report::CheckReport MergeCheck(const std::vector<const report::CheckReport*>& pa
   report::CheckReport merged = *parts[0];
   const report::CheckReport* first_hit = nullptr;
   std::map<std::string, int> observed_votes;
-  std::set<std::string> enabled;
   merged.undecided = false;  // the merged set decides every check
   merged.cases_run = 0;
   merged.cases_failed = 0;
-  merged.fired_totals.clear();
   merged.seconds = 0;
+  FaultCoverage coverage;  // over every shard; a shard enabled the sites it fired and those it never did
   for (const report::CheckReport* p : parts) {
     merged.cases_run += p->cases_run;
     merged.cases_failed += p->cases_failed;
     merged.seconds += p->seconds;
-    for (const auto& [site, n] : p->fired_totals) {
-      merged.fired_totals[site] += n;
-      enabled.insert(site);
-    }
-    enabled.insert(p->never_fired.begin(), p->never_fired.end());
+    FaultCoverage shard{p->fired_totals, {p->never_fired.begin(), p->never_fired.end()}};
+    for (const auto& [site, n] : p->fired_totals) shard.enabled.insert(site);
+    coverage.Add(shard);
     if (p->first_hit_case >= 0 && (first_hit == nullptr || p->first_hit_case < first_hit->first_hit_case)) {
       first_hit = p;
     }
     if (p->observed != "ok") observed_votes[p->observed]++;
   }
-  merged.never_fired.clear();
-  for (const std::string& site : enabled) {
-    if (merged.fired_totals[site] == 0) merged.never_fired.push_back(site);
-  }
+  merged.fired_totals = coverage.fired;
+  merged.never_fired = coverage.NeverFired();
   if (first_hit != nullptr) {
     merged.counterexample = first_hit->counterexample;
     merged.counterexample_size = first_hit->counterexample_size;

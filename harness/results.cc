@@ -77,9 +77,7 @@ report::CheckReport SingleRunCheck(const std::string& name, const std::string& d
     r.counterexample_size = CaseSize(config, result);
   }
   r.fired_totals = result.coverage.fired;
-  for (const std::string& site : result.coverage.enabled) {
-    if (result.coverage.fired.count(site) == 0) r.never_fired.push_back(site);
-  }
+  r.never_fired = result.coverage.NeverFired();
   r.seconds = seconds;
   return r;
 }
@@ -104,8 +102,8 @@ report::CheckReport ToCheckReport(const std::string& name, const std::string& de
     r.shrink_steps = outcome.shrink_steps;
     r.first_hit_case = *outcome.hit_index;
   }
-  r.fired_totals = outcome.fired_totals;
-  r.never_fired = outcome.NeverFired();
+  r.fired_totals = outcome.coverage.fired;
+  r.never_fired = outcome.coverage.NeverFired();
   r.seconds = outcome.seconds;
   return r;
 }

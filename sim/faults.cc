@@ -374,6 +374,20 @@ std::optional<FaultSpec> FaultPlan::AtPoint(std::string_view actor_slot, std::st
 
 void FaultPlan::RecordFired(const FaultSpec& spec) { fired_.push_back(spec); }
 
+void FaultCoverage::Add(const FaultCoverage& other) {
+  for (const auto& [site, n] : other.fired) fired[site] += n;
+  enabled.insert(other.enabled.begin(), other.enabled.end());
+}
+
+std::vector<std::string> FaultCoverage::NeverFired() const {
+  std::vector<std::string> out;
+  for (const std::string& site : enabled) {
+    auto it = fired.find(site);
+    if (it == fired.end() || it->second == 0) out.push_back(site);
+  }
+  return out;
+}
+
 FaultCoverage FaultPlan::Coverage() const {
   FaultCoverage c;
   for (const FaultSpec& s : fired_) c.fired[SiteKey(s)]++;

@@ -122,6 +122,11 @@ struct FaultCoverage {
   std::map<std::string, int> fired;
   // site keys that the fault model enabled (whether or not they fired).
   std::set<std::string> enabled;
+
+  // Adds `other`'s counts and enabled sites (coverage over several runs).
+  void Add(const FaultCoverage& other);
+  // Enabled sites that never fired, in order.
+  std::vector<std::string> NeverFired() const;
 };
 
 class FaultPlan {

@@ -43,7 +43,8 @@ TEST(ParallelTest, TwoThreadsFindExactlyWhatOneThreadFinds) {
     EXPECT_EQ(a.minimal_result.trace_hash, b.minimal_result.trace_hash) << protocol;
     EXPECT_EQ(a.observed, b.observed) << protocol;
     EXPECT_EQ(a.matched, b.matched) << protocol;
-    EXPECT_EQ(a.fired_totals, b.fired_totals) << protocol;
+    EXPECT_EQ(a.coverage.fired, b.coverage.fired) << protocol;
+    EXPECT_EQ(a.coverage.enabled, b.coverage.enabled) << protocol;
     EXPECT_EQ(a.observed_classes, b.observed_classes) << protocol;
   }
 }
