@@ -187,6 +187,19 @@ std::vector<EffectRecord> ParseRedisEffects(const Reply& reply) {
   return out;
 }
 
+// The ids a business-store step's line mentions, as its statement shows them.
+LineFacts BusinessFacts(const Step& s) {
+  LineFacts facts;
+  switch (s.op) {
+    case Op::kSqlEffect: facts.stream_id = s.stream_id; [[fallthrough]];
+    case Op::kSqlCheckDone:
+    case Op::kSqlMarkDone:
+    case Op::kExternalEffect: facts.event_id = s.event_id; break;
+    default: break;
+  }
+  return facts;
+}
+
 class Simulation {
  public:
   Simulation(const RunConfig& config, ServerControl* server)
@@ -243,7 +256,12 @@ class Simulation {
                                           const char* actor);
   Status EnsureHarnessConnection();
   void SetClock();
-  void Note(const std::string& text) { trace_.Add(now_, "sim", LineKind::kLifecycle, text, ""); }
+  // A run note: "label" or "label: rest".
+  void Note(std::string_view label, std::string_view rest = "") {
+    std::string text(label);
+    if (!rest.empty()) text.append(": ").append(rest);
+    trace_.Add(now_, "sim", LineKind::kLifecycle, text, "", {.event = LineEvent::kNote, .site = label});
+  }
 
   // --- Run loop helpers ---
   bool Runnable(const Actor& a) const;
@@ -335,7 +353,8 @@ Result<Reply> Simulation::HarnessCall(std::vector<std::string> argv, const char*
   if (!r.ok()) {
     return Status::Internal(fmt::format("{}: {} failed: {}", actor, argv[0], r.status().ToString()));
   }
-  trace_.Add(now_, actor, LineKind::kHarness, RequestText(argv), ReplyText(*r));
+  trace_.Add(now_, actor, LineKind::kHarness, RequestText(argv), ReplyText(*r),
+             {.argv = &argv, .reply = &*r});
   return r;
 }
 
@@ -352,7 +371,8 @@ Result<std::vector<Reply>> Simulation::HarnessCalls(
     return Status::Internal(fmt::format("{}: {} failed: {}", actor, commands[0][0], r.status().ToString()));
   }
   for (size_t i = 0; i < commands.size(); ++i) {
-    trace_.Add(now_, actor, LineKind::kHarness, RequestText(commands[i]), ReplyText((*r)[i]));
+    trace_.Add(now_, actor, LineKind::kHarness, RequestText(commands[i]), ReplyText((*r)[i]),
+               {.argv = &commands[i], .reply = &(*r)[i]});
   }
   return r;
 }
@@ -445,7 +465,8 @@ void Simulation::Crash(Actor& a, const std::string& point) {
   trace_.Add(now_, a.name, LineKind::kFault,
              fmt::format("!crash at {} (replacement starts in {} ms)", point,
                          config_.timing.restart_delay_ms),
-             "");
+             "",
+             {.event = LineEvent::kCrash, .site = point, .duration_ms = config_.timing.restart_delay_ms});
 }
 
 void Simulation::Reset(Actor& a, const std::string& why) {
@@ -453,7 +474,7 @@ void Simulation::Reset(Actor& a, const std::string& why) {
   trace_.Add(now_, a.name, LineKind::kLifecycle,
              fmt::format("{}: reconnects and restarts its loop in {} ms", why,
                          config_.timing.reconnect_ms),
-             "");
+             "", {.event = LineEvent::kReconnect, .duration_ms = config_.timing.reconnect_ms});
 }
 
 void Simulation::Wake(Actor& a, bool by_data) {
@@ -653,7 +674,7 @@ void Simulation::ObserveRedis(Actor& a, const Step& s, bool reply_lost) {
         } else if (auto min_id = StreamId::Parse(s.argv[3])) {
           gone = oracle_.LiveBelow(*min_id);
         }
-        oracle_.PayloadsDeleted(now_, a.name, gone, RenderArgv(s.argv));
+        oracle_.PayloadsDeleted(now_, a.name, gone, s.argv[0], RenderArgv(s.argv));
       }
       break;
     case Op::kDelConsumer:
@@ -677,12 +698,14 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
 
   if (s.op == Op::kRedisEffect && plan_->IsPoison(EventNumber(s.event_id))) {
     s.outcome = BusinessOutcome::kFailed;
-    trace_.Add(now_, a.name, LineKind::kRedis, request, "(not sent: the poison event's effect fails)");
+    trace_.Add(now_, a.name, LineKind::kRedis, request, "(not sent: the poison event's effect fails)",
+               {.event = LineEvent::kNotSent, .argv = &s.argv});
     oracle_.EffectFailed(now_, a.name, s.event_id, s.stream_id, "poison");
     return Status::Ok();
   }
   if (a.conn_generation != generation_ || !a.conn || !a.conn->alive()) {
-    trace_.Add(now_, a.name, LineKind::kRedis, request, "!io-error (connection died with the server)");
+    trace_.Add(now_, a.name, LineKind::kRedis, request, "!io-error (connection died with the server)",
+               {.event = LineEvent::kIoError, .argv = &s.argv});
     Reset(a, "connection lost");
     *handled = true;
     return Status::Ok();
@@ -692,7 +715,8 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
     lost = plan_->AtPoint(a.slot, info.lost_site, /*crash_site=*/false);
   }
   if (lost && lost->kind == FaultKind::kLostRequest) {
-    trace_.Add(now_, a.name, LineKind::kFault, request, "!lost-request (never reached the server)");
+    trace_.Add(now_, a.name, LineKind::kFault, request, "!lost-request (never reached the server)",
+               {.event = LineEvent::kLostRequest, .argv = &s.argv, .site = info.lost_site});
     oracle_.SetLine(trace_.size() - 1);
     if (s.op == Op::kProduce) {
       oracle_.Produced(now_, a.name, s.event_id, s.argv[2], Oracle::ProduceOutcome::kNotSent);
@@ -710,9 +734,11 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
   s.reply = std::move(r).value();
   if (lost) {  // the reply is lost: executed, but the caller times out
     trace_.Add(now_, a.name, LineKind::kFault, request,
-               ReplyText(s.reply) + " !lost-reply (executed; the caller times out)");
+               ReplyText(s.reply) + " !lost-reply (executed; the caller times out)",
+               {.event = LineEvent::kLostReply, .argv = &s.argv, .reply = &s.reply, .site = info.lost_site});
   } else {
-    trace_.Add(now_, a.name, LineKind::kRedis, request, ReplyText(s.reply));
+    trace_.Add(now_, a.name, LineKind::kRedis, request, ReplyText(s.reply),
+               {.argv = &s.argv, .reply = &s.reply});
   }
   oracle_.SetLine(trace_.size() - 1);
   ObserveRedis(a, s, /*reply_lost=*/lost.has_value());
@@ -751,7 +777,8 @@ bool Simulation::CrashPointFaults(Actor& a, const Step& s) {
   }
   oracle_.WorkerFault(HistoryKind::kStall, now_, a.name, point, events, f->duration_ms);
   trace_.Add(now_, a.name, LineKind::kFault,
-             fmt::format("!stall at {} for {} ms", point, f->duration_ms), "");
+             fmt::format("!stall at {} for {} ms", point, f->duration_ms), "",
+             {.event = LineEvent::kStall, .site = point, .duration_ms = f->duration_ms});
   a.ready_at_ms = std::max(a.ready_at_ms, now_ + f->duration_ms);
   return false;
 }
@@ -768,14 +795,16 @@ Status Simulation::ExecuteStep(Actor& a) {
         a.park_seq = ++park_counter_;
         trace_.Add(now_, a.name, LineKind::kLocal,
                    fmt::format("park (nothing to read; wakes on new entries or in {} ms)", s.duration_ms),
-                   "");
+                   "", {.event = LineEvent::kPark, .duration_ms = s.duration_ms});
         return Status::Ok();  // resumed by Wake
       }
       if (s.op == Op::kSleep) {
         a.ready_at_ms = now_ + s.duration_ms;
-        trace_.Add(now_, a.name, LineKind::kLocal, fmt::format("sleep {} ms", s.duration_ms), "");
+        trace_.Add(now_, a.name, LineKind::kLocal, fmt::format("sleep {} ms", s.duration_ms), "",
+                   {.event = LineEvent::kSleep, .duration_ms = s.duration_ms});
       } else {
-        trace_.Add(now_, a.name, LineKind::kLocal, "checkpoint " + s.label, "");
+        trace_.Add(now_, a.name, LineKind::kLocal, "checkpoint " + s.label, "",
+                   {.event = LineEvent::kCheckpoint, .site = s.label});
       }
       break;
     case Channel::kRedis: {
@@ -794,7 +823,8 @@ Status Simulation::ExecuteStep(Actor& a) {
       std::string result;
       if (lost && lost->kind == FaultKind::kLostRequest) {
         trace_.Add(now_, a.name, LineKind::kFault, std::string("sql ") + lost_site,
-                   "!lost-request (never reached the store)");
+                   "!lost-request (never reached the store)",
+                   {.event = LineEvent::kLostRequest, .site = lost_site});
         oracle_.SetLine(trace_.size() - 1);
         TimeOut(a, HistoryKind::kLostRequest, lost_site, {});
         return Status::Ok();
@@ -803,13 +833,16 @@ Status Simulation::ExecuteStep(Actor& a) {
       ExecuteBusiness(a, s, &request, &result);
       LineKind kind = info.channel == Channel::kSql ? LineKind::kSql : LineKind::kExternal;
       std::string prefix = info.channel == Channel::kSql ? "sql " : "ext ";
+      LineFacts facts = BusinessFacts(s);
       if (lost) {  // lost reply
+        facts.event = LineEvent::kLostReply;
+        facts.site = lost_site;
         trace_.Add(now_, a.name, LineKind::kFault, prefix + request,
-                   result + " !lost-reply (executed; the caller times out)");
+                   result + " !lost-reply (executed; the caller times out)", facts);
         TimeOut(a, HistoryKind::kLostReply, lost_site, {});
         return Status::Ok();
       }
-      trace_.Add(now_, a.name, kind, prefix + request, result);
+      trace_.Add(now_, a.name, kind, prefix + request, result, facts);
       break;
     }
   }
@@ -866,13 +899,13 @@ Status Simulation::InjectXdel(const FaultSpec& f) {
   Result<std::string> target = PickXdelTarget(f.target);
   if (!target.ok()) return target.status();
   if (target->empty()) {
-    Note("xdel " + f.target + ": no such entry right now; nothing deleted");
+    Note("xdel " + f.target, "no such entry right now; nothing deleted");
     return Status::Ok();
   }
   auto r = HarnessCall({"XDEL", names_.stream, *target}, "fault");
   if (!r.ok()) return r.status();
   if (r->is_integer() && r->integer() > 0) {
-    oracle_.PayloadsDeleted(now_, "fault", {*target}, "XDEL of a " + f.target + " entry");
+    oracle_.PayloadsDeleted(now_, "fault", {*target}, "XDEL", "XDEL of a " + f.target + " entry");
   }
   return Status::Ok();
 }
@@ -889,7 +922,7 @@ Status Simulation::InjectXtrim(const FaultSpec& f) {
     auto last = ReadLastDelivered("fault");
     if (!last.ok()) return last.status();
     if (!*last) {
-      Note("xtrim: no group to read last-delivered-id from; nothing trimmed");
+      Note("xtrim", "no group to read last-delivered-id from; nothing trimmed");
       return Status::Ok();
     }
     gone = oracle_.LiveBelow((*last)->Next());
@@ -900,7 +933,7 @@ Status Simulation::InjectXtrim(const FaultSpec& f) {
   if (r->is_integer() && r->integer() != static_cast<int64_t>(gone.size())) {
     notes_.push_back(fmt::format("xtrim removed {} entries; the oracle expected {}", r->integer(), gone.size()));
   }
-  oracle_.PayloadsDeleted(now_, "fault", gone, RenderArgv(argv));
+  oracle_.PayloadsDeleted(now_, "fault", gone, "XTRIM", RenderArgv(argv));
   return Status::Ok();
 }
 
@@ -945,7 +978,7 @@ Status Simulation::InjectDelConsumer() {
     }
   }
   if (victim.empty()) {
-    Note("delconsumer: no consumer holds pending entries; nothing deleted");
+    Note("delconsumer", "no consumer holds pending entries; nothing deleted");
     return Status::Ok();
   }
   auto d = HarnessCall({"XGROUP", "DELCONSUMER", names_.stream, names_.group, victim}, "fault");
@@ -956,7 +989,9 @@ Status Simulation::InjectDelConsumer() {
 
 Status Simulation::InjectScheduled(const FaultSpec& f) {
   plan_->RecordFired(f);
-  trace_.Add(now_, "fault", LineKind::kFault, "!" + f.ToString(), "");
+  trace_.Add(now_, "fault", LineKind::kFault, "!" + f.ToString(), "",
+             {.event = LineEvent::kScheduledFault, .fault = FaultKindName(f.kind),
+              .duration_ms = f.duration_ms});
   oracle_.SetLine(trace_.size() - 1);
   switch (f.kind) {
     case FaultKind::kXdel: return InjectXdel(f);
@@ -1016,14 +1051,14 @@ Result<RunResult> Simulation::Run() {
   for (;;) {
     if (steps_ >= t.max_steps) {
       step_bound_hit = true;
-      Note(fmt::format("step bound reached ({} steps): stopping", t.max_steps));
+      Note(fmt::format("step bound reached ({} steps)", t.max_steps), "stopping");
       break;
     }
     if (fault_phase_ && now_ >= fault_phase_end_ms_ && ProducersDone()) {
       fault_phase_ = false;
       plan_->Disable();
       drain_start_ms_ = now_;
-      Note("fault phase over: faults off, draining until quiescent");
+      Note("fault phase over", "faults off, draining until quiescent");
     }
     while (fault_phase_ && next_scheduled_ < plan_->scheduled().size() &&
            plan_->scheduled()[next_scheduled_].at_ms <= now_) {
@@ -1042,19 +1077,20 @@ Result<RunResult> Simulation::Run() {
         Status s = StartActor(*a);
         if (!s.ok()) return s;
         trace_.Add(now_, a->name, LineKind::kLifecycle,
-                   old == a->name ? "starts again" : "starts (replaces " + old + ")", "");
+                   old == a->name ? "starts again" : "starts (replaces " + old + ")", "",
+                   {.event = LineEvent::kStart, .replaces = old == a->name ? "" : old});
       } else if (a->state == ActorState::kParked && a->park_until_ms <= now_) {
         Wake(*a, /*by_data=*/false);
       }
     }
     if (!fault_phase_) {
       if (AllWorkersIdle() && oracle_.NothingLeftToDeliver()) {
-        Note("quiescent: nothing pending, nothing left to deliver");
+        Note("quiescent", "nothing pending, nothing left to deliver");
         break;
       }
       int64_t quiet_since = std::max(drain_start_ms_, oracle_.last_progress_ms());
       if (now_ - quiet_since >= quiet_window_ms_) {
-        Note(fmt::format("quiescent: no progress for {} ms", now_ - quiet_since));
+        Note("quiescent", fmt::format("no progress for {} ms", now_ - quiet_since));
         break;
       }
     }
