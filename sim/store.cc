@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <iterator>
 #include <memory>
 
 #include <fmt/format.h>
@@ -29,13 +30,14 @@ sqlite3_stmt* PrepareOrDie(sqlite3* db, const char* sql) {
   return stmt;
 }
 
-std::string SqlQuote(const std::string& s) {
-  std::string out = "'";
+// Appends `s` as an SQL string literal ('it''s').
+void AppendSqlQuoted(std::string& out, std::string_view s) {
+  out += '\'';
   for (char c : s) {
     if (c == '\'') out += '\'';
     out += c;
   }
-  return out + "'";
+  out += '\'';
 }
 
 }  // namespace
@@ -166,7 +168,8 @@ BusinessOutcome SqlStore::Begin(int owner, int64_t now_ms, std::string* sql, std
 BusinessOutcome SqlStore::CheckDone(int owner, int64_t now_ms, const std::string& event_id,
                                     std::string* sql, std::string* result) {
   XACKLY_CHECK(!Busy(owner));
-  *sql = "SELECT 1 FROM processed WHERE event_id = " + SqlQuote(event_id);
+  sql->assign("SELECT 1 FROM processed WHERE event_id = ");
+  AppendSqlQuoted(*sql, event_id);
   if (Unavailable(owner, now_ms, result)) return BusinessOutcome::kUnavailable;
   const bool found = db_->Execute({SqlStatement::kCheckDone, event_id}).row;
   *result = found ? "1 row" : "0 rows";
@@ -176,7 +179,9 @@ BusinessOutcome SqlStore::CheckDone(int owner, int64_t now_ms, const std::string
 BusinessOutcome SqlStore::MarkDone(int owner, int64_t now_ms, const std::string& event_id,
                                    std::string* sql, std::string* result) {
   XACKLY_CHECK(!Busy(owner));
-  *sql = "INSERT OR IGNORE INTO processed(event_id) VALUES (" + SqlQuote(event_id) + ")";
+  sql->assign("INSERT OR IGNORE INTO processed(event_id) VALUES (");
+  AppendSqlQuoted(*sql, event_id);
+  *sql += ')';
   if (Unavailable(owner, now_ms, result)) return BusinessOutcome::kUnavailable;
   const SqlResult marked = db_->Execute({SqlStatement::kMarkDone, event_id});
   XACKLY_CHECK(marked.ok);
@@ -188,10 +193,13 @@ BusinessOutcome SqlStore::MarkDone(int owner, int64_t now_ms, const std::string&
 BusinessOutcome SqlStore::Effect(int owner, int64_t now_ms, const EffectRecord& effect,
                                  bool poison, std::string* sql, std::string* result) {
   XACKLY_CHECK(!Busy(owner));
-  *sql = fmt::format(
-      "INSERT INTO effects(event_id, stream_id, consumer, t_ms) VALUES ({}, {}, {}, {})",
-      SqlQuote(effect.event_id), SqlQuote(effect.stream_id), SqlQuote(effect.consumer),
-      effect.t_ms);
+  sql->assign("INSERT INTO effects(event_id, stream_id, consumer, t_ms) VALUES (");
+  AppendSqlQuoted(*sql, effect.event_id);
+  *sql += ", ";
+  AppendSqlQuoted(*sql, effect.stream_id);
+  *sql += ", ";
+  AppendSqlQuoted(*sql, effect.consumer);
+  fmt::format_to(std::back_inserter(*sql), ", {})", effect.t_ms);
   if (Unavailable(owner, now_ms, result)) return BusinessOutcome::kUnavailable;
   if (poison) {
     *result = "failed (poison event)";
