@@ -232,14 +232,14 @@ class RecordingServer final : public ServerControl {
   std::vector<RecordedCall> log_;
 };
 
-// One recorded case, laid out for a bare hiredis loop: every argument
-// vector as pointer + length arrays built before the clock starts.
+// One recorded case, laid out for a bare hiredis loop: every command
+// already formatted as its RESP request (by hiredis, before the clock
+// starts), so the bare loop only hands bytes to hiredis and reads replies.
 struct BareCase {
   std::vector<RecordedCall> calls;
   int64_t round_trips = 0;     // Redis calls among `calls`
   int64_t sql_statements = 0;  // the others
-  std::vector<std::vector<const char*>> ptrs;
-  std::vector<std::vector<size_t>> lens;
+  std::vector<std::string> requests;  // RESP, by call; "" for SQL
   int64_t steps = 0;
   uint64_t trace_hash = 0;
 };
@@ -249,12 +249,18 @@ BareCase Prepare(std::vector<RecordedCall> calls) {
   c.calls = std::move(calls);
   for (const RecordedCall& call : c.calls) {
     ++(call.sql ? c.sql_statements : c.round_trips);
-    auto& p = c.ptrs.emplace_back();
-    auto& l = c.lens.emplace_back();
+    std::vector<const char*> ptrs;
+    std::vector<size_t> lens;
     for (const std::string& arg : call.argv) {
-      p.push_back(arg.data());
-      l.push_back(arg.size());
+      ptrs.push_back(arg.data());
+      lens.push_back(arg.size());
     }
+    char* request = nullptr;
+    const int n = call.sql ? 0
+                           : redisFormatCommandArgv(&request, static_cast<int>(ptrs.size()),
+                                                    ptrs.data(), lens.data());
+    c.requests.emplace_back(request != nullptr ? request : "", n > 0 ? n : 0);
+    redisFreeCommand(request);
   }
   return c;
 }
@@ -292,9 +298,7 @@ std::string ReplayBare(RedisServer& server, redisContext* bare, SqlDatabase& db,
     size_t end = first + 1;
     while (c.calls[end - 1].pipelined_with_next) ++end;
     for (size_t i = first; i < end; ++i) {
-      // hiredis takes `const char**` but only reads the array.
-      redisAppendCommandArgv(bare, static_cast<int>(c.ptrs[i].size()),
-                             const_cast<const char**>(c.ptrs[i].data()), c.lens[i].data());
+      redisAppendFormattedCommand(bare, c.requests[i].data(), c.requests[i].size());
     }
     for (size_t i = first; i < end; ++i) {
       void* raw = nullptr;
