@@ -2,7 +2,13 @@
 
 #include <hiredis/hiredis.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "harness/cpu_placement.h"
 
 namespace xackly::bench {
 
@@ -14,9 +20,35 @@ bool InitializeBenchmark(std::vector<char*> args) {
   return !benchmark::ReportUnrecognizedArguments(count, args.data());
 }
 
+namespace {
+std::unique_ptr<ThreadPin> g_pin;  // the main thread's, for the whole run
+bool g_pinning = true;
+}  // namespace
+
+void ApplyPlacement(const char* program, std::vector<char*>* args) {
+  auto no_pin = std::find_if(args->begin(), args->end(),
+                             [](const char* a) { return std::strcmp(a, "--no-pin") == 0; });
+  g_pinning = no_pin == args->end();
+  if (!g_pinning) args->erase(no_pin);
+  const std::string allowed = CpusAllowedList(gettid());
+  if (g_pinning) {
+    g_pin = std::make_unique<ThreadPin>(CurrentCpu());
+    if (!g_pin->pinned()) g_pin.reset();
+  }
+  if (g_pin) {
+    std::fprintf(stderr, "%s: placement: benchmark thread and its servers on CPU %d (allowed: %s; --no-pin to unbind)\n",
+                 program, g_pin->cpu(), allowed.c_str());
+  } else {
+    std::fprintf(stderr, "%s: placement: unpinned%s, the kernel places the benchmark thread and its servers on CPUs %s\n",
+                 program, g_pinning ? " (binding refused)" : " (--no-pin)", allowed.c_str());
+  }
+}
+
 RedisServerOptions ServerOptions() {
   RedisServerOptions options;
   options.clock_library = XACKLY_BENCH_CLOCK_LIB;
+  options.pin = g_pin != nullptr;
+  options.cpu = g_pin ? g_pin->cpu() : -1;
   return options;
 }
 

@@ -22,9 +22,16 @@ namespace xackly::bench {
 // Returns false, after naming it, when an argument is not a benchmark flag.
 bool InitializeBenchmark(std::vector<char*> args);
 
+// Places the benchmark the way xackly places a case (harness/cpu_placement.h):
+// binds the calling (main) thread to the CPU it runs on, and every server
+// ServerOptions() describes to the same CPU; with `--no-pin` among `*args`
+// (removed from them) nothing is bound. Prints the placement to stderr
+// under `program`'s name. Call once, before anything starts a server.
+void ApplyPlacement(const char* program, std::vector<char*>* args);
+
 // Options for a benchmark's own server: the clock library of this build
-// tree (so the executable runs from anywhere), defaults for everything
-// else.
+// tree (so the executable runs from anywhere), the placement
+// ApplyPlacement chose, defaults for everything else.
 RedisServerOptions ServerOptions();
 
 // Reply::Type of a hiredis reply type (REDIS_REPLY_*); kNil for anything

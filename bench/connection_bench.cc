@@ -334,6 +334,7 @@ int main(int argc, char** argv) {
       args.push_back(argv[i]);
     }
   }
+  bench::ApplyPlacement("xackly_bench", &args);
   if (!bench::InitializeBenchmark(args)) return 2;
 
   SetUpFixture();

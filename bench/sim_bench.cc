@@ -5,14 +5,19 @@
 // only, seeds 1..kSeeds in turn.
 //
 //   Sim/HarnessVsBare   the whole simulator (CaseExecutor::Run, that is
-//       RunSimulation) against a bare hiredis loop that sends the very same
-//       commands, recorded from the same seeds, to the same server on one
-//       connection. The loop starts with the same ServerControl::Reset and
-//       writes the same clock values, so the server does the same work and
-//       sends byte-identical replies (checked before measuring). Paired:
-//       every iteration runs one case both ways, alternating which goes
-//       first. Counter `ratio` = median of bare time / harness time, i.e.
-//       harness rate / bare rate (goal >= 0.9).
+//       RunSimulation) against a bare loop that does the same physical work
+//       and nothing else: the very same Redis commands, recorded from the
+//       same seeds, through hiredis to the same server on one connection,
+//       and the very same SQL statements (prepared, same bound values, in
+//       the same order between the commands) on the same kind of store (a
+//       SqlDatabase, sim/store.h). The loop starts with the same
+//       ServerControl::Reset and writes the same clock values, so the
+//       server does the same work and sends byte-identical replies, and
+//       every statement returns what it returned in the case (both checked
+//       before measuring). Paired: every iteration runs one case both ways,
+//       alternating which goes first. Counter `ratio` = median of bare time
+//       / harness time, i.e. harness rate / bare rate (goal >= 0.9): what
+//       xackly adds (scheduling, faults, oracle, trace) is 1/ratio - 1.
 //   Sim/ResetVsRestart  ServerControl::Reset (what CaseExecutor does
 //       between cases) against CrashAndRestart (SIGKILL + start), Stop +
 //       Restart (SHUTDOWN NOSAVE + start) and a whole new RedisServer::Start, each
@@ -61,6 +66,7 @@
 #include "harness/live_servers.h"
 #include "harness/redis_server.h"
 #include "sim/simulation.h"
+#include "sim/store.h"
 
 namespace xackly {
 namespace {
@@ -136,12 +142,28 @@ Result<ServerCounts> ReadCounts(Connection& probe) {
 // ---------------------------------------------------------------------------
 // Recording the commands of a case.
 
+// A business-store statement the case executed, with its bound values and
+// what it returned.
+struct RecordedSql {
+  SqlStatement statement = SqlStatement::kBegin;
+  std::string event_id, stream_id, consumer;
+  int64_t t_ms = 0;
+  SqlResult result;
+
+  SqlCall call() const { return {statement, event_id, stream_id, consumer, t_ms}; }
+  bool Returned(const SqlResult& r) const {
+    return r.ok == result.ok && r.row == result.row && r.changes == result.changes;
+  }
+};
+
+// One Redis command, or (when `sql` is set, argv empty) one SQL statement.
 struct RecordedCall {
   std::vector<std::string> argv;
   int64_t clock_ms = 0;  // the server clock when the command was sent
   std::string reply;     // canonical rendering
   Reply::Type type = Reply::Type::kNil;
   bool pipelined_with_next = false;  // sent in one CallAll with the next call
+  std::optional<RecordedSql> sql;
 };
 
 // A connection that logs every command it forwards, with the server clock
@@ -210,12 +232,14 @@ class RecordingServer final : public ServerControl {
   std::vector<RecordedCall> log_;
 };
 
-// One recorded case, laid out for a bare hiredis loop: every argument
-// vector as pointer + length arrays built before the clock starts.
+// One recorded case, laid out for a bare hiredis loop: every command
+// already formatted as its RESP request (by hiredis, before the clock
+// starts), so the bare loop only hands bytes to hiredis and reads replies.
 struct BareCase {
   std::vector<RecordedCall> calls;
-  std::vector<std::vector<const char*>> ptrs;
-  std::vector<std::vector<size_t>> lens;
+  int64_t round_trips = 0;     // Redis calls among `calls`
+  int64_t sql_statements = 0;  // the others
+  std::vector<std::string> requests;  // RESP, by call; "" for SQL
   int64_t steps = 0;
   uint64_t trace_hash = 0;
 };
@@ -224,24 +248,48 @@ BareCase Prepare(std::vector<RecordedCall> calls) {
   BareCase c;
   c.calls = std::move(calls);
   for (const RecordedCall& call : c.calls) {
-    auto& p = c.ptrs.emplace_back();
-    auto& l = c.lens.emplace_back();
+    ++(call.sql ? c.sql_statements : c.round_trips);
+    std::vector<const char*> ptrs;
+    std::vector<size_t> lens;
     for (const std::string& arg : call.argv) {
-      p.push_back(arg.data());
-      l.push_back(arg.size());
+      ptrs.push_back(arg.data());
+      lens.push_back(arg.size());
     }
+    char* request = nullptr;
+    const int n = call.sql ? 0
+                           : redisFormatCommandArgv(&request, static_cast<int>(ptrs.size()),
+                                                    ptrs.data(), lens.data());
+    c.requests.emplace_back(request != nullptr ? request : "", n > 0 ? n : 0);
+    redisFreeCommand(request);
   }
   return c;
 }
 
-// Replays `c` on `bare` exactly as the case ran: the server's Reset, then
-// every command, writing the recorded clock value first when it changed.
-// Each reply must have the recorded type. Returns "" or what went wrong.
-std::string ReplayBare(RedisServer& server, redisContext* bare, const BareCase& c) {
+// Executes a recorded statement on `db`. Returns "" or how its result
+// differs from the case's.
+std::string ReplaySql(SqlDatabase& db, const RecordedSql& sql, size_t index) {
+  const SqlResult r = db.Execute(sql.call());
+  if (sql.Returned(r)) [[likely]] return "";
+  return fmt::format("replayed SQL statement {} ({}) returned ok={} row={} changes={}, the case got "
+                     "ok={} row={} changes={}",
+                     index, static_cast<int>(sql.statement), r.ok, r.row, r.changes, sql.result.ok,
+                     sql.result.row, sql.result.changes);
+}
+
+// Replays `c` on `bare` and `db` exactly as the case ran: the server's
+// Reset, then every command and statement in order, writing the recorded
+// clock value first when it changed. Each reply must have the recorded
+// type, each statement the recorded result. Returns "" or what went wrong.
+std::string ReplayBare(RedisServer& server, redisContext* bare, SqlDatabase& db, const BareCase& c) {
   if (Status s = server.Reset(kEpochMs); !s.ok()) return s.ToString();
   int64_t clock_ms = kEpochMs;
   for (size_t first = 0; first < c.calls.size();) {
     const RecordedCall& call = c.calls[first];
+    if (call.sql) {
+      if (std::string diff = ReplaySql(db, *call.sql, first); !diff.empty()) return diff;
+      ++first;
+      continue;
+    }
     if (call.clock_ms != clock_ms) {
       server.SetClockMs(call.clock_ms);
       clock_ms = call.clock_ms;
@@ -250,9 +298,7 @@ std::string ReplayBare(RedisServer& server, redisContext* bare, const BareCase& 
     size_t end = first + 1;
     while (c.calls[end - 1].pipelined_with_next) ++end;
     for (size_t i = first; i < end; ++i) {
-      // hiredis takes `const char**` but only reads the array.
-      redisAppendCommandArgv(bare, static_cast<int>(c.ptrs[i].size()),
-                             const_cast<const char**>(c.ptrs[i].data()), c.lens[i].data());
+      redisAppendFormattedCommand(bare, c.requests[i].data(), c.requests[i].size());
     }
     for (size_t i = first; i < end; ++i) {
       void* raw = nullptr;
@@ -273,15 +319,21 @@ std::string ReplayBare(RedisServer& server, redisContext* bare, const BareCase& 
   return "";
 }
 
-// Replays `c` through a Connection and compares every reply with the
-// recorded one, byte for byte: proof that the bare loop makes the server do
-// the same work as the case. Returns "" or the first difference.
+// Replays `c` through a Connection and a fresh SqlDatabase and compares
+// every reply with the recorded one, byte for byte, and every statement's
+// result: proof that the bare loop does the same work as the case. Returns
+// "" or the first difference.
 std::string VerifyReplay(RedisServer& server, const BareCase& c) {
   if (Status s = server.Reset(kEpochMs); !s.ok()) return s.ToString();
   Result<std::unique_ptr<Connection>> conn = server.Connect();
   if (!conn.ok()) return conn.status().ToString();
+  SqlDatabase db;
   for (size_t i = 0; i < c.calls.size(); ++i) {
     const RecordedCall& call = c.calls[i];
+    if (call.sql) {
+      if (std::string diff = ReplaySql(db, *call.sql, i); !diff.empty()) return diff;
+      continue;
+    }
     if (call.clock_ms > server.ClockMs()) server.SetClockMs(call.clock_ms);
     std::vector<std::string_view> views(call.argv.begin(), call.argv.end());
     Result<Reply> reply = (*conn)->Call(views);
@@ -303,15 +355,24 @@ Result<const std::vector<BareCase>*> StandardRecordings() {
   std::vector<BareCase> cases;
   for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
     RecordingServer recorder((*f)->server);
+    const SqlObserver record_sql = [&](const SqlCall& sql, const SqlResult& result) {
+      RecordedCall call;
+      call.sql = RecordedSql{sql.statement, std::string(sql.event_id), std::string(sql.stream_id),
+                             std::string(sql.consumer), sql.t_ms, result};
+      recorder.log().push_back(std::move(call));
+    };
+    ObserveSqlOnThisThread(&record_sql);
     Result<RunResult> run =
         RunSimulation(StandardConfig(kStandardWorkers, kStandardEvents, seed), &recorder);
+    ObserveSqlOnThisThread(nullptr);
     if (!run.ok()) return run.status();
-    const int64_t rt = run->protocol_round_trips + run->harness_round_trips;
-    if (rt != static_cast<int64_t>(recorder.log().size())) {
-      return Status::Internal(fmt::format("seed {}: the case counts {} round trips, {} were recorded",
-                                          seed, rt, recorder.log().size()));
-    }
     BareCase c = Prepare(std::move(recorder.log()));
+    const int64_t rt = run->protocol_round_trips + run->harness_round_trips;
+    if (rt != c.round_trips || c.sql_statements == 0) {
+      return Status::Internal(fmt::format(
+          "seed {}: the case counts {} round trips, {} were recorded (and {} SQL statements)", seed,
+          rt, c.round_trips, c.sql_statements));
+    }
     c.steps = run->steps;
     c.trace_hash = run->trace_hash;
     if (std::string diff = VerifyReplay(*(*f)->server, c); !diff.empty()) {
@@ -337,10 +398,11 @@ void BM_HarnessVsBare(benchmark::State& state) {
     if (bare != nullptr) redisFree(bare);
     return state.SkipWithError("cannot connect the bare hiredis client");
   }
+  SqlDatabase bare_db;  // the store's kind; a store reuses its database too
 
   std::vector<double> ratios;
   double wall[2] = {0, 0}, cpu[2] = {0, 0};  // [0] harness, [1] bare
-  int64_t round_trips = 0, steps = 0;
+  int64_t round_trips = 0, sql_statements = 0, steps = 0;
   std::string error;
   int64_t n = 0;
   for (auto _ : state) {
@@ -360,7 +422,7 @@ void BM_HarnessVsBare(benchmark::State& state) {
           error = "the case is not the recorded one (trace hash differs)";
         }
       } else {
-        error = ReplayBare(*f.server, bare, c);
+        error = ReplayBare(*f.server, bare, bare_db, c);
       }
       w[side] = NowSeconds(CLOCK_MONOTONIC) - wall_start;
       u[side] = NowSeconds(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
@@ -371,7 +433,8 @@ void BM_HarnessVsBare(benchmark::State& state) {
       cpu[side] += u[side];
     }
     ratios.push_back(w[1] / w[0]);
-    round_trips += static_cast<int64_t>(c.calls.size());
+    round_trips += c.round_trips;
+    sql_statements += c.sql_statements;
     steps += c.steps;
     ++n;
   }
@@ -386,6 +449,7 @@ void BM_HarnessVsBare(benchmark::State& state) {
   state.counters["harness_cpu_us/rt"] = cpu[0] / rt * 1e6;
   state.counters["bare_cpu_us/rt"] = cpu[1] / rt * 1e6;
   state.counters["rt/case"] = rt / static_cast<double>(n);
+  state.counters["sql/case"] = static_cast<double>(sql_statements) / static_cast<double>(n);
 }
 
 // ---------------------------------------------------------------------------
@@ -634,12 +698,14 @@ int ProfileCases(int cases) {
 int main(int argc, char** argv) {
   using namespace xackly;
   InstallLiveServerSignalHandlers();  // Ctrl-C kills the servers too
-  if (argc == 2 && std::strncmp(argv[1], "--profile_cases=", 16) == 0) {
-    const int code = ProfileCases(std::max(1, std::atoi(argv[1] + 16)));
+  std::vector<char*> args(argv, argv + argc);
+  bench::ApplyPlacement("xackly_bench_sim", &args);
+  if (args.size() == 2 && std::strncmp(args[1], "--profile_cases=", 16) == 0) {
+    const int code = ProfileCases(std::max(1, std::atoi(args[1] + 16)));
     g_fixture.reset();
     return code;
   }
-  if (!bench::InitializeBenchmark({argv, argv + argc})) return 2;
+  if (!bench::InitializeBenchmark(args)) return 2;
   Register();
   bench::FailureAwareReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);

@@ -4,6 +4,17 @@
 
 namespace xackly {
 
+CaseExecutor::CaseExecutor(RedisServerOptions options) : options_(std::move(options)) {
+  if (!options_.pin) return;
+  pin_ = std::make_unique<ThreadPin>(options_.cpu >= 0 ? options_.cpu : CurrentCpu());
+  options_.cpu = pin_->pinned() ? pin_->cpu() : -1;
+}
+
+CaseExecutor::~CaseExecutor() {
+  servers_.clear();  // the servers stop before the thread is unpinned
+  pin_.reset();
+}
+
 Result<RedisServer*> CaseExecutor::Server(Persistence persistence) {
   auto it = servers_.find(persistence);
   if (it != servers_.end()) return it->second.get();

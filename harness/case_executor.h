@@ -3,12 +3,20 @@
 // between cases. Not thread-safe: give each thread its own executor, created
 // and destroyed on that thread (the servers die with the thread that started
 // them, see harness/redis_server.h).
+//
+// Placement: with options.pin (the default), the executor binds the thread
+// that creates it, and every server it starts, to one CPU: options.cpu, or
+// when that is -1 the CPU the thread runs on at construction. A client and
+// server on one CPU hand the CPU to each other on every round trip instead
+// of waking each other across CPUs (harness/cpu_placement.h). The thread
+// gets its previous CPU set back when the executor is destroyed.
 #pragma once
 
 #include <map>
 #include <memory>
 #include <string>
 
+#include "harness/cpu_placement.h"
 #include "harness/redis_server.h"
 #include "sim/simulation.h"
 
@@ -17,7 +25,10 @@ namespace xackly {
 class CaseExecutor {
  public:
   // `options.persistence` is ignored: each case picks its own.
-  explicit CaseExecutor(RedisServerOptions options) : options_(std::move(options)) {}
+  explicit CaseExecutor(RedisServerOptions options);
+  ~CaseExecutor();
+  CaseExecutor(const CaseExecutor&) = delete;
+  CaseExecutor& operator=(const CaseExecutor&) = delete;
 
   // Runs one case on the server for `config.persistence`. Fails with the
   // server's start error (kNotFound, kInternal...) or RunSimulation's.
@@ -30,8 +41,13 @@ class CaseExecutor {
   // "redis 7.0.15" once a server has started (Server() starts one).
   std::string server_version() const { return server_version_; }
 
+  // The CPU the thread and its servers are bound to, or -1 when unpinned
+  // (options.pin false, or the kernel refused the CPU).
+  int cpu() const { return options_.cpu; }
+
  private:
   RedisServerOptions options_;
+  std::unique_ptr<ThreadPin> pin_;  // while pinned
   std::map<Persistence, std::unique_ptr<RedisServer>> servers_;
   std::string server_version_;
 };

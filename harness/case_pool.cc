@@ -2,11 +2,20 @@
 
 #include <memory>
 
+#include "harness/cpu_placement.h"
+
 namespace xackly {
 
-CasePool::CasePool(int threads, RedisServerOptions options) : options_(std::move(options)) {
+CasePool::CasePool(int threads, RedisServerOptions options) {
   if (threads < 1) threads = 1;
-  for (int i = 0; i < threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+  const std::vector<int> allowed = AllowedCpus();
+  const int first = CurrentCpu();
+  for (int i = 0; i < threads; ++i) {
+    RedisServerOptions worker_options = options;
+    if (options.pin) worker_options.cpu = CpuForThread(allowed, first, i);
+    cpus_.push_back(options.pin ? worker_options.cpu : -1);
+    workers_.emplace_back([this, worker_options] { WorkerLoop(worker_options); });
+  }
 }
 
 CasePool::~CasePool() {
@@ -18,8 +27,8 @@ CasePool::~CasePool() {
   for (std::thread& t : workers_) t.join();
 }
 
-void CasePool::WorkerLoop() {
-  CaseExecutor executor(options_);  // created, used and destroyed on this thread
+void CasePool::WorkerLoop(RedisServerOptions options) {
+  CaseExecutor executor(std::move(options));  // created, used and destroyed on this thread
   for (;;) {
     Job job;
     {

@@ -7,6 +7,11 @@
 // Each worker thread creates, uses and destroys its executor itself: a server
 // dies with the thread that started it (PR_SET_PDEATHSIG), and these threads
 // live as long as the pool.
+//
+// Placement: with options.pin (the default) worker i and its servers are
+// bound to one CPU, distinct CPUs for distinct workers as far as the
+// creating thread's allowed CPU set goes (starting with the CPU it runs on,
+// wrapping around when there are more workers than CPUs).
 #pragma once
 
 #include <condition_variable>
@@ -38,12 +43,14 @@ class CasePool {
   Result<std::string> ServerVersion();
 
   int threads() const { return static_cast<int>(workers_.size()); }
+  // The CPU each worker is bound to, by worker; -1 for unpinned.
+  const std::vector<int>& cpus() const { return cpus_; }
 
  private:
   using Job = std::function<void(CaseExecutor&)>;
-  void WorkerLoop();
+  void WorkerLoop(RedisServerOptions options);
 
-  RedisServerOptions options_;
+  std::vector<int> cpus_;
   std::mutex mu_;
   std::condition_variable work_ready_;
   std::condition_variable work_done_;

@@ -2,8 +2,11 @@
 
 #include <hiredis/hiredis.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <csignal>
+#include <memory>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -29,26 +32,68 @@ timeval ToTimeval(int timeout_ms) {
   return tv;
 }
 
-Reply ToReply(const redisReply& r) {
-  switch (r.type) {
-    case REDIS_REPLY_STRING:
-      return Reply::String(std::string(r.str, r.len));
-    case REDIS_REPLY_INTEGER:
-      return Reply::Integer(r.integer);
-    case REDIS_REPLY_STATUS:
-      return Reply::StatusText(std::string(r.str, r.len));
-    case REDIS_REPLY_ERROR:
-      return Reply::Error(std::string(r.str, r.len));
-    case REDIS_REPLY_ARRAY: {
-      std::vector<Reply> elements;
-      elements.reserve(r.elements);
-      for (size_t i = 0; i < r.elements; ++i) elements.push_back(ToReply(*r.element[i]));
-      return Reply::Array(std::move(elements));
-    }
-    case REDIS_REPLY_NIL:
-    default:  // hiredis 0.14 produces no other type
-      return Reply::Nil();
+// hiredis's parser builds xackly Replies directly (its reply-object hooks),
+// so a reply is allocated once, as the Reply the simulator reads, instead
+// of as a redisReply tree that is then copied into a Reply and freed. The
+// root is a heap Reply the caller takes over (TakeReply); every element is
+// filled in place in its parent, which owns it.
+Reply* Slot(const redisReadTask* task) {
+  if (task->parent == nullptr) return new Reply();
+  return &static_cast<Reply*>(task->parent->obj)->mutable_element(static_cast<size_t>(task->idx));
+}
+
+void* CreateString(const redisReadTask* task, char* str, size_t len) {
+  Reply* slot = Slot(task);
+  std::string text(str, len);
+  switch (task->type) {
+    case REDIS_REPLY_STATUS: *slot = Reply::StatusText(std::move(text)); break;
+    case REDIS_REPLY_ERROR: *slot = Reply::Error(std::move(text)); break;
+    default: *slot = Reply::String(std::move(text)); break;
   }
+  return slot;
+}
+
+void* CreateArray(const redisReadTask* task, int elements) {
+  Reply* slot = Slot(task);
+  *slot = Reply::Array(std::vector<Reply>(static_cast<size_t>(std::max(elements, 0))));
+  return slot;
+}
+
+void* CreateInteger(const redisReadTask* task, long long value) {
+  Reply* slot = Slot(task);
+  *slot = Reply::Integer(value);
+  return slot;
+}
+
+void* CreateNil(const redisReadTask* task) { return Slot(task); }  // a Reply starts nil
+
+void FreeRoot(void* root) { delete static_cast<Reply*>(root); }
+
+redisReplyObjectFunctions g_reply_functions = {CreateString, CreateArray, CreateInteger, CreateNil,
+                                               FreeRoot};
+
+// Appends `argv` as one RESP request ("*2\r\n$4\r\nPING\r\n..."). hiredis's own
+// formatter (redisAppendCommandArgv) builds the same bytes through
+// sdscatfmt, at several times the cost.
+void AppendRequest(std::string& out, std::span<const std::string_view> argv) {
+  char digits[24];
+  auto append_count = [&](char kind, size_t n) {
+    out += kind;
+    out.append(digits, std::to_chars(digits, digits + sizeof(digits), n).ptr);
+    out += "\r\n";
+  };
+  append_count('*', argv.size());
+  for (std::string_view arg : argv) {
+    append_count('$', arg.size());
+    out += arg;
+    out += "\r\n";
+  }
+}
+
+// Takes over a root object the parser returned.
+Reply TakeReply(void* root) {
+  std::unique_ptr<Reply> owned(static_cast<Reply*>(root));
+  return std::move(*owned);
 }
 
 class HiredisConnection final : public Connection {
@@ -66,48 +111,36 @@ class HiredisConnection final : public Connection {
     if (context_ == nullptr) {
       return Status::Closed(fmt::format("connection to {} is dead: {}", socket_path_, death_));
     }
-    // The argument buffers are members so that a call allocates nothing here
-    // once they have grown to the longest command seen.
-    arg_ptrs_.clear();
-    arg_lens_.clear();
-    for (std::string_view arg : argv) {
-      arg_ptrs_.push_back(arg.data());
-      arg_lens_.push_back(arg.size());
+    // The request buffer is a member so that a call allocates nothing here
+    // once it has grown to the longest command seen.
+    request_.clear();
+    AppendRequest(request_, argv);
+    void* raw = nullptr;
+    if (redisAppendFormattedCommand(context_, request_.data(), request_.size()) != REDIS_OK ||
+        redisGetReply(context_, &raw) != REDIS_OK || raw == nullptr) {
+      return Die(errno);
     }
-    void* raw = redisCommandArgv(context_, static_cast<int>(argv.size()), arg_ptrs_.data(),
-                                 arg_lens_.data());
-    if (raw == nullptr) return Die(errno);
-    auto* reply = static_cast<redisReply*>(raw);
-    Reply value = ToReply(*reply);
-    freeReplyObject(reply);
-    return value;
+    return TakeReply(raw);
   }
 
   Result<std::vector<Reply>> CallAll(std::span<const std::vector<std::string_view>> commands) override {
     if (context_ == nullptr) {
       return Status::Closed(fmt::format("connection to {} is dead: {}", socket_path_, death_));
     }
+    request_.clear();
     for (const auto& argv : commands) {
       XACKLY_CHECK(!argv.empty());
-      arg_ptrs_.clear();
-      arg_lens_.clear();
-      for (std::string_view arg : argv) {
-        arg_ptrs_.push_back(arg.data());
-        arg_lens_.push_back(arg.size());
-      }
-      if (redisAppendCommandArgv(context_, static_cast<int>(argv.size()), arg_ptrs_.data(),
-                                 arg_lens_.data()) != REDIS_OK) {
-        return Die(errno);
-      }
+      AppendRequest(request_, argv);
+    }
+    if (redisAppendFormattedCommand(context_, request_.data(), request_.size()) != REDIS_OK) {
+      return Die(errno);
     }
     std::vector<Reply> replies;
     replies.reserve(commands.size());
     for (size_t i = 0; i < commands.size(); ++i) {
       void* raw = nullptr;
       if (redisGetReply(context_, &raw) != REDIS_OK || raw == nullptr) return Die(errno);
-      auto* reply = static_cast<redisReply*>(raw);
-      replies.push_back(ToReply(*reply));
-      freeReplyObject(reply);
+      replies.push_back(TakeReply(raw));
     }
     return replies;
   }
@@ -146,8 +179,7 @@ class HiredisConnection final : public Connection {
   redisContext* context_;  // nullptr once dead
   const std::string socket_path_;
   std::string death_;  // why the connection died
-  std::vector<const char*> arg_ptrs_;
-  std::vector<size_t> arg_lens_;
+  std::string request_;  // RESP of the request being sent
 };
 
 }  // namespace
@@ -164,6 +196,7 @@ Result<std::unique_ptr<Connection>> ConnectUnix(const std::string& socket_path, 
     redisFree(context);
     return status;
   }
+  context->reader->fn = &g_reply_functions;
   return std::unique_ptr<Connection>(new HiredisConnection(context, socket_path));
 }
 

@@ -266,6 +266,7 @@ Status RedisServer::Launch() {
       fmt::format("{}={}", kClockPageEnv, clock_->page_path()),
   });
   spawn.output_path = dir_->File(kOutputName);
+  spawn.cpu = options_.cpu;
   Result<pid_t> pid = Spawn(spawn);
   if (!pid.ok()) return Status::Internal(pid.status().message());
   pid_ = *pid;

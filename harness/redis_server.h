@@ -55,6 +55,13 @@ struct RedisServerOptions {
   std::string clock_library;
   // Extra redis.conf lines, appended after the generated ones.
   std::vector<std::string> extra_config;
+  // Placement (harness/cpu_placement.h). `cpu` >= 0: the server runs on
+  // that CPU alone; -1: on the CPUs of the thread that starts it.
+  int cpu = -1;
+  // For CaseExecutor and CasePool: bind each case thread and the servers it
+  // drives to one CPU (distinct CPUs for parallel threads). False is the
+  // --no-pin opt-out: the kernel places both.
+  bool pin = true;
 };
 
 // Resolves the server binary as RedisServerOptions::server_path describes.

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -31,8 +32,9 @@ std::vector<char*> CStringArray(const std::vector<std::string>& strings) {
 }
 
 // Runs in the child between fork and exec: async-signal-safe calls only.
-[[noreturn]] void ExecChild(pid_t parent, int null_fd, int out_fd, int errno_pipe, const char* path,
-                            char* const* argv, char* const* envp) {
+[[noreturn]] void ExecChild(pid_t parent, int null_fd, int out_fd, int errno_pipe,
+                            const cpu_set_t* cpus, const char* path, char* const* argv,
+                            char* const* envp) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   // The parent may have died between fork() and prctl(); then the death
   // signal will never come, so stop here.
@@ -45,6 +47,11 @@ std::vector<char*> CStringArray(const std::vector<std::string>& strings) {
   sigset_t none;  // Spawn() blocked everything around fork()
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
+  if (cpus != nullptr && sched_setaffinity(0, sizeof(*cpus), cpus) != 0) {
+    int err = -errno;  // negative: the CPU, not exec, failed
+    (void)!write(errno_pipe, &err, sizeof(err));
+    _exit(127);
+  }
   if (dup2(null_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0) {
     int err = errno;
     (void)!write(errno_pipe, &err, sizeof(err));
@@ -65,6 +72,9 @@ Result<pid_t> Spawn(const SpawnOptions& options) {
   argv_strings.insert(argv_strings.end(), options.args.begin(), options.args.end());
   std::vector<char*> argv = CStringArray(argv_strings);
   std::vector<char*> envp = CStringArray(options.env);
+  cpu_set_t cpus;  // built here: the child may only make async-signal-safe calls
+  CPU_ZERO(&cpus);
+  if (options.cpu >= 0 && options.cpu < CPU_SETSIZE) CPU_SET(options.cpu, &cpus);
 
   int out_fd = ::open(options.output_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (out_fd < 0) {
@@ -89,8 +99,8 @@ Result<pid_t> Spawn(const SpawnOptions& options) {
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid == 0) {
-    ExecChild(parent, null_fd, out_fd, errno_pipe[1], options.path.c_str(), argv.data(),
-              envp.data());
+    ExecChild(parent, null_fd, out_fd, errno_pipe[1], options.cpu >= 0 ? &cpus : nullptr,
+              options.path.c_str(), argv.data(), envp.data());
   }
   int fork_errno = errno;
   ::pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
@@ -111,6 +121,10 @@ Result<pid_t> Spawn(const SpawnOptions& options) {
   if (n == static_cast<ssize_t>(sizeof(child_errno))) {
     int status;
     ::waitpid(pid, &status, 0);
+    if (child_errno < 0) {
+      return Status::IoError(fmt::format("cannot bind {} to CPU {}: {}", options.path, options.cpu,
+                                         std::strerror(-child_errno)));
+    }
     return Status::IoError(
         fmt::format("cannot execute {}: {}", options.path, std::strerror(child_errno)));
   }

@@ -16,6 +16,7 @@ struct SpawnOptions {
   std::vector<std::string> args;  // argv[1..]; argv[0] is `path`
   std::vector<std::string> env;   // the whole environment, "NAME=value" each
   std::string output_path;        // stdout and stderr are appended here
+  int cpu = -1;                   // >= 0: the child runs on this CPU alone
 };
 
 // Starts `options.path` as a child of the calling thread. The child:
@@ -23,12 +24,15 @@ struct SpawnOptions {
 //   - runs in its own process group (a terminal's Ctrl-C reaches only
 //     xackly, which then decides what happens to the server);
 //   - has default signal dispositions and an empty signal mask;
+//   - runs, with every thread it starts, on CPU `cpu` alone when cpu >= 0
+//     (sched_setaffinity before exec), else on the calling thread's CPUs;
 //   - gets SIGKILL when the thread that spawned it exits, for any reason,
 //     including `kill -9` of xackly (PR_SET_PDEATHSIG). Linux ties this to
 //     the spawning *thread*, not the process: the owner must keep that
 //     thread alive for as long as the child should run.
-// Fails with kIoError when the output file cannot be opened or exec fails
-// (the message carries errno's text); the child is reaped in that case.
+// Fails with kIoError when the output file cannot be opened, the CPU
+// cannot be bound (not in the allowed set) or exec fails (the message
+// carries errno's text); the child is reaped in that case.
 Result<pid_t> Spawn(const SpawnOptions& options);
 
 // Waits up to `timeout_ms` for `pid` (a child of this process) to exit and

@@ -61,6 +61,11 @@ const Reply& Reply::operator[](size_t i) const {
   return elements_[i];
 }
 
+Reply& Reply::mutable_element(size_t i) {
+  XACKLY_CHECK(is_array() && i < elements_.size());
+  return elements_[i];
+}
+
 bool Reply::operator==(const Reply& other) const {
   return type_ == other.type_ && integer_ == other.integer_ && str_ == other.str_ &&
          elements_ == other.elements_;

@@ -41,6 +41,9 @@ class Reply {
   size_t size() const { return elements_.size(); }
   // REQUIRES: is_array() && i < size()
   const Reply& operator[](size_t i) const;
+  // The i-th element, for a parser that fills an array it created with
+  // Array(std::vector<Reply>(n)) in place. REQUIRES: is_array() && i < size()
+  Reply& mutable_element(size_t i);
 
   // Canonical rendering, one line, no trailing newline:
   //   nil              nil

@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <iterator>
 #include <memory>
 
 #include <fmt/format.h>
@@ -29,56 +30,84 @@ sqlite3_stmt* PrepareOrDie(sqlite3* db, const char* sql) {
   return stmt;
 }
 
-std::string SqlQuote(const std::string& s) {
-  std::string out = "'";
+// Appends `s` as an SQL string literal ('it''s').
+void AppendSqlQuoted(std::string& out, std::string_view s) {
+  out += '\'';
   for (char c : s) {
     if (c == '\'') out += '\'';
     out += c;
   }
-  return out + "'";
+  out += '\'';
 }
 
 }  // namespace
 
-struct SqlDatabase {
-  sqlite3* db = nullptr;
-  sqlite3_stmt* check = nullptr;
-  sqlite3_stmt* mark = nullptr;
-  sqlite3_stmt* effect = nullptr;
-  sqlite3_stmt* begin = nullptr;
-  sqlite3_stmt* commit = nullptr;
-  sqlite3_stmt* rollback = nullptr;
-  sqlite3_stmt* clear_processed = nullptr;
-  sqlite3_stmt* clear_effects = nullptr;
-
-  SqlDatabase() {
-    XACKLY_CHECK(sqlite3_open_v2(":memory:", &db,
-                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                                 nullptr) == SQLITE_OK);
-    // Small pages: each transaction's first write to a page copies the
-    // whole page into the rollback journal, and these tables are tiny.
-    ExecOrDie(db, "PRAGMA page_size = 512");
-    ExecOrDie(db,
-              "CREATE TABLE processed(event_id TEXT PRIMARY KEY);"
-              "CREATE TABLE effects(seq INTEGER PRIMARY KEY, event_id TEXT, stream_id TEXT,"
-              " consumer TEXT, t_ms INTEGER);");
-    check = PrepareOrDie(db, "SELECT 1 FROM processed WHERE event_id = ?1");
-    mark = PrepareOrDie(db, "INSERT OR IGNORE INTO processed(event_id) VALUES (?1)");
-    effect = PrepareOrDie(
-        db, "INSERT INTO effects(event_id, stream_id, consumer, t_ms) VALUES (?1, ?2, ?3, ?4)");
-    begin = PrepareOrDie(db, "BEGIN");
-    commit = PrepareOrDie(db, "COMMIT");
-    rollback = PrepareOrDie(db, "ROLLBACK");
-    clear_processed = PrepareOrDie(db, "DELETE FROM processed");
-    clear_effects = PrepareOrDie(db, "DELETE FROM effects");
-  }
-  ~SqlDatabase() {
-    for (sqlite3_stmt* s : {check, mark, effect, begin, commit, rollback, clear_processed, clear_effects}) {
-      sqlite3_finalize(s);
-    }
-    sqlite3_close(db);
-  }
+namespace {
+const char* const kStatementText[kSqlStatementCount] = {
+    "BEGIN",
+    "SELECT 1 FROM processed WHERE event_id = ?1",
+    "INSERT OR IGNORE INTO processed(event_id) VALUES (?1)",
+    "INSERT INTO effects(event_id, stream_id, consumer, t_ms) VALUES (?1, ?2, ?3, ?4)",
+    "COMMIT",
+    "ROLLBACK",
+    "DELETE FROM processed",
+    "DELETE FROM effects",
 };
+
+thread_local const SqlObserver* t_observer = nullptr;
+
+void BindText(sqlite3_stmt* stmt, int index, std::string_view text) {
+  sqlite3_bind_text(stmt, index, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
+}
+}  // namespace
+
+void ObserveSqlOnThisThread(const SqlObserver* observer) { t_observer = observer; }
+
+SqlDatabase::SqlDatabase() {
+  XACKLY_CHECK(sqlite3_open_v2(":memory:", &db_,
+                               SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                               nullptr) == SQLITE_OK);
+  // Small pages: each transaction's first write to a page copies the
+  // whole page into the rollback journal, and these tables are tiny.
+  ExecOrDie(db_, "PRAGMA page_size = 512");
+  ExecOrDie(db_,
+            "CREATE TABLE processed(event_id TEXT PRIMARY KEY);"
+            "CREATE TABLE effects(seq INTEGER PRIMARY KEY, event_id TEXT, stream_id TEXT,"
+            " consumer TEXT, t_ms INTEGER);");
+  for (int i = 0; i < kSqlStatementCount; ++i) statements_[i] = PrepareOrDie(db_, kStatementText[i]);
+}
+
+SqlDatabase::~SqlDatabase() {
+  for (sqlite3_stmt* s : statements_) sqlite3_finalize(s);
+  sqlite3_close(db_);
+}
+
+SqlResult SqlDatabase::Execute(const SqlCall& call) {
+  sqlite3_stmt* stmt = statements_[static_cast<int>(call.statement)];
+  switch (call.statement) {
+    case SqlStatement::kCheckDone:
+    case SqlStatement::kMarkDone: BindText(stmt, 1, call.event_id); break;
+    case SqlStatement::kEffect:
+      BindText(stmt, 1, call.event_id);
+      BindText(stmt, 2, call.stream_id);
+      BindText(stmt, 3, call.consumer);
+      sqlite3_bind_int64(stmt, 4, call.t_ms);
+      break;
+    default: break;
+  }
+  const int rc = sqlite3_step(stmt);
+  // sqlite3_changes keeps the last write's count through reads and
+  // transaction control: only an insert or delete has changes of its own.
+  const bool writes = call.statement == SqlStatement::kMarkDone || call.statement == SqlStatement::kEffect ||
+                      call.statement == SqlStatement::kClearProcessed ||
+                      call.statement == SqlStatement::kClearEffects;
+  SqlResult result{rc == SQLITE_DONE || rc == SQLITE_ROW, rc == SQLITE_ROW,
+                   writes && rc == SQLITE_DONE ? sqlite3_changes(db_) : 0};
+  sqlite3_reset(stmt);
+  sqlite3_clear_bindings(stmt);
+  if (t_observer != nullptr) (*t_observer)(call, result);
+  return result;
+}
 
 namespace {
 // Building a database costs more than a whole case's SQL steps (measured
@@ -94,20 +123,15 @@ SqlStore::SqlStore(EffectLedger* ledger) : ledger_(ledger) {
 
 SqlStore::~SqlStore() {
   RollbackOpen();
-  bool emptied = Exec(db_->clear_processed) && Exec(db_->clear_effects);
+  bool emptied = Exec(SqlStatement::kClearProcessed) && Exec(SqlStatement::kClearEffects);
   if (emptied && !t_spare_db) t_spare_db = std::move(db_);
 }
 
-bool SqlStore::Exec(sqlite3_stmt* stmt) {
-  int rc = sqlite3_step(stmt);
-  sqlite3_reset(stmt);
-  sqlite3_clear_bindings(stmt);
-  return rc == SQLITE_DONE || rc == SQLITE_ROW;
-}
+bool SqlStore::Exec(SqlStatement statement) { return db_->Execute({statement}).ok; }
 
 void SqlStore::RollbackOpen() {
   if (txn_owner_ == 0) return;
-  XACKLY_CHECK(Exec(db_->rollback));
+  XACKLY_CHECK(Exec(SqlStatement::kRollback));
   txn_owner_ = 0;
   txn_effects_.clear();
 }
@@ -135,7 +159,7 @@ BusinessOutcome SqlStore::Begin(int owner, int64_t now_ms, std::string* sql, std
     *result = "error: transaction already open";
     return BusinessOutcome::kFailed;
   }
-  XACKLY_CHECK(Exec(db_->begin));
+  XACKLY_CHECK(Exec(SqlStatement::kBegin));
   txn_owner_ = owner;
   *result = "ok";
   return BusinessOutcome::kOk;
@@ -144,13 +168,10 @@ BusinessOutcome SqlStore::Begin(int owner, int64_t now_ms, std::string* sql, std
 BusinessOutcome SqlStore::CheckDone(int owner, int64_t now_ms, const std::string& event_id,
                                     std::string* sql, std::string* result) {
   XACKLY_CHECK(!Busy(owner));
-  *sql = "SELECT 1 FROM processed WHERE event_id = " + SqlQuote(event_id);
+  sql->assign("SELECT 1 FROM processed WHERE event_id = ");
+  AppendSqlQuoted(*sql, event_id);
   if (Unavailable(owner, now_ms, result)) return BusinessOutcome::kUnavailable;
-  sqlite3_bind_text(db_->check, 1, event_id.data(), static_cast<int>(event_id.size()), SQLITE_STATIC);
-  int rc = sqlite3_step(db_->check);
-  bool found = rc == SQLITE_ROW;
-  sqlite3_reset(db_->check);
-  sqlite3_clear_bindings(db_->check);
+  const bool found = db_->Execute({SqlStatement::kCheckDone, event_id}).row;
   *result = found ? "1 row" : "0 rows";
   return found ? BusinessOutcome::kAlreadyDone : BusinessOutcome::kOk;
 }
@@ -158,11 +179,13 @@ BusinessOutcome SqlStore::CheckDone(int owner, int64_t now_ms, const std::string
 BusinessOutcome SqlStore::MarkDone(int owner, int64_t now_ms, const std::string& event_id,
                                    std::string* sql, std::string* result) {
   XACKLY_CHECK(!Busy(owner));
-  *sql = "INSERT OR IGNORE INTO processed(event_id) VALUES (" + SqlQuote(event_id) + ")";
+  sql->assign("INSERT OR IGNORE INTO processed(event_id) VALUES (");
+  AppendSqlQuoted(*sql, event_id);
+  *sql += ')';
   if (Unavailable(owner, now_ms, result)) return BusinessOutcome::kUnavailable;
-  sqlite3_bind_text(db_->mark, 1, event_id.data(), static_cast<int>(event_id.size()), SQLITE_STATIC);
-  XACKLY_CHECK(Exec(db_->mark));
-  bool inserted = sqlite3_changes(db_->db) == 1;
+  const SqlResult marked = db_->Execute({SqlStatement::kMarkDone, event_id});
+  XACKLY_CHECK(marked.ok);
+  const bool inserted = marked.changes == 1;
   *result = inserted ? "1 row" : "0 rows";
   return inserted ? BusinessOutcome::kOk : BusinessOutcome::kAlreadyDone;
 }
@@ -170,23 +193,21 @@ BusinessOutcome SqlStore::MarkDone(int owner, int64_t now_ms, const std::string&
 BusinessOutcome SqlStore::Effect(int owner, int64_t now_ms, const EffectRecord& effect,
                                  bool poison, std::string* sql, std::string* result) {
   XACKLY_CHECK(!Busy(owner));
-  *sql = fmt::format(
-      "INSERT INTO effects(event_id, stream_id, consumer, t_ms) VALUES ({}, {}, {}, {})",
-      SqlQuote(effect.event_id), SqlQuote(effect.stream_id), SqlQuote(effect.consumer),
-      effect.t_ms);
+  sql->assign("INSERT INTO effects(event_id, stream_id, consumer, t_ms) VALUES (");
+  AppendSqlQuoted(*sql, effect.event_id);
+  *sql += ", ";
+  AppendSqlQuoted(*sql, effect.stream_id);
+  *sql += ", ";
+  AppendSqlQuoted(*sql, effect.consumer);
+  fmt::format_to(std::back_inserter(*sql), ", {})", effect.t_ms);
   if (Unavailable(owner, now_ms, result)) return BusinessOutcome::kUnavailable;
   if (poison) {
     *result = "failed (poison event)";
     return BusinessOutcome::kFailed;
   }
-  sqlite3_bind_text(db_->effect, 1, effect.event_id.data(), static_cast<int>(effect.event_id.size()),
-                    SQLITE_STATIC);
-  sqlite3_bind_text(db_->effect, 2, effect.stream_id.data(),
-                    static_cast<int>(effect.stream_id.size()), SQLITE_STATIC);
-  sqlite3_bind_text(db_->effect, 3, effect.consumer.data(), static_cast<int>(effect.consumer.size()),
-                    SQLITE_STATIC);
-  sqlite3_bind_int64(db_->effect, 4, effect.t_ms);
-  XACKLY_CHECK(Exec(db_->effect));
+  XACKLY_CHECK(db_->Execute({SqlStatement::kEffect, effect.event_id, effect.stream_id,
+                              effect.consumer, effect.t_ms})
+                   .ok);
   if (txn_owner_ == owner) {
     txn_effects_.push_back(effect);
   } else {
@@ -205,7 +226,7 @@ BusinessOutcome SqlStore::Commit(int owner, int64_t now_ms, std::string* sql,
     *result = "error: no transaction";
     return BusinessOutcome::kNoTransaction;
   }
-  XACKLY_CHECK(Exec(db_->commit));
+  XACKLY_CHECK(Exec(SqlStatement::kCommit));
   txn_owner_ = 0;
   for (EffectRecord& e : txn_effects_) ledger_->Record(std::move(e));
   txn_effects_.clear();
@@ -239,7 +260,7 @@ void SqlStore::SetUnavailableUntil(int64_t until_ms) {
 
 std::set<std::string> SqlStore::ProcessedIds() const {
   std::set<std::string> ids;
-  sqlite3_stmt* stmt = PrepareOrDie(db_->db, "SELECT event_id FROM processed");
+  sqlite3_stmt* stmt = PrepareOrDie(db_->handle(), "SELECT event_id FROM processed");
   while (sqlite3_step(stmt) == SQLITE_ROW) {
     ids.insert(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0)));
   }

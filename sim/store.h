@@ -5,10 +5,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/step.h"
@@ -19,9 +21,60 @@ struct sqlite3_stmt;
 namespace xackly {
 
 enum class EffectSink : uint8_t;
-// An open in-memory SQLite database with the schema and every statement
-// prepared (sim/store.cc).
-struct SqlDatabase;
+
+// The statements of the business store, prepared once per database.
+enum class SqlStatement : uint8_t {
+  kBegin,           // BEGIN
+  kCheckDone,       // SELECT 1 FROM processed WHERE event_id = ?1
+  kMarkDone,        // INSERT OR IGNORE INTO processed(event_id) VALUES (?1)
+  kEffect,          // INSERT INTO effects(event_id, stream_id, consumer, t_ms) VALUES (?1..?4)
+  kCommit,          // COMMIT
+  kRollback,        // ROLLBACK
+  kClearProcessed,  // DELETE FROM processed (a store handing its database on)
+  kClearEffects,    // DELETE FROM effects
+};
+inline constexpr int kSqlStatementCount = 8;
+
+// One execution: a statement and the values bound to it (only those the
+// statement has; the views need only live for the call).
+struct SqlCall {
+  SqlStatement statement = SqlStatement::kBegin;
+  std::string_view event_id;
+  std::string_view stream_id;
+  std::string_view consumer;
+  int64_t t_ms = 0;
+};
+struct SqlResult {
+  bool ok = false;   // stepped to done (or to its first row)
+  bool row = false;  // a row came back
+  int changes = 0;   // rows an insert or delete inserted or deleted
+};
+
+// An open in-memory SQLite database with the business schema and every
+// statement prepared: what each SqlStore runs on, and what a bare baseline
+// (bench/sim_bench.cc) runs a case's recorded statements on.
+class SqlDatabase {
+ public:
+  SqlDatabase();
+  ~SqlDatabase();
+  SqlDatabase(const SqlDatabase&) = delete;
+  SqlDatabase& operator=(const SqlDatabase&) = delete;
+
+  // Binds, steps (to done, or to the first row) and resets one statement;
+  // reports it to this thread's observer, if any.
+  SqlResult Execute(const SqlCall& call);
+  sqlite3* handle() const { return db_; }
+
+ private:
+  sqlite3* db_ = nullptr;
+  sqlite3_stmt* statements_[kSqlStatementCount] = {};
+};
+
+// Every SqlDatabase::Execute on the calling thread calls `observer` after
+// the statement ran, until ObserveSqlOnThisThread(nullptr): how a benchmark
+// records the SQL work of a case. REQUIRES: observer outlives its use.
+using SqlObserver = std::function<void(const SqlCall&, const SqlResult&)>;
+void ObserveSqlOnThisThread(const SqlObserver* observer);
 
 struct EffectRecord {
   std::string event_id;
@@ -85,7 +138,8 @@ class SqlStore {
   // True (and `*result` says why) when the request fails: the store is in an
   // outage, or `owner`'s transaction was aborted by one and not yet rolled back.
   bool Unavailable(int owner, int64_t now_ms, std::string* result);
-  bool Exec(sqlite3_stmt* stmt);  // steps to done; false on constraint/other error
+  // Executes a statement without bound values; false on an error.
+  bool Exec(SqlStatement statement);
   void RollbackOpen();
 
   EffectLedger* ledger_;

@@ -136,11 +136,15 @@ void AddOutputFlags(CLI::App* cmd, OutputFlags* flags, const std::string& defaul
   cmd->add_option("--format", flags->formats,
                   "report formats to write into --out, comma-separated: text, md, html, junit, json");
   cmd->add_flag("--quiet", flags->quiet, "no progress output");
+  cmd->add_flag("--no-pin", flags->no_pin,
+                "do not bind each case thread and its redis-server to one CPU (default: bound, "
+                "distinct CPUs for -j N)");
 }
 
 RedisServerOptions ServerOptionsFrom(const OutputFlags& flags) {
   RedisServerOptions o;
   o.server_path = flags.server_path;
+  o.pin = !flags.no_pin;
   return o;
 }
 

@@ -57,6 +57,7 @@ struct OutputFlags {
   std::string out_dir;
   std::string formats;
   bool quiet = false;
+  bool no_pin = false;  // --no-pin: leave case threads and servers where the kernel puts them
 };
 // `default_out`: the --out default ("" for none).
 void AddOutputFlags(CLI::App* cmd, OutputFlags* flags, const std::string& default_out);
