@@ -162,4 +162,17 @@ std::string Reply::Render() const {
   return out;
 }
 
+void RenderArgvTo(const std::vector<std::string>& argv, std::string& out) {
+  for (size_t i = 0; i < argv.size(); ++i) {
+    if (i > 0) out += ' ';
+    AppendArg(out, argv[i]);
+  }
+}
+
+std::string RenderArgv(const std::vector<std::string>& argv) {
+  std::string out;
+  RenderArgvTo(argv, out);
+  return out;
+}
+
 }  // namespace xackly

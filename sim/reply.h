@@ -70,5 +70,9 @@ void AppendQuoted(std::string& out, std::string_view s);
 // Appends `s` bare when it is a non-empty run of printable characters without
 // spaces, quotes or backslashes, else quoted. Used for command arguments.
 void AppendArg(std::string& out, std::string_view s);
+// A request as the trace shows it: its arguments, each as AppendArg writes
+// it, separated by spaces.
+void RenderArgvTo(const std::vector<std::string>& argv, std::string& out);
+std::string RenderArgv(const std::vector<std::string>& argv);
 
 }  // namespace xackly

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "sim/limits.h"
+#include "sim/oracle_feed.h"
 #include "sim/rng.h"
 #include "sim/store.h"
 
@@ -153,19 +154,6 @@ Status ValidateRunConfig(const RunConfig& c) {
 
 namespace {
 
-void RenderArgvTo(const std::vector<std::string>& argv, std::string& out) {
-  for (size_t i = 0; i < argv.size(); ++i) {
-    if (i > 0) out += ' ';
-    AppendArg(out, argv[i]);
-  }
-}
-
-std::string RenderArgv(const std::vector<std::string>& argv) {
-  std::string out;
-  RenderArgvTo(argv, out);
-  return out;
-}
-
 std::vector<EffectRecord> ParseRedisEffects(const Reply& reply) {
   std::vector<EffectRecord> out;
   if (!reply.is_array()) return out;
@@ -209,6 +197,7 @@ class Simulation {
         oracle_(config.events),
         store_(&ledger_),
         external_(&ledger_),
+        feed_(&oracle_, &ledger_, &env_),
         sched_rng_(Rng(config.seed).Split("scheduler")) {}
 
   Result<RunResult> Run();
@@ -230,7 +219,8 @@ class Simulation {
   Status ExecuteStep(Actor& a);
   Status ExecuteRedis(Actor& a, Step& s, bool* handled);
   void ExecuteBusiness(Actor& a, Step& s, std::string* request, std::string* result);
-  // Tells the oracle what a Redis reply shows. `reply_lost`: the caller never
+  // Tells the oracle what a Redis reply shows (OracleFeed), and wakes a
+  // parked worker when an entry was produced. `reply_lost`: the caller never
   // saw it (an XADD's outcome is then unknown to the producer).
   void ObserveRedis(Actor& a, const Step& s, bool reply_lost = false);
   // The events a worker step is about: its event, or an XACK's entries.
@@ -238,7 +228,6 @@ class Simulation {
   // A request of `a` timed out (a lost request or reply at `site`): the
   // oracle records the fault, and the actor reconnects.
   void TimeOut(Actor& a, HistoryKind fault, const char* site, const std::vector<std::string>& events);
-  void ForwardNewEffects();
   bool CrashPointFaults(Actor& a, const Step& s);
 
   // --- Faults and harness I/O ---
@@ -280,6 +269,7 @@ class Simulation {
   EffectLedger ledger_;
   SqlStore store_;
   ExternalService external_;
+  OracleFeed feed_;
   std::unique_ptr<FaultPlan> plan_;
   Rng sched_rng_;
 
@@ -297,7 +287,6 @@ class Simulation {
   int64_t drain_start_ms_ = 0;
   size_t next_scheduled_ = 0;
   size_t next_pick_ = 0;
-  size_t ledger_forwarded_ = 0;
   StreamId last_id_;
   int64_t protocol_rtt_ = 0;
   int64_t harness_rtt_ = 0;
@@ -562,13 +551,6 @@ int64_t Simulation::NextWakeTime() const {
 
 // ---------------------------------------------------------------------------
 
-void Simulation::ForwardNewEffects() {
-  const auto& records = ledger_.records();
-  for (; ledger_forwarded_ < records.size(); ++ledger_forwarded_) {
-    oracle_.Effect(records[ledger_forwarded_]);
-  }
-}
-
 void Simulation::ExecuteBusiness(Actor& a, Step& s, std::string* request, std::string* result) {
   bool poison = plan_->IsPoison(EventNumber(s.event_id));
   EffectRecord effect{s.event_id, s.stream_id, a.name, now_, ""};
@@ -598,91 +580,11 @@ void Simulation::ExecuteBusiness(Actor& a, Step& s, std::string* request, std::s
       (s.outcome == BusinessOutcome::kFailed || s.outcome == BusinessOutcome::kUnavailable)) {
     oracle_.EffectFailed(now_, a.name, s.event_id, s.stream_id, *result);
   }
-  ForwardNewEffects();
+  feed_.ForwardNewEffects();
 }
 
 void Simulation::ObserveRedis(Actor& a, const Step& s, bool reply_lost) {
-  const Reply& r = s.reply;
-  switch (s.op) {
-    case Op::kReadNew:
-    case Op::kReadPending: {
-      if (auto entries = ParseReadReply(r)) {
-        oracle_.Delivered(now_, a.name, *entries,
-                          s.op == Op::kReadNew ? DeliveryVia::kNew : DeliveryVia::kOwnPending);
-      }
-      break;
-    }
-    case Op::kClaim: {
-      if (auto c = ParseAutoClaimReply(r)) {
-        oracle_.Delivered(now_, a.name, c->entries, DeliveryVia::kClaim);
-        oracle_.ClaimFoundDeleted(now_, a.name, c->deleted_ids);
-      }
-      break;
-    }
-    case Op::kAck:
-      if (r.is_integer()) {
-        oracle_.Acked(now_, a.name, std::vector<std::string>(s.argv.begin() + 3, s.argv.end()));
-      }
-      break;
-    case Op::kRedisMarkDone:
-      if (r.is_status() && config_.protocol.dedupe_ttl_ms > 0) {
-        oracle_.DedupeRecord(now_, a.name, s.event_id, config_.protocol.dedupe_ttl_ms);
-      }
-      break;
-    case Op::kRedisAtomic:
-      if (r.is_integer() && r.integer() == 1) {
-        if (env_.atomic.has_effect) {
-          ledger_.Record({s.event_id, s.stream_id, a.name, now_, "redis"});
-          ForwardNewEffects();
-        }
-        if (env_.atomic.marks_done && config_.protocol.dedupe_ttl_ms > 0) {
-          oracle_.DedupeRecord(now_, a.name, s.event_id, config_.protocol.dedupe_ttl_ms);
-        }
-        if (env_.atomic.acks) oracle_.Acked(now_, a.name, {s.stream_id});
-      } else if (r.is_integer() && r.integer() == 0) {
-        // The group's check found the event done; the script acked it when
-        // the group holds the ack and the duplicate policy is "ack".
-        if (env_.atomic.acks && config_.protocol.on_duplicate == DuplicatePolicy::kAck) {
-          oracle_.Acked(now_, a.name, {s.stream_id});
-        }
-      } else if (r.is_error()) {
-        oracle_.EffectFailed(now_, a.name, s.event_id, s.stream_id, r.str());
-      }
-      break;
-    case Op::kRedisEffect:
-      if (r.is_integer()) {
-        ledger_.Record({s.event_id, s.stream_id, a.name, now_, "redis"});
-        ForwardNewEffects();
-      }
-      break;
-    case Op::kDeadLetter:
-      if (!r.is_error()) oracle_.DeadLettered(now_, a.name, s.event_id, s.stream_id);
-      break;
-    case Op::kProduce:
-      if (r.is_string()) {
-        oracle_.Produced(now_, a.name, s.event_id, r.str(),
-                         reply_lost ? Oracle::ProduceOutcome::kUnknown
-                                    : Oracle::ProduceOutcome::kAcknowledged);
-        WakeOneParkedWorker();
-      }
-      break;
-    case Op::kTrim:
-      if (r.is_integer() && r.integer() > 0) {
-        std::vector<std::string> gone;
-        if (s.argv[2] == "MAXLEN") {
-          gone = oracle_.OldestLive(static_cast<size_t>(r.integer()));
-        } else if (auto min_id = StreamId::Parse(s.argv[3])) {
-          gone = oracle_.LiveBelow(*min_id);
-        }
-        oracle_.PayloadsDeleted(now_, a.name, gone, s.argv[0], RenderArgv(s.argv));
-      }
-      break;
-    case Op::kDelConsumer:
-      if (r.is_integer()) oracle_.ConsumerDeleted(now_, a.name, s.argv[4]);
-      break;
-    default:
-      break;
-  }
+  if (feed_.Redis(now_, a.name, s, reply_lost).produced) WakeOneParkedWorker();
 }
 
 Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
