@@ -15,8 +15,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   xackly::Result<xackly::Scenario> parsed = xackly::ParseScenario(text, "fuzz.toml");
   if (!parsed.ok()) {
     // One line, never empty.
-    std::string_view message = parsed.status().message();
-    if (message.empty() || message.find('\n') != std::string_view::npos) std::abort();
+    const std::string message = parsed.status().message();
+    if (message.empty() || message.find('\n') != std::string::npos) std::abort();
     return 0;
   }
   std::string written = xackly::WriteScenario(*parsed);
