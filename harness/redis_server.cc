@@ -144,7 +144,9 @@ Result<std::unique_ptr<RedisServer>> RedisServer::Start(const RedisServerOptions
   if (Status s = server->WriteConfig(); !s.ok()) return s;
   if (Status s = server->Launch(); !s.ok()) return s;
   if (Status s = server->DetectVersion(); !s.ok()) return s;
-  if (Status s = server->ProveVirtualClock(/*move_it=*/true); !s.ok()) return s;
+  if (options.prove_clock) {
+    if (Status s = server->ProveVirtualClock(/*move_it=*/true); !s.ok()) return s;
+  }
   return server;
 }
 
@@ -425,7 +427,7 @@ Status RedisServer::Restart() {
     // server would load; with no persistence nothing may survive.
     if (Status s = RemoveSnapshot(); !s.ok()) return s;
   }
-  if (Status s = Launch(); !s.ok()) return s;
+  if (Status s = Launch(); !s.ok() || !options_.prove_clock) return s;
   // Mid-case: the clock may not move, but TIME must still equal it.
   return ProveVirtualClock(/*move_it=*/false);
 }

@@ -53,6 +53,9 @@ struct RedisServerOptions {
   std::string temp_root;
   // The preload library. Empty: see FindClockLibrary().
   std::string clock_library;
+  // Prove at every start that the server runs on the virtual clock (see
+  // above). Only `doctor` turns it off, to report each clock check itself.
+  bool prove_clock = true;
   // Extra redis.conf lines, appended after the generated ones.
   std::vector<std::string> extra_config;
   // Placement (harness/cpu_placement.h). `cpu` >= 0: the server runs on
