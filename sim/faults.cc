@@ -277,7 +277,7 @@ std::string FaultPlan::SiteKey(const FaultSpec& spec) {
 }
 
 FaultPlan::FaultPlan(const FaultModel& model, Rng rng, int64_t fault_phase_ms, int events)
-    : model_(model), rng_(rng) {
+    : model_(model), rng_(rng), point_root_(rng.Split("point-faults")) {
   const FaultKind kScheduled[] = {FaultKind::kXdel,        FaultKind::kXtrim,
                                   FaultKind::kRestart,     FaultKind::kSave,
                                   FaultKind::kDelConsumer, FaultKind::kClockJump,
@@ -311,7 +311,7 @@ FaultPlan::FaultPlan(const FaultModel& model, Rng rng, int64_t fault_phase_ms, i
 }
 
 FaultPlan::FaultPlan(const FaultModel& model, std::vector<FaultSpec> specs)
-    : model_(model), explicit_(true), rng_(0) {
+    : model_(model), explicit_(true), rng_(0), point_root_(0) {
   for (FaultSpec& s : specs) {
     if (IsPointFault(s.kind)) {
       point_specs_.push_back(std::move(s));
@@ -333,6 +333,14 @@ bool FaultPlan::Eligible(FaultKind kind, std::string_view site) const {
   return Contains(model_.LostSites(), site);
 }
 
+Rng& FaultPlan::PointStream(std::string_view actor_slot) {
+  auto it = point_rng_.find(actor_slot);
+  if (it == point_rng_.end()) {
+    it = point_rng_.emplace(std::string(actor_slot), point_root_.Split(actor_slot)).first;
+  }
+  return it->second;
+}
+
 std::optional<FaultSpec> FaultPlan::AtPoint(std::string_view actor_slot, std::string_view site,
                                             bool crash_site) {
   if (!enabled_) return std::nullopt;
@@ -348,9 +356,10 @@ std::optional<FaultSpec> FaultPlan::AtPoint(std::string_view actor_slot, std::st
       }
     }
   } else {
+    Rng& rng = PointStream(actor_slot);
     auto draw = [&](FaultKind kind, uint32_t ppm) {
       // Always draw, so that enabling one kind never shifts another's stream.
-      bool chance = rng_.ChancePpm(ppm);
+      bool chance = rng.ChancePpm(ppm);
       if (hit || !chance || !Eligible(kind, site)) return;
       FaultSpec s;
       s.kind = kind;

@@ -132,7 +132,9 @@ struct FaultCoverage {
 class FaultPlan {
  public:
   // Rate mode: scheduled faults and poison events are drawn now from `rng`
-  // over [0, fault_phase_ms); point faults are decided at each visit.
+  // over [0, fault_phase_ms); point faults are decided at each visit, from
+  // the visiting actor's own stream (rng split by its slot), so adding a
+  // worker or changing one actor's path never shifts another actor's faults.
   FaultPlan(const FaultModel& model, Rng rng, int64_t fault_phase_ms, int events);
   // Explicit mode: exactly `specs`, nothing random.
   FaultPlan(const FaultModel& model, std::vector<FaultSpec> specs);
@@ -160,11 +162,14 @@ class FaultPlan {
 
  private:
   bool Eligible(FaultKind kind, std::string_view site) const;
+  Rng& PointStream(std::string_view actor_slot);
 
   FaultModel model_;
   bool explicit_ = false;
   bool enabled_ = true;
-  Rng rng_;
+  Rng rng_;                                           // scheduled faults, poison
+  Rng point_root_;                                    // rate mode: split per actor slot
+  std::map<std::string, Rng, std::less<>> point_rng_;  // actor slot -> its stream
   std::vector<FaultSpec> point_specs_;  // explicit mode
   std::vector<FaultSpec> scheduled_;
   std::set<int> poison_;

@@ -114,6 +114,25 @@ TEST(FaultPlanTest, RatePlanRecordsAnExplicitPlanThatReplaysIt) {
   EXPECT_EQ(again, point_faults);
 }
 
+// rng.h's promise: each actor draws its point faults from its own stream, so
+// another worker's visits (a run with one more worker) never shift them.
+TEST(FaultPlanTest, AnotherActorsVisitsDoNotShiftAnActorsFaults) {
+  FaultPlan alone(CrashEverywhere(), Rng(5).Split("faults"), 2000, 10);
+  FaultPlan crowded(CrashEverywhere(), Rng(5).Split("faults"), 2000, 10);
+  std::vector<std::string> w1_alone;
+  std::vector<std::string> w1_crowded;
+  int w2_fired = 0;
+  for (int i = 0; i < 100; ++i) {
+    const char* site = i % 2 ? "after-effect" : "after-read";
+    if (auto f = alone.AtPoint("w1", site, true)) w1_alone.push_back(f->ToString());
+    if (crowded.AtPoint("w2", site, true)) ++w2_fired;
+    if (auto f = crowded.AtPoint("w1", site, true)) w1_crowded.push_back(f->ToString());
+  }
+  ASSERT_FALSE(w1_alone.empty());  // else the comparison proves nothing
+  ASSERT_GT(w2_fired, 0);
+  EXPECT_EQ(w1_alone, w1_crowded);
+}
+
 TEST(FaultPlanTest, IneligiblePointsNeverFire) {
   FaultModel m;
   m.kinds = {FaultKind::kCrash};
