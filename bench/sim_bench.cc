@@ -42,6 +42,9 @@
 //   ./build/xackly_bench_sim                                   everything
 //   ./build/xackly_bench_sim --benchmark_filter=HarnessVsBare  one part
 //   ./build/xackly_bench_sim --benchmark_min_time=0.01         smoke (ctest)
+//   ./build/xackly_bench_sim --no-pin                          the kernel places the
+//                            benchmark thread and its servers (default: both bound
+//                            to the CPU the benchmark starts on; printed first)
 //   ./build/xackly_bench_sim --profile_cases=16                16 standard cases, nothing
 //                            else, for a profiler: valgrind --tool=callgrind
 //                            --toggle-collect='xackly::RunSimulation*' before it

@@ -15,16 +15,20 @@ std::optional<StreamEntry> ParseEntry(const Reply& r) {
     e.deleted = true;
     return e;
   }
-  if (!r[1].is_array() || r[1].size() % 2 != 0) return std::nullopt;
-  for (size_t i = 0; i < r[1].size(); i += 2) {
-    if (!r[1][i].is_string() || !r[1][i + 1].is_string()) return std::nullopt;
-    e.fields.emplace_back(r[1][i].str(), r[1][i + 1].str());
+  const Reply& fields = r[1];
+  if (!fields.is_array() || fields.size() % 2 != 0) return std::nullopt;
+  const std::vector<Reply>& kv = fields.elements();
+  e.fields.reserve(kv.size() / 2);
+  for (size_t i = 0; i < kv.size(); i += 2) {
+    if (!kv[i].is_string() || !kv[i + 1].is_string()) return std::nullopt;
+    e.fields.emplace_back(kv[i].str(), kv[i + 1].str());
   }
   return e;
 }
 
 bool AppendEntries(const Reply& list, std::vector<StreamEntry>& out) {
   if (!list.is_array()) return false;
+  out.reserve(out.size() + list.size());
   for (const Reply& item : list.elements()) {
     auto e = ParseEntry(item);
     if (!e) return false;
