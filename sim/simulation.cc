@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/limits.h"
 #include "sim/rng.h"
 #include "sim/store.h"
 
@@ -46,25 +47,106 @@ int64_t FaultPhaseEndMs(const Timing& t, int events, int producers) {
   return std::max<int64_t>(2000, events * t.produce_every_ms / producers + 1000);
 }
 
+namespace {
+
+// Every duration added up, the quiet window's multiples counted twice, with
+// max_steps * step_ms, the fault phase and every scheduled fault: a bound on
+// every sum of durations the run computes before it starts. Saturates.
+// REQUIRES: each value within its own limit (so no product overflows).
+int64_t TimeBudgetMs(const RunConfig& c) {
+  const Timing& t = c.timing;
+  const ProtocolDef& p = c.protocol;
+  const FaultModel& f = c.faults;
+  int64_t sum = SaturatingMul(t.max_steps, t.step_ms);
+  sum = SaturatingAdd(sum, FaultPhaseEndMs(t, c.events, c.producers));
+  for (int64_t d : {t.effect_ms, t.produce_every_ms, t.restart_delay_ms, t.reconnect_ms,
+                    t.quiet_window_ms, p.dedupe_ttl_ms, p.loop.claim_min_idle_ms,
+                    p.loop.claim_every_ms, p.loop.block_ms, p.janitor.consumer_idle_ms,
+                    p.janitor.every_ms, f.stall_ms}) {
+    sum = SaturatingAdd(sum, SaturatingMul(2, d));
+  }
+  sum = SaturatingAdd(sum, SaturatingMul(p.loop.dead_letter_after,
+                                         p.loop.claim_min_idle_ms + p.loop.claim_every_ms));
+  sum = SaturatingAdd(sum, SaturatingMul(f.scheduled_count,
+                                         f.clock_jump_ms + f.store_outage_ms + f.stall_ms));
+  if (c.fault_schedule) {
+    for (const FaultSpec& s : *c.fault_schedule) {
+      sum = SaturatingAdd(sum, SaturatingAdd(s.at_ms, s.duration_ms));
+    }
+  }
+  return sum;
+}
+
+}  // namespace
+
 Status ValidateRunConfig(const RunConfig& c) {
-  Status p = ValidateProtocol(c.protocol);
-  if (!p.ok()) return p;
   auto bad = [](std::string why) { return Status::InvalidArgument(std::move(why)); };
   if (c.workers < 1 || c.workers > 64) return bad(fmt::format("workers must be in 1..64 (got {})", c.workers));
   if (c.producers < 1 || c.producers > 16) return bad(fmt::format("producers must be in 1..16 (got {})", c.producers));
   if (c.events < 1 || c.events > 100000) return bad(fmt::format("events must be in 1..100000 (got {})", c.events));
+  // Every number within the limits of sim/limits.h; messages start with the
+  // field's path in a scenario file.
   const Timing& t = c.timing;
-  if (t.step_ms < 1) return bad("timing.step_ms must be >= 1");
-  if (t.effect_ms < 0 || t.produce_every_ms < 0 || t.restart_delay_ms < 0 || t.reconnect_ms < 0 ||
-      t.fault_phase_ms < 0 || t.quiet_window_ms < 0) {
-    return bad("timing values must be >= 0");
+  const ProtocolDef& pr = c.protocol;
+  const FaultModel& f = c.faults;
+  struct Range {
+    const char* path;
+    int64_t value, min, max;
+  };
+  const Range ranges[] = {
+      {"timing.step_ms", t.step_ms, 1, kMaxDurationMs},
+      {"timing.effect_ms", t.effect_ms, 0, kMaxDurationMs},
+      {"timing.produce_every_ms", t.produce_every_ms, 0, kMaxDurationMs},
+      {"timing.restart_delay_ms", t.restart_delay_ms, 0, kMaxDurationMs},
+      {"timing.reconnect_ms", t.reconnect_ms, 0, kMaxDurationMs},
+      {"timing.fault_phase_ms", t.fault_phase_ms, 0, kMaxDurationMs},
+      {"timing.quiet_window_ms", t.quiet_window_ms, 0, kMaxDurationMs},
+      {"timing.max_steps", t.max_steps, 1, kMaxSteps},
+      {"protocol.dedupe_ttl_ms", pr.dedupe_ttl_ms, 0, kMaxDurationMs},
+      {"protocol.fault_phase_ms", pr.fault_phase_ms, 0, kMaxDurationMs},
+      {"protocol.loop.read_count", pr.loop.read_count, 1, kMaxCount},
+      {"protocol.loop.claim_min_idle_ms", pr.loop.claim_min_idle_ms, 0, kMaxDurationMs},
+      {"protocol.loop.claim_count", pr.loop.claim_count, 1, kMaxCount},
+      {"protocol.loop.claim_every_ms", pr.loop.claim_every_ms, 1, kMaxDurationMs},
+      {"protocol.loop.block_ms", pr.loop.block_ms, 1, kMaxDurationMs},
+      {"protocol.loop.dead_letter_after", pr.loop.dead_letter_after, 0, kMaxCount},
+      {"protocol.janitor.trim_maxlen", pr.janitor.trim_maxlen, 0, kMaxCount},
+      {"protocol.janitor.consumer_idle_ms", pr.janitor.consumer_idle_ms, 0, kMaxDurationMs},
+      {"protocol.janitor.every_ms", pr.janitor.every_ms, 1, kMaxDurationMs},
+      {"faults.stall_ms", f.stall_ms, 1, kMaxDurationMs},
+      {"faults.scheduled_count", f.scheduled_count, 0, kMaxCount},
+      {"faults.clock_jump_ms", f.clock_jump_ms, 1, kMaxDurationMs},
+      {"faults.store_outage_ms", f.store_outage_ms, 1, kMaxDurationMs},
+      {"faults.poison_count", f.poison_count, 0, kMaxCount},
+  };
+  for (const Range& r : ranges) {
+    if (r.value < r.min || r.value > r.max) {
+      return bad(fmt::format("{}: expected an integer in {}..{}, got {}", r.path, r.min, r.max, r.value));
+    }
   }
-  if (t.max_steps < 1) return bad("timing.max_steps must be >= 1");
+  // A number out of range is reported before what it may have broken.
+  Status p = ValidateProtocol(c.protocol);
+  if (!p.ok()) return p;
   if (c.fault_schedule) {
     for (const FaultSpec& s : *c.fault_schedule) {
       Status v = ValidateFaultSpec(s);
       if (!v.ok()) return v;
+      if (s.duration_ms > kMaxDurationMs || s.at_ms > kMaxRunSpanMs || s.nth > kMaxSteps) {
+        return bad(fmt::format(
+            "schedule.faults: '{}': durations are at most {} ms, times at most {} ms, visits at most {}",
+            s.ToString(), kMaxDurationMs, kMaxRunSpanMs, kMaxSteps));
+      }
+      if (s.kind == FaultKind::kPoison && s.event > c.events) {
+        return bad(fmt::format("schedule.faults: '{}': this run produces only {} event{}",
+                               s.ToString(), c.events, c.events == 1 ? "" : "s"));
+      }
     }
+  }
+  if (int64_t budget = TimeBudgetMs(c); budget > kMaxRunSpanMs) {
+    return bad(fmt::format(
+        "timing: the run's durations add up to more than {} ms (100 years): max_steps x step_ms, "
+        "the fault phase, every interval, timeout and TTL, and every scheduled fault make {} ms",
+        kMaxRunSpanMs, budget == INT64_MAX ? std::string("over 9.2e18") : std::to_string(budget)));
   }
   return Status::Ok();
 }
