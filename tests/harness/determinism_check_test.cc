@@ -1,6 +1,6 @@
 // `run --check-determinism` is only worth its flag if it notices two runs
-// that differ. A wrapper around redis-server makes the second server run on
-// the real clock instead of the virtual one: same verdict, another trace.
+// that differ. A wrapper around redis-server makes the second server refuse
+// XAUTOCLAIM (rename-command in its config): the same verdict, another trace.
 #include <sys/stat.h>
 
 #include <regex>
@@ -15,15 +15,15 @@
 namespace xackly {
 namespace {
 
-// A redis-server wrapper whose starts number `from` and later run without
-// the clock preload.
-std::string RealClockFrom(const ScopedTempRoot& dir, int from) {
+// A redis-server wrapper whose starts number `from` and later have no
+// XAUTOCLAIM command.
+std::string NoClaimFrom(const ScopedTempRoot& dir, int from) {
   std::string script = dir.path() + "/redis-server";
   std::string text = "#!/bin/sh\n"
                      "n=$(cat '" + dir.path() + "/starts' 2>/dev/null || echo 0)\n"
                      "n=$((n + 1))\n"
                      "echo $n > '" + dir.path() + "/starts'\n"
-                     "if [ $n -ge " + std::to_string(from) + " ]; then unset LD_PRELOAD; fi\n"
+                     "if [ $n -ge " + std::to_string(from) + " ]; then echo 'rename-command XAUTOCLAIM \"\"' >> \"$1\"; fi\n"
                      "exec redis-server \"$@\"\n";
   EXPECT_TRUE(WriteFileAtomically(script, text).ok());
   chmod(script.c_str(), 0700);
@@ -31,16 +31,16 @@ std::string RealClockFrom(const ScopedTempRoot& dir, int from) {
 }
 
 CommandOutput RunTwice(const std::string& server) {
-  // dup-no-ack's counterexample ends with an entry pending forever: the
-  // final XPENDING's idle times (and what XAUTOCLAIM claims) follow the
-  // server's clock; the verdict, pel-leak, does not.
+  // dup-no-ack's counterexample ends with an entry pending forever: its
+  // worker claims it again and again (XAUTOCLAIM), and never acks it; with
+  // the claims refused, the entry stays pending just the same: pel-leak.
   return RunXackly({"run", "--scenario", std::string(XACKLY_SOURCE_DIR) + "/scenarios/regressions/dup-no-ack.toml",
                     "--server", server, "--check-determinism"});
 }
 
 TEST(DeterminismCheckTest, TwoDifferentTracesFailTheRunWithExitThree) {
   ScopedTempRoot dir;
-  CommandOutput out = RunTwice(RealClockFrom(dir, 2));
+  CommandOutput out = RunTwice(NoClaimFrom(dir, 2));
   EXPECT_EQ(out.exit_code, kExitHarnessFailure) << out.output;
   std::smatch m;
   ASSERT_TRUE(std::regex_search(out.output, m,
@@ -50,9 +50,9 @@ TEST(DeterminismCheckTest, TwoDifferentTracesFailTheRunWithExitThree) {
 }
 
 TEST(DeterminismCheckTest, TheWrapperAloneChangesNothing) {
-  // Positive control: the same wrapper, both servers on the virtual clock.
+  // Positive control: the same wrapper, both servers unchanged.
   ScopedTempRoot dir;
-  CommandOutput out = RunTwice(RealClockFrom(dir, 3));
+  CommandOutput out = RunTwice(NoClaimFrom(dir, 3));
   EXPECT_EQ(out.exit_code, kExitOk) << out.output;
   EXPECT_TRUE(Contains(out.output, "determinism: a second run on a fresh server gave the same trace")) << out.output;
   EXPECT_EQ(*ReadFile(dir.path() + "/starts"), "2\n");
