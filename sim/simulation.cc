@@ -516,16 +516,20 @@ int64_t Simulation::QuietWindowMs() const {
     w += p.loop.dead_letter_after * (p.loop.claim_min_idle_ms + p.loop.claim_every_ms);
   }
   if (p.janitor.enabled()) w += p.janitor.every_ms + p.janitor.consumer_idle_ms;
-  // A stalled worker may still act after a long silence. The window is a
-  // function of the configuration alone (not of what fired), so that a run
-  // and its replay from the fired plan stop at the same step.
+  // A stalled worker may still act after a long silence, and nothing
+  // progresses while the business store is down. Both start before the
+  // drain does, so the longest of them bounds the extra silence. The window
+  // is a function of the configuration alone (not of what fired), so that a
+  // run and its replay from the fired plan stop at the same step.
   int64_t stall_ms = config_.faults.Has(FaultKind::kStall) ? config_.faults.stall_ms : 0;
+  int64_t outage_ms = config_.faults.Has(FaultKind::kStoreOutage) ? config_.faults.store_outage_ms : 0;
   if (config_.fault_schedule) {
     for (const FaultSpec& f : *config_.fault_schedule) {
       if (f.kind == FaultKind::kStall) stall_ms = std::max(stall_ms, f.duration_ms);
+      if (f.kind == FaultKind::kStoreOutage) outage_ms = std::max(outage_ms, f.duration_ms);
     }
   }
-  return w + stall_ms;
+  return w + std::max(stall_ms, outage_ms);
 }
 
 int64_t Simulation::NextWakeTime() const {

@@ -47,7 +47,9 @@ TEST(HtmlTest, HasNoExternalReferences) {
 
 TEST(HtmlTest, EscapesEverything) {
   Report report = NoDedupeReport();
+  ASSERT_TRUE(report.checks[0].counterexample.has_value());
   CaseReport& c = *report.checks[0].counterexample;
+  ASSERT_GT(c.trace.size(), 1u);
   c.trace[1].request = "EVAL \"</script><script>alert(1)</script>\" 0 '<b>' & \"q\"";
   c.replay_command = "xackly replay '</code><img src=x>'";
   report.checks[0].name = "<i>name</i>";

@@ -86,11 +86,30 @@ TEST(StoryTest, ClaimsTakeMinIdleFromTheTraceLine) {
   EXPECT_EQ(story.back(), "30 s later w1 resumes and runs the side effect of order:1 again → duplicate of order:1 (2 effects).");
 }
 
+// ClaimCase with w2's claim moved to `claim_ms` (its trace line and history).
+CaseReport ClaimAt(int64_t claim_ms) {
+  CaseReport c = ClaimCase();
+  c.trace[3].t_ms = claim_ms;
+  c.histories["order:1"][3].t_ms = claim_ms;
+  return c;
+}
+
 TEST(StoryTest, RelativeTimeOnlyFromOneSecond) {
   const std::vector<std::string> story = Story(ClaimCase());
+  SCOPED_TRACE(Dump(story));
+  ASSERT_FALSE(story.empty());
   for (const std::string& s : story) {
     EXPECT_EQ(s.find(" ms later"), std::string::npos) << s;
   }
+  // The two 30 s gaps say so; the 10 ms from the claim to the effect does not.
+  EXPECT_EQ(Find(story, " later ").size(), 2u);
+  EXPECT_EQ(Find(story, "w2 runs the side effect of order:1 (external).").size(), 1u);
+  // The boundary: 999 ms after the stall is told without a time, 1000 ms with one.
+  const std::vector<std::string> before = Story(ClaimAt(1002));
+  const std::vector<std::string> at = Story(ClaimAt(1003));
+  EXPECT_EQ(Find(before, "w2 claims 1-0").size(), 1u) << Dump(before);
+  EXPECT_TRUE(Find(before, "later w2 claims 1-0").empty()) << Dump(before);
+  EXPECT_EQ(Find(at, "1 s later w2 claims 1-0").size(), 1u) << Dump(at);
 }
 
 TEST(StoryTest, OneStepOfSeveralEventsIsOneSentence) {

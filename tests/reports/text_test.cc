@@ -69,7 +69,10 @@ TEST(TextTest, MismatchesComeLast) {
   RunConfig config = RunConfig::For(*FindProtocol("no-dedupe"));
   CheckReport found = CheckFromCase(config, NoDedupeCase());
   Report report = FailingReport();
+  ASSERT_TRUE(report.checks[0].counterexample.has_value());
+  ASSERT_TRUE(found.counterexample.has_value());
   report.checks[0].counterexample->replay_command = "xackly replay mismatch.toml";
+  found.counterexample->replay_command = "xackly replay matched.toml";
   report.checks.push_back(found);  // matched, listed after the mismatch
   const std::string text = RenderText(report, false);
   EXPECT_TRUE(text.ends_with("replay: xackly replay mismatch.toml\n")) << text;

@@ -61,9 +61,13 @@ TEST(FaultPlanTest, ExplicitPlanFiresAtTheNamedVisitOnly) {
 }
 
 TEST(FaultPlanTest, DisabledPlanFiresNothing) {
+  // Positive control: the same plan, enabled, fires at that visit.
+  FaultPlan enabled(FaultModel{}, {*ParseFaultSpec("crash w1 after-read #1")});
+  ASSERT_TRUE(enabled.AtPoint("w1", "after-read", true));
   FaultPlan plan(FaultModel{}, {*ParseFaultSpec("crash w1 after-read #1")});
   plan.Disable();
   EXPECT_FALSE(plan.AtPoint("w1", "after-read", true));
+  EXPECT_TRUE(plan.fired().empty());
 }
 
 FaultModel CrashEverywhere() {

@@ -36,5 +36,11 @@ TEST(VerdictTest, KindMustBeTheOnlyOneAndCauseIsAPrefix) {
             "duplicate+lost");
 }
 
+TEST(VerdictTest, AnotherKindNeverMatchesEvenWithTheExpectedCause) {
+  EXPECT_FALSE(Matches({VerdictKind::kLost, ""}, {V(VerdictKind::kDuplicate, "crash:after-effect")}));
+  EXPECT_FALSE(Matches({VerdictKind::kDuplicate, "crash"}, {V(VerdictKind::kLost, "crash:after-ack")}));
+  EXPECT_TRUE(Matches({VerdictKind::kLost, "crash"}, {V(VerdictKind::kLost, "crash:after-ack")}));
+}
+
 }  // namespace
 }  // namespace xackly
