@@ -17,24 +17,11 @@
 #include <vector>
 
 #include "sim/reply.h"
+#include "sim/status.h"
 #include "sim/step.h"
 #include "sim/task.h"
 
 namespace xackly {
-
-// One SQL value: NULL, INTEGER, REAL or TEXT (BLOBs travel as TEXT).
-using SqlValue = std::variant<std::monostate, int64_t, double, std::string>;
-
-// What one SQL statement did. `error` is non-empty when the statement
-// failed (a constraint, a syntax error, the store's outage); the statement
-// then changed nothing.
-struct SqlResult {
-  BusinessOutcome outcome = BusinessOutcome::kOk;
-  std::vector<std::string> columns;          // of a query; empty for DML
-  std::vector<std::vector<SqlValue>> rows;   // one vector per row, in column order
-  int64_t changes = 0;                       // rows changed by INSERT/UPDATE/DELETE
-  std::string error;
-};
 
 // Where a side effect lands; the oracle's ledger records it there.
 enum class ScriptSink : uint8_t { kExternal, kSql, kRedis };
@@ -89,6 +76,47 @@ class ScriptWorld {
   virtual int64_t NowMs() const = 0;
   // "actor w1, step 57": where the script is, for error messages.
   virtual std::string Where() const = 0;
+  // A line the script printed (print()).
+  virtual void Print(const std::string& line) { (void)line; }
+};
+
+enum class ScriptRole : uint8_t { kConsumer, kProducer, kJanitor };
+// The script function each role runs: "consumer", "producer", "janitor".
+inline const char* ScriptFunctionName(ScriptRole role) {
+  switch (role) {
+    case ScriptRole::kConsumer: return "consumer";
+    case ScriptRole::kProducer: return "producer";
+    case ScriptRole::kJanitor: return "janitor";
+  }
+  return "?";
+}
+
+// What an actor's script sees as fields of `w`.
+struct ScriptActorInfo {
+  ScriptRole role = ScriptRole::kConsumer;
+  std::string slot;          // w.slot: "w1", stable across incarnations
+  std::string name;          // w.consumer (and w.name): the consumer name
+  int incarnation = 1;       // w.incarnation
+  std::string stream;        // w.stream
+  std::string group;         // w.group
+  std::string effects_key;   // w.effects_key: the Redis effect ledger (for EVAL scripts)
+  int events = 0;            // w.events: how many events the run produces
+  int64_t epoch_ms = 0;      // Unix ms at virtual time 0 (os.time)
+  uint64_t seed = 0;         // the actor's math.random stream
+};
+
+// A loaded protocol script, as the simulator sees it (implemented by the
+// Lua host, sim/lua/script_actor.h). Shared and immutable: every actor start
+// runs a fresh process of it.
+class ProtocolScript {
+ public:
+  virtual ~ProtocolScript() = default;
+  virtual const std::string& path() const = 0;
+  virtual bool Defines(ScriptRole role) const = 0;
+  // Runs the role's function to its end. Ok when it returns; InvalidArgument
+  // "path:line: message (actor w1, step 57)" when the script fails.
+  // REQUIRES: Defines(info.role); `world` outlives the task
+  virtual Task<Status> Run(ScriptActorInfo info, ScriptWorld& world) const = 0;
 };
 
 }  // namespace xackly

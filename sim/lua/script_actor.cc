@@ -174,15 +174,6 @@ Task<int> Perform(ScriptActor& actor, ScriptWorld& world, ScriptCall call) {
 
 }  // namespace
 
-const char* ScriptFunctionName(ScriptRole role) {
-  switch (role) {
-    case ScriptRole::kConsumer: return "consumer";
-    case ScriptRole::kProducer: return "producer";
-    case ScriptRole::kJanitor: return "janitor";
-  }
-  return "?";
-}
-
 ScriptActor::ScriptActor(std::unique_ptr<LuaProcess> process, const ScriptActorInfo& info)
     : process_(std::move(process)) {
   lua_State* L = process_->state();
@@ -207,6 +198,7 @@ void ScriptActor::PushActorObject(const ScriptActorInfo& info) {
   set("name", info.name);
   set("stream", info.stream);
   set("group", info.group);
+  set("effects_key", info.effects_key);
   lua_pushinteger(L, info.incarnation);
   lua_setfield(L, -2, "incarnation");
   lua_pushinteger(L, info.events);
@@ -437,7 +429,11 @@ Result<std::shared_ptr<const LuaScript>> LuaScript::Load(ScriptSource source, Pr
 
 bool LuaScript::Defines(ScriptRole role) const { return defines_[static_cast<int>(role)]; }
 
-Task<Status> LuaScript::Run(ScriptActorInfo info, ProcessEnv env, ScriptWorld& world) const {
+Task<Status> LuaScript::Run(ScriptActorInfo info, ScriptWorld& world) const {
+  ProcessEnv env{Rng(info.seed)};
+  env.now_ms = [&world] { return world.NowMs(); };
+  env.epoch_ms = info.epoch_ms;
+  env.print = [&world](const std::string& line) { world.Print(line); };
   env.limits = limits_;
   Result<std::unique_ptr<LuaProcess>> p = LuaProcess::Load(source_, std::move(env));
   if (!p.ok()) co_return Status::InvalidArgument(p.status().message() + " (" + world.Where() + ")");

@@ -24,21 +24,6 @@
 
 namespace xackly {
 
-enum class ScriptRole : uint8_t { kConsumer, kProducer, kJanitor };
-// The script function each role runs: "consumer", "producer", "janitor".
-const char* ScriptFunctionName(ScriptRole role);
-
-// What an actor's script sees as fields of `w`.
-struct ScriptActorInfo {
-  ScriptRole role = ScriptRole::kConsumer;
-  std::string slot;          // w.slot: "w1", stable across incarnations
-  std::string name;          // w.consumer (and w.name): the consumer name
-  int incarnation = 1;       // w.incarnation
-  std::string stream;        // w.stream
-  std::string group;         // w.group
-  int events = 0;            // w.events: how many events the run produces
-};
-
 // One request a script made: what it yields to the driver.
 struct ScriptCall {
   enum class Kind : uint8_t { kRedis, kRead, kSql, kEffect, kPoint, kSleep };
@@ -113,7 +98,7 @@ Task<Status> RunScriptActor(std::unique_ptr<LuaProcess> process, ScriptActorInfo
 
 // A loaded protocol script: its text, checked once. Nothing of a script that
 // fails to load ever runs; each actor start gets a fresh LuaProcess.
-class LuaScript {
+class LuaScript : public ProtocolScript {
  public:
   // Compiles `source` and runs its top-level code once, in a throwaway
   // process; requires a consumer(w) function. Errors (InvalidArgument):
@@ -122,12 +107,14 @@ class LuaScript {
 
   const ScriptSource& source() const { return source_; }
   const ProcessLimits& limits() const { return limits_; }
-  bool Defines(ScriptRole role) const;
+  const std::string& path() const override { return source_.path; }
+  bool Defines(ScriptRole role) const override;
 
-  // Starts the role's function in a fresh process (env's rng, clock and
-  // print; the script's limits) and runs it to its end like RunScriptActor.
+  // Starts the role's function in a fresh process (math.random seeded from
+  // info.seed, os.time from info.epoch_ms and the world's clock, print to
+  // the world) and runs it to its end like RunScriptActor.
   // REQUIRES: Defines(info.role)
-  Task<Status> Run(ScriptActorInfo info, ProcessEnv env, ScriptWorld& world) const;
+  Task<Status> Run(ScriptActorInfo info, ScriptWorld& world) const override;
 
  private:
   LuaScript(ScriptSource source, ProcessLimits limits) : source_(std::move(source)), limits_(limits) {}

@@ -62,6 +62,8 @@ class FakeWorld : public ScriptWorld {
     co_return park_woken;
   }
   int64_t NowMs() const override { return now_ms; }
+  std::vector<std::string> printed;
+  void Print(const std::string& line) override { printed.push_back(line); }
   std::string Where() const override { return "actor w1, step " + std::to_string(log.size() + 1); }
 };
 
@@ -77,18 +79,17 @@ inline Status RunConsumer(const std::string& text, FakeWorld& world, ProcessLimi
   info.stream = "events";
   info.group = "workers";
   info.events = 10;
-  ProcessEnv env{Rng(seed)};
-  env.now_ms = [&world] { return world.now_ms; };
-  env.epoch_ms = 1'700'000'000'000;
-  if (printed != nullptr) env.print = [printed](const std::string& line) { printed->push_back(line); };
+  info.seed = seed;
+  info.epoch_ms = 1'700'000'000'000;
   Status result = Status::Internal("the script did not finish");
-  auto drive = [](const LuaScript& s, ScriptActorInfo i, ProcessEnv e, ScriptWorld& w,
-                  Status* out) -> Task<void> {
-    Status st = co_await s.Run(std::move(i), std::move(e), w);
+  auto drive = [](const LuaScript& s, ScriptActorInfo i, ScriptWorld& w, Status* out) -> Task<void> {
+    Status st = co_await s.Run(std::move(i), w);
     *out = st;
   };
-  Task<void> t = drive(**script, info, std::move(env), world, &result);
+  world.printed.clear();
+  Task<void> t = drive(**script, info, world, &result);
   t.Start();
+  if (printed != nullptr) *printed = world.printed;
   if (!t.done()) return Status::Internal("the script suspended on a world that never suspends");
   return result;
 }

@@ -294,7 +294,7 @@ end
       info.slot = info.name = "w1";
       info.stream = "events";
       info.group = "workers";
-      *out = co_await s.Run(info, ProcessEnv{Rng(1)}, w);
+      *out = co_await s.Run(info, w);
     };
     Task<void> t = drive(**script, world, &result);
     t.Start();
