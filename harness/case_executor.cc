@@ -1,5 +1,7 @@
 #include "harness/case_executor.h"
 
+#include <fmt/format.h>
+
 namespace xackly {
 
 Result<RedisServer*> CaseExecutor::Server(Persistence persistence) {
@@ -16,9 +18,22 @@ Result<RedisServer*> CaseExecutor::Server(Persistence persistence) {
 }
 
 Result<RunResult> CaseExecutor::Run(const RunConfig& config) {
+  // Every server this executor started must still run, used by this case
+  // or not: one that died was ended from outside, and that is news.
+  for (auto& [persistence, started] : servers_) {
+    if (Status s = started->CheckRunning(); !s.ok()) return s;
+  }
   Result<RedisServer*> server = Server(config.persistence);
   if (!server.ok()) return server.status();
-  return RunSimulation(config, *server);
+  Result<RunResult> run = RunSimulation(config, *server);
+  if (run.ok() && (*server)->clock_out_of_range()) {
+    return Status::Internal(fmt::format(
+        "the run moved the virtual clock past {} ms since the epoch (the year 2262), the most "
+        "the server's clock page holds, so its result is not reported: a harness limit, not a "
+        "verdict. Lower the timing values or timing.max_steps",
+        kMaxClockEpochMs));
+  }
+  return run;
 }
 
 }  // namespace xackly

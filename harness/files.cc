@@ -25,11 +25,16 @@ Result<std::string> ReadFile(const std::string& path) {
 Status WriteFileAtomically(const std::string& path, std::string_view content) {
   std::filesystem::path target(path);
   std::error_code ec;
+  if (!target.has_filename()) return Status::IoError(path + ": not a file name");
+  if (std::filesystem::is_directory(target, ec)) return Status::IoError(path + ": is a directory");
   if (target.has_parent_path()) {
     std::filesystem::create_directories(target.parent_path(), ec);
     if (ec) return Status::IoError(target.parent_path().string() + ": cannot create: " + ec.message());
   }
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  // The temporary file sits next to the target, so the rename never crosses
+  // a file system and nothing lands anywhere else.
+  std::filesystem::path tmp = target.parent_path() /
+                              ("." + target.filename().string() + ".tmp." + std::to_string(::getpid()));
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) return Status::IoError(path + ": cannot write: " + std::strerror(errno));
@@ -42,10 +47,27 @@ Status WriteFileAtomically(const std::string& path, std::string_view content) {
   }
   std::filesystem::rename(tmp, target, ec);
   if (ec) {
+    std::string why = ec.message();
     std::filesystem::remove(tmp, ec);
-    return Status::IoError(path + ": cannot rename into place: " + ec.message());
+    return Status::IoError(path + ": cannot rename into place: " + why);
   }
   return Status::Ok();
+}
+
+Status PrepareOutputDir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Status::InvalidArgument(dir + ": cannot create: " + ec.message());
+  if (!std::filesystem::is_directory(dir, ec)) return Status::InvalidArgument(dir + ": not a directory");
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    return Status::InvalidArgument(dir + ": not writable: " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+bool IsPlainFileName(std::string_view name) {
+  return !name.empty() && name.size() <= 255 && name != "." && name != ".." &&
+         name.find('/') == std::string_view::npos && name.find('\0') == std::string_view::npos;
 }
 
 std::string JoinPath(std::string_view dir, std::string_view name) {

@@ -13,10 +13,21 @@ namespace xackly {
 // message names the path.
 Result<std::string> ReadFile(const std::string& path);
 
-// Writes `content` to `path` through a temporary file renamed into place, so
-// a failure never leaves a half-written file. Creates missing parent
-// directories. The message of a failure names the path.
+// Writes `content` to `path` through a temporary file (".<name>.tmp.<pid>"
+// in the same directory) renamed into place, so a failure never leaves a
+// half-written file and nothing is written outside that directory. Creates
+// missing parent directories. Fails with kIoError naming the path and why
+// (also when `path` is a directory).
 Status WriteFileAtomically(const std::string& path, std::string_view content);
+
+// Creates `dir` if needed and checks that files can be written into it.
+// kInvalidArgument naming the directory and why otherwise: commands check
+// --out this way before running anything (a bad --out is bad input, exit 2).
+Status PrepareOutputDir(const std::string& dir);
+
+// A name that JoinPath keeps inside its directory: non-empty, at most 255
+// bytes, no '/', no NUL, not "." or "..".
+bool IsPlainFileName(std::string_view name);
 
 // `dir` + "/" + `name`, without doubling the slash.
 std::string JoinPath(std::string_view dir, std::string_view name);

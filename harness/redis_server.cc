@@ -36,6 +36,8 @@ constexpr char kInstallHint[] =
 constexpr int kLogTailLines = 20;
 constexpr int kReadyPollMs = 5;
 constexpr int kReadyConnectTimeoutMs = 1'000;
+// How far the start-up proof moves the virtual clock (a day and 1234 ms).
+constexpr int64_t kClockProbeJumpMs = 86'400'000 + 1'234;
 
 bool IsExecutableFile(const std::string& path) {
   struct stat st;
@@ -142,7 +144,63 @@ Result<std::unique_ptr<RedisServer>> RedisServer::Start(const RedisServerOptions
   if (Status s = server->WriteConfig(); !s.ok()) return s;
   if (Status s = server->Launch(); !s.ok()) return s;
   if (Status s = server->DetectVersion(); !s.ok()) return s;
+  if (Status s = server->ProveVirtualClock(/*move_it=*/true); !s.ok()) return s;
   return server;
+}
+
+Status RedisServer::ProveVirtualClock(bool move_it) {
+  auto probe = [&]() -> Status {
+    const int64_t page_ms = clock_->NowMs();
+    Result<Reply> time = control_->Call({"TIME"});
+    if (!time.ok()) return Status::Internal("TIME failed: " + time.status().ToString());
+    int64_t seconds = -1;
+    int64_t micros = -1;
+    if (time->is_array() && time->elements().size() == 2 && time->elements()[0].is_string() &&
+        time->elements()[1].is_string()) {
+      seconds = std::strtoll(time->elements()[0].str().c_str(), nullptr, 10);
+      micros = std::strtoll(time->elements()[1].str().c_str(), nullptr, 10);
+    }
+    if (seconds == page_ms / 1000 && micros == (page_ms % 1000) * 1000) return Status::Ok();
+    return Status::Internal(fmt::format(
+        "{} does not run on the virtual clock: TIME replied {} while the clock page says {} ms. "
+        "The clock library {} was not preloaded into it (the loader skips a file that is not a "
+        "shared library for this machine, and a library without the clock functions changes "
+        "nothing); a run on the real clock would give wrong verdicts, so nothing ran. To fix: "
+        "unset ${} to use the {} built next to the xackly executable, or point ${} at that "
+        "file; `xackly doctor` checks the setup",
+        binary_path_, time->Render(), page_ms, clock_library_, kClockLibEnv, kClockLibName,
+        kClockLibEnv));
+  };
+  if (Status s = probe(); !s.ok() || !move_it) return s;
+  // A real clock could equal the page by chance once; not after a jump of a
+  // day and an odd number of milliseconds.
+  const int64_t start_ms = clock_->NowMs();
+  clock_->AdvanceMs(kClockProbeJumpMs);
+  Status moved = probe();
+  clock_->ResetMs(start_ms);
+  return moved;
+}
+
+Status RedisServer::CheckRunning() {
+  if (!running()) return Status::Ok();
+  int wait_status = 0;
+  if (!ReapIfExited(pid_, &wait_status)) {
+    // A killed multi-threaded server shows as a zombie before waitpid can
+    // collect it (its other threads are still exiting): wait for that.
+    if (ProcessRunning(pid_) || !WaitForExit(pid_, options_.stop_timeout_ms, &wait_status)) {
+      return Status::Ok();
+    }
+  }
+  UnregisterLiveServer(pid_);
+  pid_t pid = pid_;
+  pid_ = -1;
+  control_.reset();
+  pool_ = std::make_shared<Pool>();
+  return Status::Internal(fmt::format(
+      "{} (pid {}, persistence {}) {} while xackly was using it; something outside xackly ended "
+      "it. Last lines of its output:\n{}",
+      binary_path_, pid, PersistenceName(options_.persistence), DescribeWaitStatus(wait_status),
+      LogTail()));
 }
 
 RedisServer::RedisServer(RedisServerOptions options, std::string binary_path,
@@ -366,7 +424,9 @@ Status RedisServer::Restart() {
     // server would load; with no persistence nothing may survive.
     if (Status s = RemoveSnapshot(); !s.ok()) return s;
   }
-  return Launch();
+  if (Status s = Launch(); !s.ok()) return s;
+  // Mid-case: the clock may not move, but TIME must still equal it.
+  return ProveVirtualClock(/*move_it=*/false);
 }
 
 Status RedisServer::RemoveSnapshot() {

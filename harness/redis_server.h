@@ -2,6 +2,11 @@
 // on a private Unix socket, with its wall clock replaced by the harness's
 // virtual clock. This is the ServerControl the simulator drives.
 //
+// Every start proves the clock is virtual before anything runs: TIME must
+// equal the clock page, then equal it again after the page moved a day
+// (ProveVirtualClock); a restart checks TIME again. A server on the real
+// clock (a preload library the loader skipped) is a start failure.
+//
 // Lifetime and hygiene. A RedisServer owns one private temp dir
 // (harness/server_dir.h) and at most one server process at a time. The
 // process never outlives xackly:
@@ -73,6 +78,7 @@ class RedisServer : public ServerControl {
   //   kInternal         the server exited or did not answer before the
   //                     deadline; the message carries the tail of its log
   //   kIoError          the temp dir or config could not be written
+  //   kInternal         also: the server does not run on the virtual clock
   static Result<std::unique_ptr<RedisServer>> Start(const RedisServerOptions& options);
 
   // Stops the server (as Stop()) and removes the temp dir.
@@ -105,6 +111,13 @@ class RedisServer : public ServerControl {
   Status Restart();
 
   bool running() const { return pid_ > 0; }
+  // Notices a server that exited while it should be running (killed from
+  // outside): kInternal naming it, how it ended and its log tail; then
+  // running() is false. Ok when it runs or was stopped on purpose.
+  Status CheckRunning();
+  // True once the run moved the clock past what its page can hold (see
+  // VirtualClock::out_of_range); a Reset clears it.
+  bool clock_out_of_range() const { return clock_->out_of_range(); }
   // The server's pid, or -1 when it is not running.
   pid_t pid() const { return pid_; }
   const std::string& binary_path() const { return binary_path_; }
@@ -123,6 +136,11 @@ class RedisServer : public ServerControl {
   // Spawns the process and waits for PING; on failure nothing is left running.
   Status Launch();
   Status DetectVersion();
+  // TIME must equal the clock page, or the preload library is not in the
+  // server (then kInternal naming the library and the fix). With `move_it`,
+  // also after moving the clock a day forward (and back: only before any
+  // case runs).
+  Status ProveVirtualClock(bool move_it);
   // Deletes the RDB snapshot file, if any.
   Status RemoveSnapshot();
 

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "harness/clock_page.h"
+#include "sim/limits.h"
 
 namespace xackly {
 
@@ -55,6 +56,10 @@ VirtualClock::VirtualClock(std::string page_path, int64_t* page)
 VirtualClock::~VirtualClock() { ::munmap(page_, XACKLY_CLOCK_PAGE_BYTES); }
 
 void VirtualClock::StoreMs(int64_t epoch_ms) {
+  if (epoch_ms > kMaxClockEpochMs) {
+    out_of_range_ = true;
+    epoch_ms = kMaxClockEpochMs;
+  }
   std::atomic_ref<int64_t>(page_[XACKLY_CLOCK_PAGE_SLOT_NS])
       .store(epoch_ms * kNsPerMs, std::memory_order_release);
 }
@@ -71,10 +76,13 @@ void VirtualClock::SetMs(int64_t epoch_ms) {
 
 void VirtualClock::AdvanceMs(int64_t delta_ms) {
   XACKLY_CHECK(delta_ms >= 0);
-  StoreMs(NowMs() + delta_ms);
+  StoreMs(SaturatingAdd(NowMs(), delta_ms));
 }
 
-void VirtualClock::ResetMs(int64_t epoch_ms) { StoreMs(epoch_ms); }
+void VirtualClock::ResetMs(int64_t epoch_ms) {
+  out_of_range_ = false;
+  StoreMs(epoch_ms);
+}
 
 Result<std::string> FindClockLibrary(const std::string& explicit_path) {
   auto usable = [](const std::string& path) { return ::access(path.c_str(), R_OK) == 0; };

@@ -17,6 +17,8 @@ namespace xackly {
 // Where every run's clock starts unless told otherwise (2023-11-14T22:13:20Z),
 // a fixed constant so that runs are reproducible.
 inline constexpr int64_t kDefaultStartEpochMs = 1'700'000'000'000;
+// The latest time the clock page can hold (int64 nanoseconds since the epoch).
+inline constexpr int64_t kMaxClockEpochMs = INT64_MAX / 1'000'000;
 
 // Environment variable through which the preload library finds the page.
 inline constexpr char kClockPageEnv[] = "XACKLY_CLOCK_PAGE";
@@ -40,11 +42,17 @@ class VirtualClock {
   // Moves the clock to `epoch_ms`. REQUIRES: epoch_ms >= NowMs()
   void SetMs(int64_t epoch_ms);
   // Moves the clock forward by `delta_ms`. REQUIRES: delta_ms >= 0
+  // Moves past kMaxClockEpochMs stop there (see out_of_range).
   void AdvanceMs(int64_t delta_ms);
   // Moves the clock to `epoch_ms`, backwards if need be. Only a server Reset
   // between cases may do this: nothing may be left that depends on time.
   void ResetMs(int64_t epoch_ms);
   int64_t NowMs() const;
+  // True when a move asked for a time the page cannot hold (after
+  // kMaxClockEpochMs, in the year 2262: the page holds int64 nanoseconds);
+  // the clock then stays at kMaxClockEpochMs instead of wrapping around.
+  // ResetMs clears it.
+  bool out_of_range() const { return out_of_range_; }
 
   const std::string& page_path() const { return page_path_; }
 
@@ -54,6 +62,7 @@ class VirtualClock {
 
   const std::string page_path_;
   int64_t* const page_;  // mmap'd; [0] magic, [1] nanoseconds since the epoch
+  bool out_of_range_ = false;
 };
 
 // Finds the preload library: `explicit_path` if non-empty, else

@@ -37,17 +37,15 @@ std::vector<int64_t> PathLines(const CaseReport& c) {
         const TraceLine& t = c.trace[static_cast<size_t>(l)];
         if (t.kind != LineKind::kLifecycle || Slot(t.actor) != Slot(item.actor)) continue;
         lines.insert(l);
-        if (t.request.starts_with("starts")) break;
+        if (t.event == LineEvent::kStart) break;
       }
     }
   }
   if (names.empty()) return {};
   for (int64_t l = 0; l < size; ++l) {
     const TraceLine& t = c.trace[static_cast<size_t>(l)];
-    for (const std::string_view text : {std::string_view(t.request), std::string_view(t.reply)}) {
-      for (const std::string& word : Words(text)) {
-        if (names.count(word) > 0) lines.insert(l);
-      }
+    for (const std::string& id : t.ids) {
+      if (names.count(id) > 0) lines.insert(l);
     }
   }
   return {lines.begin(), lines.end()};

@@ -79,27 +79,28 @@ bool OnLane(const TraceLine& t) {
   return !(t.actor == "setup" || t.actor == "oracle" || t.actor == "sim");
 }
 
-bool IsPhase(const TraceLine& t) { return t.actor == "sim" && t.kind == LineKind::kLifecycle; }
+bool IsPhase(const TraceLine& t) { return t.event == LineEvent::kNote; }
 
 // The glyph class of a trace line.
 std::string Category(const TraceLine& t, bool effect_line) {
-  const std::vector<std::string> w = Words(t.request);
+  const std::vector<std::string>& w = t.argv;
   const std::string first = w.empty() ? "" : w[0];
   const bool deletes = first == "XDEL" || first == "XTRIM" || (first == "XGROUP" && w.size() > 1 && w[1] == "DELCONSUMER");
   switch (t.kind) {
     case LineKind::kFault:
-      if (t.request.starts_with("!crash")) return "crash";
-      if (t.request.starts_with("!stall")) return "stall";
-      if (t.request.find("!lost-") != std::string::npos || t.reply.find("!lost-") != std::string::npos) return "lost";
-      if (t.request.starts_with("!restart")) return "server-restart";
-      if (t.request.starts_with("!xdel") || t.request.starts_with("!xtrim") ||
-          t.request.starts_with("!delconsumer")) {
-        return "delete";
+      switch (t.event) {
+        case LineEvent::kCrash: return "crash";
+        case LineEvent::kStall: return "stall";
+        case LineEvent::kLostRequest:
+        case LineEvent::kLostReply: return "lost";
+        default: break;
       }
+      if (t.fault == "restart") return "server-restart";
+      if (t.fault == "xdel" || t.fault == "xtrim" || t.fault == "delconsumer") return "delete";
       return "fault";
     case LineKind::kLifecycle:
-      if (t.request.starts_with("starts")) return "restart";
-      if (t.request.starts_with("timeout") || t.request.starts_with("connection lost")) return "reconnect";
+      if (t.event == LineEvent::kStart) return "restart";
+      if (t.event == LineEvent::kReconnect) return "reconnect";
       return "other";
     case LineKind::kExternal:
       return "effect";
@@ -123,21 +124,19 @@ std::string Category(const TraceLine& t, bool effect_line) {
 
 // A short label for a step on the violating path.
 std::string Label(const TraceLine& t, const std::string& category, int effect_number) {
-  const std::vector<std::string> w = Words(t.request);
+  const std::vector<std::string>& w = t.argv;
   const std::string first = w.empty() ? "" : w[0];
   if (category == "read") return "XREADGROUP " + (w.empty() ? "" : w.back());
   if (category == "effect") return effect_number > 0 ? fmt::format("effect #{}", effect_number) : "effect";
   if (category == "crash" || category == "stall") {
-    // "!crash at after-effect (…)" → "crash after-effect"
-    std::string site = w.size() > 2 ? w[2] : "";
-    return category + (site.empty() ? "" : " " + site);
+    return category + (t.site.empty() ? "" : " " + t.site);  // "crash after-effect"
   }
-  if (category == "lost") return t.reply.find("!lost-reply") != std::string::npos ? "reply lost" : "request lost";
-  if (category == "restart") return t.request == "starts again" ? "starts again" : "starts";
+  if (category == "lost") return t.event == LineEvent::kLostReply ? "reply lost" : "request lost";
+  if (category == "restart") return t.replaces.empty() ? "starts again" : "starts";
   if (category == "reconnect") return "reconnects";
   if (category == "server-restart") return "server restart";
   if (category == "local") return "";
-  if (t.kind == LineKind::kFault && !first.empty()) return first.substr(1);
+  if (t.event == LineEvent::kScheduledFault) return t.fault;
   return first;
 }
 
@@ -425,7 +424,7 @@ void Timeline(const CaseReport& c, int n, const std::set<int64_t>& path, std::st
   for (const Step& s : layout.steps) {
     if (!s.phase) continue;
     const double label_y = lanes_bottom + (phase_row++ % 2 == 0 ? 29 : 42);
-    const std::string text = s.t->request.substr(0, s.t->request.find(':'));
+    const std::string& text = s.t->site;
     out += fmt::format(
         "<g class=\"phase\"><title>{}</title><line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>"
         "<text x=\"{}\" y=\"{}\">{}</text></g>\n",
@@ -440,7 +439,7 @@ void Timeline(const CaseReport& c, int n, const std::set<int64_t>& path, std::st
     const bool crash = s.category == "crash";
     const Step* end = NextStep(layout, i, [&](const Step& o) {
       if (crash) {
-        return o.t->kind == LineKind::kLifecycle && o.t->request.starts_with("starts") &&
+        return o.t->event == LineEvent::kStart &&
                Slot(o.t->actor) == Slot(s.t->actor);
       }
       return o.t->actor == s.t->actor;

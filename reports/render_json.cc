@@ -46,7 +46,14 @@ json CaseJson(const CaseReport& c) {
                      {"actor", l.actor},
                      {"kind", LineKindName(l.kind)},
                      {"request", l.request},
-                     {"reply", l.reply}});
+                     {"reply", l.reply},
+                     {"event", LineEventName(l.event)},
+                     {"argv", l.argv},
+                     {"site", l.site},
+                     {"fault", l.fault},
+                     {"replaces", l.replaces},
+                     {"duration_ms", l.duration_ms},
+                     {"ids", l.ids}});
   }
   json histories = json::object();
   for (const auto& [event, items] : c.histories) {
@@ -58,7 +65,13 @@ json CaseJson(const CaseReport& c) {
                       {"actor", i.actor},
                       {"stream_id", i.stream_id},
                       {"detail", i.detail},
-                      {"value", i.value}});
+                      {"value", i.value},
+                      {"command", i.command},
+                      {"site", i.site},
+                      {"sink", i.sink},
+                      {"consumer", i.consumer},
+                      {"persistence", i.persistence},
+                      {"payload_missing", i.payload_missing}});
     }
     histories[event] = std::move(list);
   }
@@ -185,6 +198,12 @@ class Reader {
     *out = static_cast<int>(wide);
   }
 
+  void ReadStrings(const json& obj, const std::string& path, const char* key,
+                   std::vector<std::string>* out) {
+    ForArray(obj, path, key, [&](const json& v, const std::string& vp) {
+      ReadValue(v, vp, &out->emplace_back());
+    });
+  }
   // Calls each(element, element_path) for every element of array `key`.
   template <typename Each>
   void ForArray(const json& obj, const std::string& path, const char* key, Each each) {
@@ -238,10 +257,13 @@ bool ParseByName(std::string_view name, E last, const char* (*name_of)(E), E* ou
 }
 
 bool ParseHistoryKind(std::string_view name, HistoryKind* out) {
-  return ParseByName(name, HistoryKind::kStoreOutage, &HistoryKindName, out);
+  return ParseByName(name, kLastHistoryKind, &HistoryKindName, out);
 }
 bool ParseLineKind(std::string_view name, LineKind* out) {
-  return ParseByName(name, LineKind::kHarness, &LineKindName, out);
+  return ParseByName(name, kLastLineKind, &LineKindName, out);
+}
+bool ParseLineEvent(std::string_view name, LineEvent* out) {
+  return ParseByName(name, kLastLineEvent, &LineEventName, out);
 }
 
 void ReadExpectation(Reader& r, const json& obj, const std::string& path, const char* key,
@@ -308,6 +330,13 @@ void ReadCase(Reader& r, const json& j, const std::string& p, CaseReport* c) {
     r.ReadEnum(l, lp, "kind", &out.kind, ParseLineKind, "trace line kind");
     r.Read(l, lp, "request", &out.request);
     r.Read(l, lp, "reply", &out.reply);
+    r.ReadEnum(l, lp, "event", &out.event, ParseLineEvent, "trace line event");
+    r.ReadStrings(l, lp, "argv", &out.argv);
+    r.Read(l, lp, "site", &out.site);
+    r.Read(l, lp, "fault", &out.fault);
+    r.Read(l, lp, "replaces", &out.replaces);
+    r.Read(l, lp, "duration_ms", &out.duration_ms);
+    r.ReadStrings(l, lp, "ids", &out.ids);
   });
   r.ForObject(j, p, "histories", [&](const std::string& event, const json& list, const std::string& hp) {
     std::vector<HistoryItem>& items = c->histories[event];
@@ -322,6 +351,12 @@ void ReadCase(Reader& r, const json& j, const std::string& p, CaseReport* c) {
       r.Read(list[i], ip, "stream_id", &out.stream_id);
       r.Read(list[i], ip, "detail", &out.detail);
       r.Read(list[i], ip, "value", &out.value);
+      r.Read(list[i], ip, "command", &out.command);
+      r.Read(list[i], ip, "site", &out.site);
+      r.Read(list[i], ip, "sink", &out.sink);
+      r.Read(list[i], ip, "consumer", &out.consumer);
+      r.Read(list[i], ip, "persistence", &out.persistence);
+      r.Read(list[i], ip, "payload_missing", &out.payload_missing);
     }
   });
   r.Read(j, p, "replay_file", &c->replay_file);

@@ -44,6 +44,8 @@ struct Beat {
   bool start = false;        // synthetic: the trace shows `actor` (re)starting
   int repeats = 0;           // a collapsed run: this many more like the beat before
   int64_t first_t_ms = 0;    // for a collapsed run: when the run began
+  HistoryItem facts{};       // the item's typed facts (site, sink, command...)
+  std::string replaces;      // start beats: the name the worker had before, when renamed
 };
 
 bool IsProduce(HistoryKind k) {
@@ -56,12 +58,9 @@ bool IsRunWide(HistoryKind k) {
          k == HistoryKind::kStoreOutage;
 }
 
-// The first parenthesised part of `text` without the parentheses, or "".
-std::string Parenthesised(std::string_view text) {
-  const size_t open = text.find('(');
-  const size_t close = text.find(')', open);
-  if (open == std::string_view::npos || close == std::string_view::npos) return "";
-  return std::string(text.substr(open + 1, close - open - 1));
+// "persistence aof" for a restart item, or "".
+std::string PersistenceNote(const HistoryItem& item) {
+  return item.persistence.empty() ? "" : "persistence " + item.persistence;
 }
 
 
@@ -99,6 +98,7 @@ std::vector<Beat> EventBeats(const std::string& event_id, const std::vector<Hist
     const HistoryItem& item = history[i];
     if (item.kind == HistoryKind::kProduced && !tell_produce) continue;
     Beat b{item.kind, item.t_ms, item.line, item.actor, item.detail, item.value, {}, "", false, false, 0, item.t_ms};
+    b.facts = item;
     if (!IsRunWide(item.kind)) b.subjects.push_back({event_id, item.stream_id});
     if (duplicate != nullptr && effects >= 2 && i + 1 == end) {
       b.conclusion = fmt::format(" → duplicate of {} ({} effects)", event_id,
@@ -110,6 +110,7 @@ std::vector<Beat> EventBeats(const std::string& event_id, const std::vector<Hist
     const HistoryItem& item = history.front();
     beats.push_back({item.kind, item.t_ms, item.line, item.actor, item.detail, item.value,
                      {{event_id, item.stream_id}}, "", false, false, 0, item.t_ms});
+    beats.back().facts = item;
   }
   const int64_t last_t = beats.empty() ? 0 : beats.back().t_ms;
   std::vector<Beat> expiries;
@@ -175,7 +176,7 @@ std::vector<Beat> AddStarts(const CaseReport& c, std::vector<Beat> beats) {
     if (b.kind != HistoryKind::kCrash || b.line < 0) continue;
     for (int64_t l = b.line + 1; l < static_cast<int64_t>(c.trace.size()); ++l) {
       const TraceLine& t = c.trace[static_cast<size_t>(l)];
-      if (t.kind != LineKind::kLifecycle || Slot(t.actor) != Slot(b.actor) || !t.request.starts_with("starts")) {
+      if (t.event != LineEvent::kStart || Slot(t.actor) != Slot(b.actor)) {
         continue;
       }
       const bool told = std::any_of(beats.begin(), beats.end(), [&](const Beat& o) {
@@ -188,7 +189,7 @@ std::vector<Beat> AddStarts(const CaseReport& c, std::vector<Beat> beats) {
         start.first_t_ms = t.t_ms;
         start.line = l;
         start.actor = t.actor;
-        start.detail = t.request;
+        start.replaces = t.replaces;
         start.start = true;
         starts.push_back(std::move(start));
       }
@@ -258,7 +259,7 @@ class Teller {
     if (b.start) {
       last_line_of_slot_[std::string(Slot(b.actor))] = b.line;
       stalled_.erase(b.actor);
-      return time + b.actor + " " + StartPhrase(b.detail) + ".";
+      return time + b.actor + " " + StartPhrase(b.replaces) + ".";
     }
     std::string restart = Restart(b);
     const bool acts = !b.expiry && !IsRunWide(b.kind) && b.kind != HistoryKind::kRestartLoss;
@@ -328,10 +329,9 @@ class Teller {
     return "";
   }
 
-  // "starts again" / "starts (replacing w1)" from a lifecycle line.
-  static std::string StartPhrase(const std::string& request) {
-    if (request.starts_with("starts (replaces ")) return "starts (replacing " + request.substr(17);
-    return request;
+  // "starts again" / "starts (replacing w1)".
+  static std::string StartPhrase(const std::string& replaces) {
+    return replaces.empty() ? "starts again" : "starts (replacing " + replaces + ")";
   }
 
   // "w1 starts again" when the trace shows the actor (re)starting since the
@@ -342,8 +342,8 @@ class Teller {
     if (it == last_line_of_slot_.end()) return "";
     for (int64_t l = b.line - 1; l > it->second; --l) {
       const TraceLine* t = LineAt(c_, l);
-      if (t == nullptr || t->kind != LineKind::kLifecycle || t->actor != b.actor) continue;
-      if (t->request.starts_with("starts")) return StartPhrase(t->request);
+      if (t == nullptr || t->event != LineEvent::kStart || t->actor != b.actor) continue;
+      return StartPhrase(t->replaces);
     }
     return "";
   }
@@ -354,7 +354,7 @@ class Teller {
       state_[s.event_id].acked = false;
       if (!s.stream_id.empty()) held_[s.event_id] = s.stream_id;
     }
-    if (b.detail.find("payload missing") != std::string::npos) {
+    if (b.facts.payload_missing) {
       text += ", but its payload is gone (nil)";
     }
     return text;
@@ -382,13 +382,13 @@ class Teller {
       case HistoryKind::kRedelivered:
         return {who, Delivery(b, "re-reads its own pending " + Ids(b.subjects) + " (XREADGROUP 0)")};
       case HistoryKind::kClaimed: {
-        if (b.detail.find("deleted") != std::string::npos) {
+        if (b.facts.payload_missing) {
           return {who, "runs XAUTOCLAIM, which reports " + Ids(b.subjects) +
                            " deleted and drops it from the PEL"};
         }
-        std::string how = b.detail;
+        std::string how = b.facts.command;
         if (line != nullptr) {
-          std::vector<std::string> w = Words(line->request);
+          const std::vector<std::string>& w = line->argv;
           if (w.size() > 4 && (w[0] == "XAUTOCLAIM" || w[0] == "XCLAIM")) {
             how = w[0] + " min-idle " + w[4];
           }
@@ -404,7 +404,7 @@ class Teller {
           st.effect = true;
         }
         if (again) return {who, "runs the side effect of " + Events(b.subjects) + " again"};
-        const std::string sink = Parenthesised(b.detail);
+        const std::string& sink = b.facts.sink;
         return {who, "runs the side effect of " + Events(b.subjects) +
                          (sink.empty() ? "" : " (" + sink + ")")};
       }
@@ -424,30 +424,29 @@ class Teller {
       case HistoryKind::kDeadLettered:
         return {who, "writes " + Events(b.subjects) + " to the dead-letter stream"};
       case HistoryKind::kCrash:
-        return {who, "crashes at " + b.detail + Standing(b.subjects)};
+        return {who, "crashes at " + b.facts.site + Standing(b.subjects)};
       case HistoryKind::kStall:
-        return {who, "stalls at " + b.detail + (b.value > 0 ? " for " + FormatDuration(b.value) : "") +
+        return {who, "stalls at " + b.facts.site + (b.value > 0 ? " for " + FormatDuration(b.value) : "") +
                          Standing(b.subjects)};
       case HistoryKind::kLostReply:
         return {who, fmt::format("sends {} about {}; it runs, but the reply is lost and {} times out",
-                                 b.detail, Ids(b.subjects), who)};
+                                 b.facts.site, Ids(b.subjects), who)};
       case HistoryKind::kLostRequest:
         return {who, fmt::format("sends {} about {}, but the request is lost and never runs",
-                                 b.detail, Ids(b.subjects))};
+                                 b.facts.site, Ids(b.subjects))};
       case HistoryKind::kPayloadDeleted:
         return {who, "deletes the payload of " + Ids(b.subjects) + (b.detail.empty() ? "" : " with " + b.detail)};
       case HistoryKind::kConsumerDeleted: {
-        std::vector<std::string> w = Words(b.detail);
-        std::string consumer = w.size() > 2 && w[1] == "DELCONSUMER" ? " " + w[2] : "";
+        const std::string consumer = b.facts.consumer.empty() ? "" : " " + b.facts.consumer;
         return {who, "deletes consumer" + consumer + " (XGROUP DELCONSUMER), dropping " +
                          Ids(b.subjects) + " from the PEL"};
       }
       case HistoryKind::kRestartLoss: {
-        const std::string why = Parenthesised(b.detail);
+        const std::string why = PersistenceNote(b.facts);
         return {"the server restart", "loses " + Ids(b.subjects) + (why.empty() ? "" : " (" + why + ")")};
       }
       case HistoryKind::kServerRestart: {
-        const std::string why = Parenthesised(b.detail);
+        const std::string why = PersistenceNote(b.facts);
         return {"an injected fault", "kills redis-server and restarts it" + (why.empty() ? "" : " (" + why + ")")};
       }
       case HistoryKind::kClockJump:

@@ -43,10 +43,13 @@ std::string OneLine(std::string_view s) {
   return out;
 }
 
-std::string Quoted(std::string_view s) {
-  if (s.size() <= kMaxQuotedChars) return fmt::format("'{}'", s);
-  return fmt::format("'{}...'", s.substr(0, kMaxQuotedChars));
+// `s` cut to kMaxQuotedChars, "..." marking a cut.
+std::string Cut(std::string_view s) {
+  if (s.size() <= kMaxQuotedChars) return std::string(s);
+  return fmt::format("{}...", s.substr(0, kMaxQuotedChars));
 }
+
+std::string Quoted(std::string_view s) { return fmt::format("'{}'", Cut(s)); }
 
 // How a value looks after "got": strings quoted, numbers as written.
 std::string Got(const toml::node& n) {
@@ -67,11 +70,7 @@ std::string Join(std::string_view path, std::string_view key) {
   return path.empty() ? std::string(key) : fmt::format("{}.{}", path, key);
 }
 
-std::string IntRange(int64_t min, int64_t max) {
-  // The limit of the member's type is no limit a person chose.
-  if (max >= std::numeric_limits<int>::max()) return fmt::format("an integer >= {}", min);
-  return fmt::format("an integer in {}..{}", min, max);
-}
+std::string IntRange(int64_t min, int64_t max) { return fmt::format("an integer in {}..{}", min, max); }
 
 // The first error of a parse. Later failures are dropped, so callers may
 // go on after one and check failed() where it matters.
@@ -169,7 +168,7 @@ void CheckKeys(Errors* e, const toml::table& table, const std::string& path,
   if (first == nullptr) return;
   std::string valid;
   for (const auto& k : known) valid += (valid.empty() ? "" : ", ") + k;
-  e->Fail(std::max<uint32_t>(1, first->source().begin.line), Join(path, first->str()),
+  e->Fail(std::max<uint32_t>(1, first->source().begin.line), Join(path, Cut(first->str())),
           fmt::format("unknown key (valid: {})", valid));
 }
 
@@ -333,6 +332,14 @@ std::string SlotSummary(const RunConfig& c) {
   return out;
 }
 
+// "expected an actor of this run (p1, w1..w3), got 'w4'", or nullopt when
+// `actor` is one of this run's.
+std::optional<std::string> ActorMismatch(const RunConfig& c, const std::string& actor) {
+  std::vector<std::string> slots = Slots(c);
+  if (std::find(slots.begin(), slots.end(), actor) != slots.end()) return std::nullopt;
+  return fmt::format("expected an actor of this run ({}), got {}", SlotSummary(c), Quoted(actor));
+}
+
 bool IsHex16(std::string_view s) {
   return s.size() == 16 && std::all_of(s.begin(), s.end(), [](char c) {
            return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
@@ -354,6 +361,104 @@ std::vector<std::string> SplitWhitespace(std::string_view s) {
 }
 
 // --- The scenario -------------------------------------------------------------
+
+// The length of the UTF-8 sequence at the start of `s` (1..4), or 0 when it
+// is not a valid one (overlong, a surrogate, above U+10FFFF, cut short).
+size_t Utf8SequenceLength(std::string_view s) {
+  auto byte = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
+  unsigned char b = byte(0);
+  if (b < 0x80) return 1;
+  size_t n = 0;
+  uint32_t cp = 0;
+  if (b >= 0xc2 && b <= 0xdf) {
+    n = 2, cp = b & 0x1f;
+  } else if (b >= 0xe0 && b <= 0xef) {
+    n = 3, cp = b & 0x0f;
+  } else if (b >= 0xf0 && b <= 0xf4) {
+    n = 4, cp = b & 0x07;
+  } else {
+    return 0;
+  }
+  if (s.size() < n) return 0;
+  for (size_t i = 1; i < n; ++i) {
+    if ((byte(i) & 0xc0) != 0x80) return 0;
+    cp = (cp << 6) | (byte(i) & 0x3f);
+  }
+  const uint32_t kMinOf[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < kMinOf[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+  return n;
+}
+
+// "LINE: invalid TOML: ..." for the first NUL byte, invalid UTF-8 sequence,
+// or non-ASCII character outside a string or comment (TOML allows none
+// there; toml++ 3.3 reaches __builtin_unreachable on "seed = 0\xcd\x9a"),
+// or nullopt when there is none. Tracks just enough of TOML's lexical
+// structure (comments and the four kinds of strings) to know where it is.
+std::optional<std::string> FindInvalidText(std::string_view text) {
+  enum class In { kCode, kComment, kBasic, kLiteral, kMultiBasic, kMultiLiteral };
+  In in = In::kCode;
+  uint32_t line = 1;
+  auto at = [&](size_t i, std::string_view what) { return text.substr(i, what.size()) == what; };
+  for (size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    if (c == '\0') return fmt::format("{}: invalid TOML: a NUL byte", line);
+    size_t n = Utf8SequenceLength(text.substr(i));
+    if (n == 0) {
+      return fmt::format("{}: invalid TOML: not UTF-8 (byte 0x{:02x})", line,
+                         static_cast<unsigned char>(c));
+    }
+    if (n > 1 && in == In::kCode) {
+      return fmt::format("{}: invalid TOML: a non-ASCII character outside a string or comment", line);
+    }
+    if (c == '\n') {
+      ++line;
+      if (in != In::kMultiBasic && in != In::kMultiLiteral) in = In::kCode;
+    }
+    switch (in) {
+      case In::kCode:
+        if (c == '#') in = In::kComment;
+        if (at(i, "\"\"\"") || at(i, "\'\'\'")) {
+          in = c == '"' ? In::kMultiBasic : In::kMultiLiteral;
+          n = 3;
+        } else if (c == '"') {
+          in = In::kBasic;
+        } else if (c == '\'') {
+          in = In::kLiteral;
+        }
+        break;
+      case In::kBasic:
+      case In::kMultiBasic:
+        if (c == '\\' && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) < 0x80 &&
+            text[i + 1] != '\n' && text[i + 1] != '\0') {
+          n = 2;  // an escaped quote or backslash ends nothing
+        } else if (in == In::kBasic && c == '"') {
+          in = In::kCode;
+        } else if (in == In::kMultiBasic && at(i, "\"\"\"")) {
+          in = In::kCode;
+          n = 3;
+          while (n < 5 && i + n < text.size() && text[i + n] == '"') ++n;  // up to two more quotes
+        }
+        break;
+      case In::kLiteral:
+        if (c == '\'') in = In::kCode;
+        break;
+      case In::kMultiLiteral:
+        if (at(i, "\'\'\'")) {
+          in = In::kCode;
+          n = 3;
+          while (n < 5 && i + n < text.size() && text[i + n] == '\'') ++n;
+        }
+        break;
+      case In::kComment:
+        break;
+    }
+    i += n;
+  }
+  return std::nullopt;
+}
+
+constexpr char kNameExpected[] =
+    "a name of 1..128 characters A-Z a-z 0-9 . _ - (not starting with . or -)";
 
 const std::vector<std::string>& TopLevelKeys() {
   static const std::vector<std::string> kKeys = {
@@ -380,6 +485,9 @@ class ScenarioParser {
   void ReadSchedule();
   void CheckActor(const toml::node& at, const std::string& path, const std::string& actor,
                   std::string_view context);
+  // Reports a run-level error "path: what" (ValidateRunConfig's form) on the
+  // line of the deepest part of `path` the file has, else line 1 "scenario".
+  void FailAtNamedField(const std::string& message);
 
   Errors* e_;
   const toml::table& root_;
@@ -390,9 +498,9 @@ class ScenarioParser {
 
 Scenario ScenarioParser::Parse() {
   CheckKeys(e_, root_, "", TopLevelKeys());
-  s_.name = std::filesystem::path(source_name_).stem().string();
-  if (auto v = TopString("name", "a non-empty name")) {
-    if (v->empty()) e_->Fail(*root_.get("name"), "name", "expected a non-empty name, got ''");
+  s_.name = ScenarioNameFrom(std::filesystem::path(source_name_).stem().string());
+  if (auto v = TopString("name", kNameExpected)) {
+    if (!IsScenarioName(*v)) e_->Fail(*root_.get("name"), "name", fmt::format("expected {}, got {}", kNameExpected, Quoted(*v)));
     s_.name = *v;
   }
   if (auto v = TopString("description", "a string")) s_.description = *v;
@@ -434,7 +542,7 @@ Scenario ScenarioParser::Parse() {
   ReadSchedule();
   if (e_->failed()) return s_;
   Status valid = ValidateRunConfig(c);
-  if (!valid.ok()) e_->Fail(1, "scenario", valid.message());
+  if (!valid.ok()) FailAtNamedField(valid.message());
   return s_;
 }
 
@@ -527,25 +635,37 @@ void ScenarioParser::ReadSeed() {
     s_.config.seed = static_cast<uint64_t>(i->get());
     return;
   }
-  if (const auto* str = n->as_string()) {
-    const std::string& digits = str->get();
-    uint64_t seed = 0;
-    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), seed);
-    if (ec == std::errc() && end == digits.data() + digits.size() && !digits.empty()) {
-      s_.config.seed = seed;
-      return;
-    }
+  if (const auto* str = n->as_string(); str != nullptr && ParseSeed(str->get(), &s_.config.seed)) {
+    return;
   }
   e_->Fail(*n, "seed", fmt::format(
       "expected an integer >= 0 (or a decimal string for seeds above 2^63-1), got {}", Got(*n)));
 }
 
+void ScenarioParser::FailAtNamedField(const std::string& message) {
+  size_t colon = message.find(": ");
+  std::string path = colon == std::string::npos ? "" : message.substr(0, colon);
+  if (path.empty() || path.find(' ') != std::string::npos) {
+    e_->Fail(1, "scenario", message);
+    return;
+  }
+  std::string what = message.substr(colon + 2);
+  for (std::string part = path; !part.empty();) {
+    if (const toml::node* n = root_.at_path(part).node()) {
+      e_->Fail(*n, path, what);
+      return;
+    }
+    size_t dot = part.rfind('.');
+    part = dot == std::string::npos ? "" : part.substr(0, dot);
+  }
+  e_->Fail(1, path, what);
+}
+
 void ScenarioParser::CheckActor(const toml::node& at, const std::string& path,
                                 const std::string& actor, std::string_view context) {
-  std::vector<std::string> slots = Slots(s_.config);
-  if (std::find(slots.begin(), slots.end(), actor) != slots.end()) return;
-  e_->Fail(at, path, fmt::format("expected an actor of this run ({}), got {}{}",
-                                 SlotSummary(s_.config), Quoted(actor), context));
+  if (std::optional<std::string> why = ActorMismatch(s_.config, actor)) {
+    e_->Fail(at, path, *why + std::string(context));
+  }
 }
 
 void ScenarioParser::ReadSchedule() {
@@ -606,7 +726,61 @@ void ScenarioParser::ReadSchedule() {
 
 }  // namespace
 
+bool IsScenarioName(std::string_view name) {
+  if (name.empty() || name.size() > kMaxScenarioNameChars || name[0] == '.' || name[0] == '-') {
+    return false;
+  }
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '-';
+  });
+}
+
+std::string ScenarioNameFrom(std::string_view text) {
+  std::string out(text.substr(0, kMaxScenarioNameChars));
+  for (size_t i = 0; i < out.size(); ++i) {
+    char c = out[i];
+    bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    if (!alnum && c != '_' && !(i > 0 && (c == '.' || c == '-'))) out[i] = '_';
+  }
+  return out.empty() ? "scenario" : out;
+}
+
+std::string ReplayFileName(std::string_view name) { return ScenarioNameFrom(name) + ".replay.toml"; }
+
+bool ParseSeed(std::string_view text, uint64_t* seed) {
+  if (text.empty() || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return false;
+  }
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *seed);
+  return ec == std::errc() && end == text.data() + text.size();
+}
+
+Status CheckScheduleFitsRun(const RunConfig& c) {
+  if (c.fault_schedule) {
+    for (size_t i = 0; i < c.fault_schedule->size(); ++i) {
+      const FaultSpec& spec = (*c.fault_schedule)[i];
+      if (!IsPointFault(spec.kind)) continue;
+      if (std::optional<std::string> why = ActorMismatch(c, spec.actor)) {
+        return Status::InvalidArgument(
+            fmt::format("schedule.faults[{}]: {} in '{}'", i, *why, spec.ToString()));
+      }
+    }
+  }
+  for (size_t i = 0; i < c.picks.size(); ++i) {
+    if (std::optional<std::string> why = ActorMismatch(c, c.picks[i])) {
+      return Status::InvalidArgument(fmt::format("schedule.picks: {} as pick {}", *why, i + 1));
+    }
+  }
+  return Status::Ok();
+}
+
 Result<Scenario> ParseScenario(std::string_view text, std::string_view source_name) {
+  // toml++ 3.3 reaches assertions and __builtin_unreachable on some of
+  // these; it only ever sees valid UTF-8 without NUL.
+  if (std::optional<std::string> bad = FindInvalidText(text)) {
+    return Status::InvalidArgument(fmt::format("{}:{}", source_name, *bad));
+  }
   toml::table root;
   try {
     root = toml::parse(text, source_name);

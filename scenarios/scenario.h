@@ -14,7 +14,10 @@
 //   protocol = "txn-dedupe"   A catalog protocol by name (`xackly list` shows
 //                             them). Or leave this out and write an inline
 //                             [protocol] table instead (below). One is required.
-//   name = "..."              Default: the file name without its extension.
+//   name = "..."              1..128 characters A-Z a-z 0-9 . _ - (not starting
+//                             with . or -): replay files are <name>.replay.toml.
+//                             Default: the file name without its extension
+//                             (other characters made '_').
 //   description = "..."       Free text.
 //   origin = "..."            Free text: where the file came from, e.g. the
 //                             command that wrote it.
@@ -44,6 +47,12 @@
 //
 // --- [timing] --------------------------------------------------------------
 // Virtual milliseconds, integers; defaults as in sim/worker.h `Timing`.
+// Limits (sim/limits.h), for these and every other duration in a file: at
+// most one year (31536000000 ms) each; max_steps at most 10000000; counts
+// (read_count, claim_count, trim_maxlen, dead_letter_after, scheduled_count,
+// poison_count) at most 100000; and all of them added up (max_steps x
+// step_ms, the fault phase, every interval, timeout, TTL and scheduled
+// fault) at most 100 years.
 //   step_ms = 1  effect_ms = 10  produce_every_ms = 5  restart_delay_ms = 5000
 //   reconnect_ms = 1000  quiet_window_ms = 0 (0: derived from the protocol)
 //   max_steps = 20000 (a step count; reaching it is the verdict "stuck")
@@ -147,7 +156,7 @@ struct Scenario {
   std::string origin;        // free text, e.g. the command that wrote the file
 };
 
-// Parses a scenario file's text. `source_name` (usually the file's path)
+// Parses a scenario file's text. The text must be UTF-8 without NUL bytes. `source_name` (usually the file's path)
 // prefixes every error and gives the default name (its stem). On success the
 // config passes ValidateRunConfig. On failure returns kInvalidArgument with
 // exactly one line "source:line: field.path: what was expected, got what".
@@ -167,5 +176,26 @@ Result<Scenario> ParseScenario(std::string_view text, std::string_view source_na
 // whose config.protocol is not that catalog protocol unchanged is written
 // inline, for the same reason.
 std::string WriteScenario(const Scenario& s);
+
+// Scenario names: what `name` accepts (see the format above), so that
+// "<name>.replay.toml" is one plain file name inside --out.
+inline constexpr size_t kMaxScenarioNameChars = 128;
+bool IsScenarioName(std::string_view name);
+// `text` made a scenario name: cut to the limit, every character the set
+// lacks (and a leading '.' or '-') becomes '_'; "scenario" for "". Returns a
+// valid name unchanged.
+std::string ScenarioNameFrom(std::string_view text);
+// "<name>.replay.toml", the replay file of a scenario, with `name` made a
+// scenario name first: always one plain file name.
+std::string ReplayFileName(std::string_view name);
+
+// A seed as scenario files (as a string) and --seed take it: decimal digits
+// only, 0..2^64-1. False for anything else ("-1", "1e3", too large).
+bool ParseSeed(std::string_view text, uint64_t* seed);
+
+// The point faults of an explicit schedule and the picks name only actors
+// `config` has. For runs whose actors changed after parsing (CLI
+// overrides); the error names the schedule entry.
+Status CheckScheduleFitsRun(const RunConfig& config);
 
 }  // namespace xackly

@@ -5,7 +5,7 @@
 //
 // A description is a function template over a visitor V for one struct S. V
 // provides, for a key and a pointer to the member it maps to:
-//   Int(key, &S::m, min, max, doc)              int or int64_t; max kNoMax: none
+//   Int(key, &S::m, min, max, doc)              int or int64_t in min..max (sim/limits.h)
 //   Bool(key, &S::m, doc)
 //   Enum(key, &S::m, table, doc)                one name of `table`
 //   EnumList(key, &S::m, table, doc)            array of names, in order
@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "sim/faults.h"
+#include "sim/limits.h"
 #include "sim/protocol.h"
 #include "sim/server.h"
 #include "sim/simulation.h"
@@ -82,8 +83,6 @@ bool IsNonEmpty(std::string_view s);
 // those out for an inline protocol, even when they hold the default).
 bool FaultKeyMatters(const FaultModel& m, std::string_view key);
 
-inline constexpr int64_t kNoMax = std::numeric_limits<int64_t>::max();
-
 // [server] (members of RunConfig)
 template <typename V>
 void DescribeServer(V& v) {
@@ -104,14 +103,14 @@ void DescribeWorkload(V& v) {
 // [timing]
 template <typename V>
 void DescribeTiming(V& v) {
-  v.Int("step_ms", &Timing::step_ms, 1, kNoMax, "virtual time per executed step");
-  v.Int("effect_ms", &Timing::effect_ms, 0, kNoMax, "a side effect keeps a worker busy");
-  v.Int("produce_every_ms", &Timing::produce_every_ms, 0, kNoMax, nullptr);
-  v.Int("restart_delay_ms", &Timing::restart_delay_ms, 0, kNoMax, "crash to replacement");
-  v.Int("reconnect_ms", &Timing::reconnect_ms, 0, kNoMax, "after a timeout");
-  v.Int("fault_phase_ms", &Timing::fault_phase_ms, 0, kNoMax, "0: derived from the workload");
-  v.Int("quiet_window_ms", &Timing::quiet_window_ms, 0, kNoMax, "0: derived from the protocol");
-  v.Int("max_steps", &Timing::max_steps, 1, kNoMax, "reaching it is the verdict stuck");
+  v.Int("step_ms", &Timing::step_ms, 1, kMaxDurationMs, "virtual time per executed step");
+  v.Int("effect_ms", &Timing::effect_ms, 0, kMaxDurationMs, "a side effect keeps a worker busy");
+  v.Int("produce_every_ms", &Timing::produce_every_ms, 0, kMaxDurationMs, nullptr);
+  v.Int("restart_delay_ms", &Timing::restart_delay_ms, 0, kMaxDurationMs, "crash to replacement");
+  v.Int("reconnect_ms", &Timing::reconnect_ms, 0, kMaxDurationMs, "after a timeout");
+  v.Int("fault_phase_ms", &Timing::fault_phase_ms, 0, kMaxDurationMs, "0: derived from the workload");
+  v.Int("quiet_window_ms", &Timing::quiet_window_ms, 0, kMaxDurationMs, "0: derived from the protocol");
+  v.Int("max_steps", &Timing::max_steps, 1, kMaxSteps, "reaching it is the verdict stuck");
 }
 
 // [protocol], without `base` and the loop/janitor subtables.
@@ -121,30 +120,30 @@ void DescribeProtocol(V& v) {
   v.Text("description", &ProtocolDef::description, nullptr, "a string", nullptr);
   v.EnumList("steps", &ProtocolDef::steps, HandlerOps(), "the per-entry handler, in order");
   v.Enum("dedupe", &ProtocolDef::dedupe, DedupeStores(), "where done-records live");
-  v.Int("dedupe_ttl_ms", &ProtocolDef::dedupe_ttl_ms, 0, kNoMax, "0: done-records never expire");
+  v.Int("dedupe_ttl_ms", &ProtocolDef::dedupe_ttl_ms, 0, kMaxDurationMs, "0: done-records never expire");
   v.Enum("effect", &ProtocolDef::effect, EffectSinks(), "where the side effect lands");
   v.Bool("idempotency_key", &ProtocolDef::idempotency_key, "the external service dedupes");
   v.Enum("on_duplicate", &ProtocolDef::on_duplicate, DuplicatePolicies(),
          "what the duplicate branch does");
-  v.Int("fault_phase_ms", &ProtocolDef::fault_phase_ms, 0, kNoMax,
+  v.Int("fault_phase_ms", &ProtocolDef::fault_phase_ms, 0, kMaxDurationMs,
         "0: derived from the workload");
 }
 
 // [protocol.loop]
 template <typename V>
 void DescribeLoop(V& v) {
-  v.Int("read_count", &LoopConfig::read_count, 1, kNoMax, "XREADGROUP COUNT");
+  v.Int("read_count", &LoopConfig::read_count, 1, kMaxCount, "XREADGROUP COUNT");
   v.Bool("read_own_pending_at_start", &LoopConfig::read_own_pending_at_start,
          "XREADGROUP ... 0 on start-up");
   v.Bool("claim", &LoopConfig::claim, "periodic XAUTOCLAIM");
-  v.Int("claim_min_idle_ms", &LoopConfig::claim_min_idle_ms, 0, kNoMax, nullptr);
-  v.Int("claim_count", &LoopConfig::claim_count, 1, kNoMax, nullptr);
-  v.Int("claim_every_ms", &LoopConfig::claim_every_ms, 1, kNoMax, nullptr);
-  v.Int("block_ms", &LoopConfig::block_ms, 1, kNoMax, "an empty read parks this long");
+  v.Int("claim_min_idle_ms", &LoopConfig::claim_min_idle_ms, 0, kMaxDurationMs, nullptr);
+  v.Int("claim_count", &LoopConfig::claim_count, 1, kMaxCount, nullptr);
+  v.Int("claim_every_ms", &LoopConfig::claim_every_ms, 1, kMaxDurationMs, nullptr);
+  v.Int("block_ms", &LoopConfig::block_ms, 1, kMaxDurationMs, "an empty read parks this long");
   v.Enum("ack", &LoopConfig::ack, AckModes(), "batch: the loop acks the whole batch");
   v.Enum("on_deleted", &LoopConfig::on_deleted, DeletedEntryPolicies(),
          "an entry whose payload is gone");
-  v.Int("dead_letter_after", &LoopConfig::dead_letter_after, 0, kNoMax,
+  v.Int("dead_letter_after", &LoopConfig::dead_letter_after, 0, kMaxCount,
         "deliveries before dead-lettering; 0: never");
   v.Enum("dead_letter_order", &LoopConfig::dead_letter_order, DeadLetterOrders(), nullptr);
 }
@@ -153,12 +152,12 @@ void DescribeLoop(V& v) {
 template <typename V>
 void DescribeJanitor(V& v) {
   v.Enum("trim", &JanitorConfig::trim, TrimPolicies(), "retention XTRIM");
-  v.Int("trim_maxlen", &JanitorConfig::trim_maxlen, 0, kNoMax, "trim = \"maxlen\": MAXLEN N");
+  v.Int("trim_maxlen", &JanitorConfig::trim_maxlen, 0, kMaxCount, "trim = \"maxlen\": MAXLEN N");
   v.Bool("delete_idle_consumers", &JanitorConfig::delete_idle_consumers,
          "XGROUP DELCONSUMER of idle consumers");
-  v.Int("consumer_idle_ms", &JanitorConfig::consumer_idle_ms, 0, kNoMax, nullptr);
+  v.Int("consumer_idle_ms", &JanitorConfig::consumer_idle_ms, 0, kMaxDurationMs, nullptr);
   v.Bool("check_pending_before_delete", &JanitorConfig::check_pending_before_delete, nullptr);
-  v.Int("every_ms", &JanitorConfig::every_ms, 1, kNoMax, nullptr);
+  v.Int("every_ms", &JanitorConfig::every_ms, 1, kMaxDurationMs, nullptr);
 }
 
 // [faults]
@@ -171,18 +170,18 @@ void DescribeFaults(V& v) {
           "lost-* sites; empty: XACK, XADD, COMMIT, EVAL");
   v.Rate("crash_rate", &FaultModel::crash_ppm, "per visit of a crash point");
   v.Rate("stall_rate", &FaultModel::stall_ppm, nullptr);
-  v.Int("stall_ms", &FaultModel::stall_ms, 1, kNoMax, nullptr);
+  v.Int("stall_ms", &FaultModel::stall_ms, 1, kMaxDurationMs, nullptr);
   v.Rate("lost_request_rate", &FaultModel::lost_request_ppm, "per visit of a lost site");
   v.Rate("lost_reply_rate", &FaultModel::lost_reply_ppm, nullptr);
-  v.Int("scheduled_count", &FaultModel::scheduled_count, 0, kNoMax,
+  v.Int("scheduled_count", &FaultModel::scheduled_count, 0, kMaxCount,
         "of each enabled scheduled kind");
   v.Text("xdel_target", &FaultModel::xdel_target, &IsXdelTarget, "unread, pending or acked",
          nullptr);
   v.Text("xtrim_target", &FaultModel::xtrim_target, &IsXtrimTarget,
          "maxlen:N or minid:last-delivered", nullptr);
-  v.Int("clock_jump_ms", &FaultModel::clock_jump_ms, 1, kNoMax, nullptr);
-  v.Int("store_outage_ms", &FaultModel::store_outage_ms, 1, kNoMax, nullptr);
-  v.Int("poison_count", &FaultModel::poison_count, 0, kNoMax, "events whose effect always fails");
+  v.Int("clock_jump_ms", &FaultModel::clock_jump_ms, 1, kMaxDurationMs, nullptr);
+  v.Int("store_outage_ms", &FaultModel::store_outage_ms, 1, kMaxDurationMs, nullptr);
+  v.Int("poison_count", &FaultModel::poison_count, 0, kMaxCount, "events whose effect always fails");
 }
 
 }  // namespace xackly::scenario_schema

@@ -92,6 +92,7 @@ void Oracle::Produced(int64_t t, const std::string& actor, const std::string& ev
 void Oracle::Delivered(int64_t t, const std::string& consumer,
                        const std::vector<StreamEntry>& entries, DeliveryVia via) {
   static const char* kVia[] = {"XREADGROUP >", "XREADGROUP 0 (own pending)", "XAUTOCLAIM"};
+  const char* command = via == DeliveryVia::kClaim ? "XAUTOCLAIM" : "XREADGROUP";
   HistoryKind kind = via == DeliveryVia::kNew          ? HistoryKind::kDelivered
                      : via == DeliveryVia::kOwnPending ? HistoryKind::kRedelivered
                                                        : HistoryKind::kClaimed;
@@ -101,7 +102,10 @@ void Oracle::Delivered(int64_t t, const std::string& consumer,
     pel_[e.id] = consumer;
     std::string detail = kVia[static_cast<int>(via)];
     if (e.deleted) detail += "; payload missing (nil): the entry was deleted while pending";
-    Add(event_id, Item(kind, t, consumer, e.id, detail));
+    HistoryItem item = Item(kind, t, consumer, e.id, detail);
+    item.command = command;
+    item.payload_missing = e.deleted;
+    Add(event_id, std::move(item));
   }
 }
 
@@ -109,8 +113,11 @@ void Oracle::ClaimFoundDeleted(int64_t t, const std::string& consumer,
                                const std::vector<std::string>& ids) {
   for (const std::string& id : ids) {
     pel_.erase(id);
-    Add(EventOfId(id), Item(HistoryKind::kClaimed, t, consumer, id,
-                            "XAUTOCLAIM reported it deleted and dropped it from the PEL"));
+    HistoryItem item = Item(HistoryKind::kClaimed, t, consumer, id,
+                            "XAUTOCLAIM reported it deleted and dropped it from the PEL");
+    item.command = "XAUTOCLAIM";
+    item.payload_missing = true;
+    Add(EventOfId(id), std::move(item));
   }
 }
 
@@ -119,7 +126,9 @@ void Oracle::Acked(int64_t t, const std::string& consumer, const std::vector<std
   for (const std::string& id : ids) {
     if (pel_.erase(id) == 0) continue;
     Progress(t);
-    Add(EventOfId(id), Item(HistoryKind::kAcked, t, consumer, id, "XACK removed it from the PEL"));
+    HistoryItem item = Item(HistoryKind::kAcked, t, consumer, id, "XACK removed it from the PEL");
+    item.command = "XACK";
+    Add(EventOfId(id), std::move(item));
   }
 }
 
@@ -127,8 +136,10 @@ void Oracle::Effect(const EffectRecord& effect) {
   EventState* st = Find(effect.event_id);
   if (st == nullptr) return;
   Progress(effect.t_ms);
-  Add(effect.event_id, Item(HistoryKind::kEffect, effect.t_ms, effect.consumer, effect.stream_id,
-                            "side effect (" + effect.sink + ")"));
+  HistoryItem item = Item(HistoryKind::kEffect, effect.t_ms, effect.consumer, effect.stream_id,
+                          "side effect (" + effect.sink + ")");
+  item.sink = effect.sink;
+  Add(effect.event_id, std::move(item));
 }
 
 void Oracle::EffectFailed(int64_t t, const std::string& consumer, const std::string& event_id,
@@ -164,23 +175,30 @@ void Oracle::WorkerFault(HistoryKind kind, int64_t t, const std::string& actor,
       }
     }
   }
-  for (const std::string& e : events) Add(e, Item(kind, t, actor, "", site, duration_ms));
+  HistoryItem item = Item(kind, t, actor, "", site, duration_ms);
+  item.site = site;
+  for (const std::string& e : events) Add(e, item);
 }
 
 void Oracle::PayloadsDeleted(int64_t t, const std::string& actor,
-                             const std::vector<std::string>& ids, const std::string& how) {
+                             const std::vector<std::string>& ids, const std::string& command,
+                             const std::string& how) {
   for (const std::string& id : ids) {
     if (auto sid = StreamId::Parse(id)) stream_.erase(*sid);
-    Add(EventOfId(id), Item(HistoryKind::kPayloadDeleted, t, actor, id, how));
+    HistoryItem item = Item(HistoryKind::kPayloadDeleted, t, actor, id, how);
+    item.command = command;
+    Add(EventOfId(id), std::move(item));
   }
 }
 
 void Oracle::ConsumerDeleted(int64_t t, const std::string& actor, const std::string& consumer) {
   for (auto it = pel_.begin(); it != pel_.end();) {
     if (it->second == consumer) {
-      Add(EventOfId(it->first),
-          Item(HistoryKind::kConsumerDeleted, t, actor, it->first,
-               "XGROUP DELCONSUMER " + consumer + " dropped it from the PEL"));
+      HistoryItem item = Item(HistoryKind::kConsumerDeleted, t, actor, it->first,
+                              "XGROUP DELCONSUMER " + consumer + " dropped it from the PEL");
+      item.command = "XGROUP";
+      item.consumer = consumer;
+      Add(EventOfId(it->first), std::move(item));
       it = pel_.erase(it);
     } else {
       ++it;
@@ -196,7 +214,9 @@ void Oracle::ServerRestarted(int64_t t, Persistence persistence,
   std::string how = fmt::format("lost by the server restart (persistence {})", PersistenceName(persistence));
   for (const auto& [sid, id] : stream_) {
     if (survived.count(id) == 0) {
-      Add(EventOfId(id), Item(HistoryKind::kRestartLoss, t, "fault", id, how));
+      HistoryItem item = Item(HistoryKind::kRestartLoss, t, "fault", id, how);
+      item.persistence = PersistenceName(persistence);
+      Add(EventOfId(id), std::move(item));
     }
   }
   stream_.clear();
@@ -212,9 +232,11 @@ void Oracle::ServerRestarted(int64_t t, Persistence persistence,
     if (pel_.count(id) > 0 || (last && sid && *sid <= *last)) delivered.insert(id);
   }
   delivered_ = std::move(delivered);
-  global_.push_back(Item(HistoryKind::kServerRestart, t, "fault", "",
-                         fmt::format("redis-server killed and restarted (persistence {})",
-                                     PersistenceName(persistence))));
+  HistoryItem restart = Item(HistoryKind::kServerRestart, t, "fault", "",
+                             fmt::format("redis-server killed and restarted (persistence {})",
+                                         PersistenceName(persistence)));
+  restart.persistence = PersistenceName(persistence);
+  global_.push_back(std::move(restart));
 }
 
 void Oracle::RunWideFault(HistoryKind kind, int64_t t, const std::string& detail, int64_t duration_ms) {
@@ -313,26 +335,26 @@ Violation Oracle::ExplainDuplicate(const std::string& event_id,
     return v;
   }
   if (const HistoryItem* c = FirstOf(h, HistoryKind::kCrash, e1.t_ms, e2.t_ms, e1.consumer)) {
-    v.cause = "crash:" + c->detail;
+    v.cause = "crash:" + c->site;
     v.detail = head + fmt::format("; {} crashed at {} (at {} ms) before XACK, so the entry was delivered again",
-                                  c->actor, c->detail, c->t_ms);
+                                  c->actor, c->site, c->t_ms);
     return v;
   }
   if (const HistoryItem* l = FirstOf(h, HistoryKind::kLostReply, e1.t_ms, e2.t_ms, e1.consumer)) {
-    v.cause = "lost-reply:" + l->detail;
+    v.cause = "lost-reply:" + l->site;
     v.detail = head + fmt::format("; {} lost the reply to {} at {} ms, gave up and the entry was delivered again",
-                                  l->actor, l->detail, l->t_ms);
+                                  l->actor, l->site, l->t_ms);
     return v;
   }
   if (const HistoryItem* s = FirstOf(h, HistoryKind::kStall, 0, e2.t_ms)) {
     v.cause = "stall";
     v.detail = head + fmt::format("; {} stalled at {} (at {} ms) long enough for the entry to be claimed, then resumed",
-                                  s->actor, s->detail, s->t_ms);
+                                  s->actor, s->site, s->t_ms);
     return v;
   }
   if (const HistoryItem* l = FirstOf(h, HistoryKind::kLostRequest, e1.t_ms, e2.t_ms, e1.consumer)) {
-    v.cause = "lost-request:" + l->detail;
-    v.detail = head + fmt::format("; {}'s {} never reached the server (at {} ms)", l->actor, l->detail, l->t_ms);
+    v.cause = "lost-request:" + l->site;
+    v.detail = head + fmt::format("; {}'s {} never reached the server (at {} ms)", l->actor, l->site, l->t_ms);
     return v;
   }
   v.cause = "redelivered";
@@ -388,7 +410,7 @@ Violation Oracle::ExplainMissing(const std::string& event_id, const FinalState& 
     v.detail = fmt::format("{} was acknowledged by {} at {} ms (entry {}) but its side effect never ran",
                            event_id, a->actor, a->t_ms, a->stream_id);
     if (const HistoryItem* c = FirstOf(h, HistoryKind::kCrash, a->t_ms, INT64_MAX, a->actor)) {
-      v.detail += fmt::format("; {} crashed at {} right after", c->actor, c->detail);
+      v.detail += fmt::format("; {} crashed at {} right after", c->actor, c->site);
     }
     if (st.dead_lettered || Has(h, HistoryKind::kEffectFailed)) {
       v.detail += "; it was being dead-lettered, and the payload never reached the dead-letter stream";

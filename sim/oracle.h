@@ -48,15 +48,25 @@ enum class HistoryKind : uint8_t {
   kStoreOutage,      // run-wide: the business store went down
 };
 const char* HistoryKindName(HistoryKind k);
+inline constexpr HistoryKind kLastHistoryKind = HistoryKind::kStoreOutage;
 
+// One thing that happened to an event. `detail` is a human sentence for
+// people; everything a report decides on is in the typed fields.
 struct HistoryItem {
   HistoryKind kind;
   int64_t t_ms = 0;
   int64_t line = -1;       // index of the trace line that shows it
   std::string actor;       // consumer / producer / "fault"
   std::string stream_id;
-  std::string detail;      // crash point, request name, via, sink...
+  std::string detail;      // a human sentence (or the fault site / failure reason)
   int64_t value = 0;       // a number the item carries (TTL, count, duration)
+  // Typed facts, empty when they do not apply to the kind.
+  std::string command;     // the Redis command that did it (XREADGROUP, XAUTOCLAIM, XACK, XTRIM...)
+  std::string site;        // crash, stall, lost-request, lost-reply: the fault site
+  std::string sink;        // effect: "sql", "external" or "redis"
+  std::string consumer;    // consumer-deleted: the consumer XGROUP DELCONSUMER removed
+  std::string persistence; // restart-loss, server-restart: the server's persistence mode
+  bool payload_missing = false;  // delivered/claimed: the entry's payload was gone (nil)
 };
 
 enum class DeliveryVia : uint8_t { kNew, kOwnPending, kClaim };
@@ -90,8 +100,9 @@ class Oracle {
   // `duration_ms`: how long a stall lasts (the items' value).
   void WorkerFault(HistoryKind kind, int64_t t, const std::string& actor, const std::string& site,
                    const std::vector<std::string>& event_ids, int64_t duration_ms = 0);
+  // `command`: XDEL or XTRIM; `how`: the request as people read it.
   void PayloadsDeleted(int64_t t, const std::string& actor, const std::vector<std::string>& ids,
-                       const std::string& how);
+                       const std::string& command, const std::string& how);
   void ConsumerDeleted(int64_t t, const std::string& actor, const std::string& consumer);
   // After a restart: what survived, read back from the server (the group's
   // last-delivered ID is empty when the group is gone).

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/limits.h"
 #include "sim/rng.h"
 #include "sim/script_steps.h"
 #include "sim/store.h"
@@ -47,25 +48,106 @@ int64_t FaultPhaseEndMs(const Timing& t, int events, int producers) {
   return std::max<int64_t>(2000, events * t.produce_every_ms / producers + 1000);
 }
 
+namespace {
+
+// Every duration added up, the quiet window's multiples counted twice, with
+// max_steps * step_ms, the fault phase and every scheduled fault: a bound on
+// every sum of durations the run computes before it starts. Saturates.
+// REQUIRES: each value within its own limit (so no product overflows).
+int64_t TimeBudgetMs(const RunConfig& c) {
+  const Timing& t = c.timing;
+  const ProtocolDef& p = c.protocol;
+  const FaultModel& f = c.faults;
+  int64_t sum = SaturatingMul(t.max_steps, t.step_ms);
+  sum = SaturatingAdd(sum, FaultPhaseEndMs(t, c.events, c.producers));
+  for (int64_t d : {t.effect_ms, t.produce_every_ms, t.restart_delay_ms, t.reconnect_ms,
+                    t.quiet_window_ms, p.dedupe_ttl_ms, p.loop.claim_min_idle_ms,
+                    p.loop.claim_every_ms, p.loop.block_ms, p.janitor.consumer_idle_ms,
+                    p.janitor.every_ms, f.stall_ms}) {
+    sum = SaturatingAdd(sum, SaturatingMul(2, d));
+  }
+  sum = SaturatingAdd(sum, SaturatingMul(p.loop.dead_letter_after,
+                                         p.loop.claim_min_idle_ms + p.loop.claim_every_ms));
+  sum = SaturatingAdd(sum, SaturatingMul(f.scheduled_count,
+                                         f.clock_jump_ms + f.store_outage_ms + f.stall_ms));
+  if (c.fault_schedule) {
+    for (const FaultSpec& s : *c.fault_schedule) {
+      sum = SaturatingAdd(sum, SaturatingAdd(s.at_ms, s.duration_ms));
+    }
+  }
+  return sum;
+}
+
+}  // namespace
+
 Status ValidateRunConfig(const RunConfig& c) {
-  Status p = ValidateProtocol(c.protocol);
-  if (!p.ok()) return p;
   auto bad = [](std::string why) { return Status::InvalidArgument(std::move(why)); };
   if (c.workers < 1 || c.workers > 64) return bad(fmt::format("workers must be in 1..64 (got {})", c.workers));
   if (c.producers < 1 || c.producers > 16) return bad(fmt::format("producers must be in 1..16 (got {})", c.producers));
   if (c.events < 1 || c.events > 100000) return bad(fmt::format("events must be in 1..100000 (got {})", c.events));
+  // Every number within the limits of sim/limits.h; messages start with the
+  // field's path in a scenario file.
   const Timing& t = c.timing;
-  if (t.step_ms < 1) return bad("timing.step_ms must be >= 1");
-  if (t.effect_ms < 0 || t.produce_every_ms < 0 || t.restart_delay_ms < 0 || t.reconnect_ms < 0 ||
-      t.fault_phase_ms < 0 || t.quiet_window_ms < 0) {
-    return bad("timing values must be >= 0");
+  const ProtocolDef& pr = c.protocol;
+  const FaultModel& f = c.faults;
+  struct Range {
+    const char* path;
+    int64_t value, min, max;
+  };
+  const Range ranges[] = {
+      {"timing.step_ms", t.step_ms, 1, kMaxDurationMs},
+      {"timing.effect_ms", t.effect_ms, 0, kMaxDurationMs},
+      {"timing.produce_every_ms", t.produce_every_ms, 0, kMaxDurationMs},
+      {"timing.restart_delay_ms", t.restart_delay_ms, 0, kMaxDurationMs},
+      {"timing.reconnect_ms", t.reconnect_ms, 0, kMaxDurationMs},
+      {"timing.fault_phase_ms", t.fault_phase_ms, 0, kMaxDurationMs},
+      {"timing.quiet_window_ms", t.quiet_window_ms, 0, kMaxDurationMs},
+      {"timing.max_steps", t.max_steps, 1, kMaxSteps},
+      {"protocol.dedupe_ttl_ms", pr.dedupe_ttl_ms, 0, kMaxDurationMs},
+      {"protocol.fault_phase_ms", pr.fault_phase_ms, 0, kMaxDurationMs},
+      {"protocol.loop.read_count", pr.loop.read_count, 1, kMaxCount},
+      {"protocol.loop.claim_min_idle_ms", pr.loop.claim_min_idle_ms, 0, kMaxDurationMs},
+      {"protocol.loop.claim_count", pr.loop.claim_count, 1, kMaxCount},
+      {"protocol.loop.claim_every_ms", pr.loop.claim_every_ms, 1, kMaxDurationMs},
+      {"protocol.loop.block_ms", pr.loop.block_ms, 1, kMaxDurationMs},
+      {"protocol.loop.dead_letter_after", pr.loop.dead_letter_after, 0, kMaxCount},
+      {"protocol.janitor.trim_maxlen", pr.janitor.trim_maxlen, 0, kMaxCount},
+      {"protocol.janitor.consumer_idle_ms", pr.janitor.consumer_idle_ms, 0, kMaxDurationMs},
+      {"protocol.janitor.every_ms", pr.janitor.every_ms, 1, kMaxDurationMs},
+      {"faults.stall_ms", f.stall_ms, 1, kMaxDurationMs},
+      {"faults.scheduled_count", f.scheduled_count, 0, kMaxCount},
+      {"faults.clock_jump_ms", f.clock_jump_ms, 1, kMaxDurationMs},
+      {"faults.store_outage_ms", f.store_outage_ms, 1, kMaxDurationMs},
+      {"faults.poison_count", f.poison_count, 0, kMaxCount},
+  };
+  for (const Range& r : ranges) {
+    if (r.value < r.min || r.value > r.max) {
+      return bad(fmt::format("{}: expected an integer in {}..{}, got {}", r.path, r.min, r.max, r.value));
+    }
   }
-  if (t.max_steps < 1) return bad("timing.max_steps must be >= 1");
+  // A number out of range is reported before what it may have broken.
+  Status p = ValidateProtocol(c.protocol);
+  if (!p.ok()) return p;
   if (c.fault_schedule) {
     for (const FaultSpec& s : *c.fault_schedule) {
       Status v = ValidateFaultSpec(s);
       if (!v.ok()) return v;
+      if (s.duration_ms > kMaxDurationMs || s.at_ms > kMaxRunSpanMs || s.nth > kMaxSteps) {
+        return bad(fmt::format(
+            "schedule.faults: '{}': durations are at most {} ms, times at most {} ms, visits at most {}",
+            s.ToString(), kMaxDurationMs, kMaxRunSpanMs, kMaxSteps));
+      }
+      if (s.kind == FaultKind::kPoison && s.event > c.events) {
+        return bad(fmt::format("schedule.faults: '{}': this run produces only {} event{}",
+                               s.ToString(), c.events, c.events == 1 ? "" : "s"));
+      }
     }
+  }
+  if (int64_t budget = TimeBudgetMs(c); budget > kMaxRunSpanMs) {
+    return bad(fmt::format(
+        "timing: the run's durations add up to more than {} ms (100 years): max_steps x step_ms, "
+        "the fault phase, every interval, timeout and TTL, and every scheduled fault make {} ms",
+        kMaxRunSpanMs, budget == INT64_MAX ? std::string("over 9.2e18") : std::to_string(budget)));
   }
   return Status::Ok();
 }
@@ -104,6 +186,19 @@ std::vector<EffectRecord> ParseRedisEffects(const Reply& reply) {
     out.push_back(std::move(e));
   }
   return out;
+}
+
+// The ids a business-store step's line mentions, as its statement shows them.
+LineFacts BusinessFacts(const Step& s) {
+  LineFacts facts;
+  switch (s.op) {
+    case Op::kSqlEffect: facts.stream_id = s.stream_id; [[fallthrough]];
+    case Op::kSqlCheckDone:
+    case Op::kSqlMarkDone:
+    case Op::kExternalEffect: facts.event_id = s.event_id; break;
+    default: break;
+  }
+  return facts;
 }
 
 class Simulation {
@@ -169,7 +264,12 @@ class Simulation {
                                           const char* actor);
   Status EnsureHarnessConnection();
   void SetClock();
-  void Note(const std::string& text) { trace_.Add(now_, "sim", LineKind::kLifecycle, text, ""); }
+  // A run note: "label" or "label: rest".
+  void Note(std::string_view label, std::string_view rest = "") {
+    std::string text(label);
+    if (!rest.empty()) text.append(": ").append(rest);
+    trace_.Add(now_, "sim", LineKind::kLifecycle, text, "", {.event = LineEvent::kNote, .site = label});
+  }
 
   // --- Run loop helpers ---
   bool Runnable(const Actor& a) const;
@@ -264,7 +364,8 @@ Result<Reply> Simulation::HarnessCall(std::vector<std::string> argv, const char*
   if (!r.ok()) {
     return Status::Internal(fmt::format("{}: {} failed: {}", actor, argv[0], r.status().ToString()));
   }
-  trace_.Add(now_, actor, LineKind::kHarness, RequestText(argv), ReplyText(*r));
+  trace_.Add(now_, actor, LineKind::kHarness, RequestText(argv), ReplyText(*r),
+             {.argv = &argv, .reply = &*r});
   return r;
 }
 
@@ -281,7 +382,8 @@ Result<std::vector<Reply>> Simulation::HarnessCalls(
     return Status::Internal(fmt::format("{}: {} failed: {}", actor, commands[0][0], r.status().ToString()));
   }
   for (size_t i = 0; i < commands.size(); ++i) {
-    trace_.Add(now_, actor, LineKind::kHarness, RequestText(commands[i]), ReplyText((*r)[i]));
+    trace_.Add(now_, actor, LineKind::kHarness, RequestText(commands[i]), ReplyText((*r)[i]),
+               {.argv = &commands[i], .reply = &(*r)[i]});
   }
   return r;
 }
@@ -392,7 +494,8 @@ void Simulation::Crash(Actor& a, const std::string& point) {
   trace_.Add(now_, a.name, LineKind::kFault,
              fmt::format("!crash at {} (replacement starts in {} ms)", point,
                          config_.timing.restart_delay_ms),
-             "");
+             "",
+             {.event = LineEvent::kCrash, .site = point, .duration_ms = config_.timing.restart_delay_ms});
 }
 
 void Simulation::Reset(Actor& a, const std::string& why) {
@@ -400,7 +503,7 @@ void Simulation::Reset(Actor& a, const std::string& why) {
   trace_.Add(now_, a.name, LineKind::kLifecycle,
              fmt::format("{}: reconnects and restarts its loop in {} ms", why,
                          config_.timing.reconnect_ms),
-             "");
+             "", {.event = LineEvent::kReconnect, .duration_ms = config_.timing.reconnect_ms});
 }
 
 void Simulation::Wake(Actor& a, bool by_data) {
@@ -608,7 +711,7 @@ void Simulation::ObserveRedis(Actor& a, const Step& s, bool reply_lost) {
         } else if (auto min_id = StreamId::Parse(s.argv[3])) {
           gone = oracle_.LiveBelow(*min_id);
         }
-        oracle_.PayloadsDeleted(now_, a.name, gone, RenderArgv(s.argv));
+        oracle_.PayloadsDeleted(now_, a.name, gone, s.argv[0], RenderArgv(s.argv));
       }
       break;
     case Op::kDelConsumer:
@@ -787,12 +890,14 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
 
   if (s.op == Op::kRedisEffect && plan_->IsPoison(EventNumber(s.event_id))) {
     s.outcome = BusinessOutcome::kFailed;
-    trace_.Add(now_, a.name, LineKind::kRedis, request, "(not sent: the poison event's effect fails)");
+    trace_.Add(now_, a.name, LineKind::kRedis, request, "(not sent: the poison event's effect fails)",
+               {.event = LineEvent::kNotSent, .argv = &s.argv});
     oracle_.EffectFailed(now_, a.name, s.event_id, s.stream_id, "poison");
     return Status::Ok();
   }
   if (a.conn_generation != generation_ || !a.conn || !a.conn->alive()) {
-    trace_.Add(now_, a.name, LineKind::kRedis, request, "!io-error (connection died with the server)");
+    trace_.Add(now_, a.name, LineKind::kRedis, request, "!io-error (connection died with the server)",
+               {.event = LineEvent::kIoError, .argv = &s.argv});
     Reset(a, "connection lost");
     *handled = true;
     return Status::Ok();
@@ -802,7 +907,8 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
     lost = plan_->AtPoint(a.slot, lost_site, /*crash_site=*/false);
   }
   if (lost && lost->kind == FaultKind::kLostRequest) {
-    trace_.Add(now_, a.name, LineKind::kFault, request, "!lost-request (never reached the server)");
+    trace_.Add(now_, a.name, LineKind::kFault, request, "!lost-request (never reached the server)",
+               {.event = LineEvent::kLostRequest, .argv = &s.argv, .site = info.lost_site});
     oracle_.SetLine(trace_.size() - 1);
     if (s.op == Op::kProduce) {
       oracle_.Produced(now_, a.name, s.event_id, s.argv[2], Oracle::ProduceOutcome::kNotSent);
@@ -820,9 +926,11 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
   s.reply = std::move(r).value();
   if (lost) {  // the reply is lost: executed, but the caller times out
     trace_.Add(now_, a.name, LineKind::kFault, request,
-               ReplyText(s.reply) + " !lost-reply (executed; the caller times out)");
+               ReplyText(s.reply) + " !lost-reply (executed; the caller times out)",
+               {.event = LineEvent::kLostReply, .argv = &s.argv, .reply = &s.reply, .site = info.lost_site});
   } else {
-    trace_.Add(now_, a.name, LineKind::kRedis, request, ReplyText(s.reply));
+    trace_.Add(now_, a.name, LineKind::kRedis, request, ReplyText(s.reply),
+               {.argv = &s.argv, .reply = &s.reply});
   }
   oracle_.SetLine(trace_.size() - 1);
   ObserveRedis(a, s, /*reply_lost=*/lost.has_value());
@@ -866,7 +974,8 @@ bool Simulation::CrashPointFaults(Actor& a, const Step& s) {
   }
   oracle_.WorkerFault(HistoryKind::kStall, now_, a.name, point, events, f->duration_ms);
   trace_.Add(now_, a.name, LineKind::kFault,
-             fmt::format("!stall at {} for {} ms", point, f->duration_ms), "");
+             fmt::format("!stall at {} for {} ms", point, f->duration_ms), "",
+             {.event = LineEvent::kStall, .site = point, .duration_ms = f->duration_ms});
   a.ready_at_ms = std::max(a.ready_at_ms, now_ + f->duration_ms);
   return false;
 }
@@ -883,14 +992,16 @@ Status Simulation::ExecuteStep(Actor& a) {
         a.park_seq = ++park_counter_;
         trace_.Add(now_, a.name, LineKind::kLocal,
                    fmt::format("park (nothing to read; wakes on new entries or in {} ms)", s.duration_ms),
-                   "");
+                   "", {.event = LineEvent::kPark, .duration_ms = s.duration_ms});
         return Status::Ok();  // resumed by Wake
       }
       if (s.op == Op::kSleep) {
         a.ready_at_ms = now_ + s.duration_ms;
-        trace_.Add(now_, a.name, LineKind::kLocal, fmt::format("sleep {} ms", s.duration_ms), "");
+        trace_.Add(now_, a.name, LineKind::kLocal, fmt::format("sleep {} ms", s.duration_ms), "",
+                   {.event = LineEvent::kSleep, .duration_ms = s.duration_ms});
       } else {
-        trace_.Add(now_, a.name, LineKind::kLocal, "checkpoint " + s.label, "");
+        trace_.Add(now_, a.name, LineKind::kLocal, "checkpoint " + s.label, "",
+                   {.event = LineEvent::kCheckpoint, .site = s.label});
       }
       break;
     case Channel::kRedis: {
@@ -915,7 +1026,8 @@ Status Simulation::ExecuteStep(Actor& a) {
       std::string result;
       if (lost && lost->kind == FaultKind::kLostRequest) {
         trace_.Add(now_, a.name, LineKind::kFault, std::string("sql ") + lost_site,
-                   "!lost-request (never reached the store)");
+                   "!lost-request (never reached the store)",
+                   {.event = LineEvent::kLostRequest, .site = lost_site});
         oracle_.SetLine(trace_.size() - 1);
         TimeOut(a, HistoryKind::kLostRequest, lost_site, {});
         return Status::Ok();
@@ -924,13 +1036,16 @@ Status Simulation::ExecuteStep(Actor& a) {
       ExecuteBusiness(a, s, &request, &result);
       LineKind kind = info.channel == Channel::kSql ? LineKind::kSql : LineKind::kExternal;
       std::string prefix = info.channel == Channel::kSql ? "sql " : "ext ";
+      LineFacts facts = BusinessFacts(s);
       if (lost) {  // lost reply
+        facts.event = LineEvent::kLostReply;
+        facts.site = lost_site;
         trace_.Add(now_, a.name, LineKind::kFault, prefix + request,
-                   result + " !lost-reply (executed; the caller times out)");
+                   result + " !lost-reply (executed; the caller times out)", facts);
         TimeOut(a, HistoryKind::kLostReply, lost_site, {});
         return Status::Ok();
       }
-      trace_.Add(now_, a.name, kind, prefix + request, result);
+      trace_.Add(now_, a.name, kind, prefix + request, result, facts);
       break;
     }
   }
@@ -987,13 +1102,13 @@ Status Simulation::InjectXdel(const FaultSpec& f) {
   Result<std::string> target = PickXdelTarget(f.target);
   if (!target.ok()) return target.status();
   if (target->empty()) {
-    Note("xdel " + f.target + ": no such entry right now; nothing deleted");
+    Note("xdel " + f.target, "no such entry right now; nothing deleted");
     return Status::Ok();
   }
   auto r = HarnessCall({"XDEL", names_.stream, *target}, "fault");
   if (!r.ok()) return r.status();
   if (r->is_integer() && r->integer() > 0) {
-    oracle_.PayloadsDeleted(now_, "fault", {*target}, "XDEL of a " + f.target + " entry");
+    oracle_.PayloadsDeleted(now_, "fault", {*target}, "XDEL", "XDEL of a " + f.target + " entry");
   }
   return Status::Ok();
 }
@@ -1010,7 +1125,7 @@ Status Simulation::InjectXtrim(const FaultSpec& f) {
     auto last = ReadLastDelivered("fault");
     if (!last.ok()) return last.status();
     if (!*last) {
-      Note("xtrim: no group to read last-delivered-id from; nothing trimmed");
+      Note("xtrim", "no group to read last-delivered-id from; nothing trimmed");
       return Status::Ok();
     }
     gone = oracle_.LiveBelow((*last)->Next());
@@ -1021,7 +1136,7 @@ Status Simulation::InjectXtrim(const FaultSpec& f) {
   if (r->is_integer() && r->integer() != static_cast<int64_t>(gone.size())) {
     notes_.push_back(fmt::format("xtrim removed {} entries; the oracle expected {}", r->integer(), gone.size()));
   }
-  oracle_.PayloadsDeleted(now_, "fault", gone, RenderArgv(argv));
+  oracle_.PayloadsDeleted(now_, "fault", gone, "XTRIM", RenderArgv(argv));
   return Status::Ok();
 }
 
@@ -1066,7 +1181,7 @@ Status Simulation::InjectDelConsumer() {
     }
   }
   if (victim.empty()) {
-    Note("delconsumer: no consumer holds pending entries; nothing deleted");
+    Note("delconsumer", "no consumer holds pending entries; nothing deleted");
     return Status::Ok();
   }
   auto d = HarnessCall({"XGROUP", "DELCONSUMER", names_.stream, names_.group, victim}, "fault");
@@ -1077,7 +1192,9 @@ Status Simulation::InjectDelConsumer() {
 
 Status Simulation::InjectScheduled(const FaultSpec& f) {
   plan_->RecordFired(f);
-  trace_.Add(now_, "fault", LineKind::kFault, "!" + f.ToString(), "");
+  trace_.Add(now_, "fault", LineKind::kFault, "!" + f.ToString(), "",
+             {.event = LineEvent::kScheduledFault, .fault = FaultKindName(f.kind),
+              .duration_ms = f.duration_ms});
   oracle_.SetLine(trace_.size() - 1);
   switch (f.kind) {
     case FaultKind::kXdel: return InjectXdel(f);
@@ -1139,14 +1256,14 @@ Result<RunResult> Simulation::Run() {
   for (;;) {
     if (steps_ >= t.max_steps) {
       step_bound_hit = true;
-      Note(fmt::format("step bound reached ({} steps): stopping", t.max_steps));
+      Note(fmt::format("step bound reached ({} steps)", t.max_steps), "stopping");
       break;
     }
     if (fault_phase_ && now_ >= fault_phase_end_ms_ && ProducersDone()) {
       fault_phase_ = false;
       plan_->Disable();
       drain_start_ms_ = now_;
-      Note("fault phase over: faults off, draining until quiescent");
+      Note("fault phase over", "faults off, draining until quiescent");
     }
     while (fault_phase_ && next_scheduled_ < plan_->scheduled().size() &&
            plan_->scheduled()[next_scheduled_].at_ms <= now_) {
@@ -1166,7 +1283,8 @@ Result<RunResult> Simulation::Run() {
         if (!s.ok()) return s;
         if (!script_error_.ok()) return script_error_;
         trace_.Add(now_, a->name, LineKind::kLifecycle,
-                   old == a->name ? "starts again" : "starts (replaces " + old + ")", "");
+                   old == a->name ? "starts again" : "starts (replaces " + old + ")", "",
+                   {.event = LineEvent::kStart, .replaces = old == a->name ? "" : old});
       } else if (a->state == ActorState::kParked && a->park_until_ms <= now_) {
         Wake(*a, /*by_data=*/false);
       }
@@ -1174,12 +1292,12 @@ Result<RunResult> Simulation::Run() {
     if (!script_error_.ok()) return script_error_;
     if (!fault_phase_) {
       if (AllWorkersIdle() && oracle_.NothingLeftToDeliver()) {
-        Note("quiescent: nothing pending, nothing left to deliver");
+        Note("quiescent", "nothing pending, nothing left to deliver");
         break;
       }
       int64_t quiet_since = std::max(drain_start_ms_, oracle_.last_progress_ms());
       if (now_ - quiet_since >= quiet_window_ms_) {
-        Note(fmt::format("quiescent: no progress for {} ms", now_ - quiet_since));
+        Note("quiescent", fmt::format("no progress for {} ms", now_ - quiet_since));
         break;
       }
     }

@@ -1,14 +1,21 @@
 // The trace: one line per step (virtual ms, actor, exact request, canonical
 // reply) plus lines for faults, restarts and phase changes. Its hash is the
 // run's fingerprint: same seed + scenario + server version => same hash.
-// When lines are not kept, a line is rendered into a reused buffer only to
-// be hashed.
+// A line's canonical rendering is fed straight into the hash (FNV-1a 64 over
+// rendered lines + '\n'); it is built as a string only when lines are kept.
+//
+// A kept line carries its structure too (LineFacts: what happened, the argv,
+// the fault and its site, the ids it mentions). The rendered request/reply
+// text is the canonical form that is hashed and shown to people; reports
+// read the structure, never the text.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "sim/reply.h"
 
 namespace xackly {
 
@@ -22,6 +29,41 @@ enum class LineKind : uint8_t {
   kHarness,    // setup, fault-injection and oracle reads
 };
 const char* LineKindName(LineKind k);
+inline constexpr LineKind kLastLineKind = LineKind::kHarness;
+
+// What a line shows, finer than its LineKind.
+enum class LineEvent : uint8_t {
+  kCommand,         // a request and its reply (Redis, SQL, external, harness read)
+  kNotSent,         // a request the simulator answered itself (a poison event's effect)
+  kIoError,         // the connection had died with the server
+  kLostRequest,     // the request never reached its server (`site`)
+  kLostReply,       // the request ran; its caller never saw the reply (`site`)
+  kCrash,           // a worker crashed at `site`
+  kStall,           // a worker stalled at `site` for `duration_ms`
+  kScheduledFault,  // a scheduled fault fired (`fault` is its kind name)
+  kStart,           // an actor started again (`replaces`: its old name when renamed)
+  kReconnect,       // an actor reconnects after a timeout or a lost connection
+  kPark,            // a worker parked for up to `duration_ms`
+  kSleep,           // an actor slept `duration_ms`
+  kCheckpoint,      // a protocol checkpoint (`site` is its label)
+  kNote,            // a run note by "sim" (`site` is its short label)
+};
+const char* LineEventName(LineEvent e);
+inline constexpr LineEvent kLastLineEvent = LineEvent::kNote;
+
+// The structure of a line, given by the simulator with the text.
+struct LineFacts {
+  LineEvent event = LineEvent::kCommand;
+  const std::vector<std::string>* argv = nullptr;  // the exact request, when it has one
+  const Reply* reply = nullptr;                    // its real reply, when it has one
+  std::string_view site;       // fault site, checkpoint label, note label
+  std::string_view fault;      // kScheduledFault: the fault kind's name
+  std::string_view replaces;   // kStart: the name the actor had before, when renamed
+  int64_t duration_ms = 0;     // stall, park, sleep, restart and reconnect delays
+  // Ids a business step concerns (Redis lines take theirs from argv and reply).
+  std::string_view event_id;
+  std::string_view stream_id;
+};
 
 struct TraceLine {
   int64_t t_ms = 0;
@@ -29,6 +71,16 @@ struct TraceLine {
   LineKind kind = LineKind::kRedis;
   std::string request;
   std::string reply;  // empty when the line has none
+  // Structure (reports read these, never the text above).
+  LineEvent event = LineEvent::kCommand;
+  std::vector<std::string> argv;  // the exact request of Redis and harness lines
+  std::string site;
+  std::string fault;
+  std::string replaces;
+  int64_t duration_ms = 0;
+  // Entry ids ("5-0") and event ids ("order:3") the line mentions, in its
+  // request or reply, in order of appearance, without repeats.
+  std::vector<std::string> ids;
 };
 
 class Trace {
@@ -36,7 +88,7 @@ class Trace {
   explicit Trace(bool keep_lines) : keep_(keep_lines) {}
 
   void Add(int64_t t_ms, std::string_view actor, LineKind kind, std::string_view request,
-           std::string_view reply);
+           std::string_view reply, const LineFacts& facts = {});
   int64_t size() const { return count_; }
   uint64_t hash() const { return hash_; }
   bool keeps_lines() const { return keep_; }
@@ -52,7 +104,6 @@ class Trace {
   bool keep_;
   int64_t count_ = 0;
   uint64_t hash_ = 0xcbf29ce484222325ULL;  // FNV-1a 64 over rendered lines + '\n'
-  std::string scratch_;
   std::vector<TraceLine> lines_;
 };
 

@@ -27,7 +27,7 @@ struct CheckFlags {
   bool all = false;
   OutputFlags output;
   int cases = 100;
-  uint64_t seed = 1;
+  std::string seed = "1";  // SeedValidator
   int max_workers = 3;
   int max_events = 8;
   int max_faults = 4;
@@ -44,15 +44,17 @@ struct Target {
 int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
   CheckOptions options;
   options.cases = flags.cases;
-  options.seed = flags.seed;
+  if (!ParseSeed(flags.seed, &options.seed)) {
+    fmt::print(stderr, "xackly check: error: --seed: expected an integer in 0..2^64-1, got '{}'\n", flags.seed);
+    return kExitUsage;
+  }
   options.bounds = {flags.max_workers, flags.max_events, flags.max_faults};
   if (!flags.shard.empty() && !ParseShard(flags.shard, &options.shard_index, &options.shard_count)) {
     fmt::print(stderr, "xackly check: error: --shard: expected I/N with 1 <= I <= N, got '{}'\n", flags.shard);
     return kExitUsage;
   }
-  std::string error;
-  if (!flags.output.formats.empty() && report::ParseFormats(flags.output.formats, &error).empty()) {
-    fmt::print(stderr, "xackly check: error: --format: {}\n", error);
+  if (Status output_ok = CheckOutputFlags(flags.output); !output_ok.ok()) {
+    PrintError("check", output_ok);
     return kExitUsage;
   }
 
@@ -76,7 +78,7 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
   rep.tool_version = XACKLY_VERSION;
   rep.command = "check";
   rep.command_line = CommandLine();
-  rep.seed = flags.seed;
+  rep.seed = options.seed;
   rep.server_version = *server_version;
   rep.options = fmt::format("{} cases, bounds {} workers / {} events / {} faults", flags.cases,
                             flags.max_workers, flags.max_events, flags.max_faults);
@@ -100,11 +102,11 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
     }
     std::string replay_file;
     if (outcome->hit_index && !flags.output.out_dir.empty()) {
-      replay_file = JoinPath(flags.output.out_dir, t.scenario.name + ".replay.toml");
+      replay_file = JoinPath(flags.output.out_dir, ReplayFileName(t.scenario.name));
       std::string origin = fmt::format("{} (case {} of seed {}, shrunk {} times)", CommandLine(),
                                        *outcome->hit_index, flags.seed, outcome->shrink_steps);
       Scenario replay = ReplayScenario(t.scenario, outcome->minimal_config, outcome->minimal_result, origin);
-      replay.name = t.scenario.name + "-counterexample";
+      replay.name = ScenarioNameFrom(t.scenario.name + "-counterexample");
       Status s = WriteFileAtomically(replay_file, WriteScenario(replay));
       if (!s.ok()) {
         PrintError("check", s);
@@ -168,7 +170,7 @@ void RegisterCheckCommand(CLI::App& app, CommandResult& result) {
   AddOutputFlags(cmd, &flags->output, "xackly-out");
   cmd->add_option("--cases", flags->cases, "generated cases per protocol (default 100)")
       ->check(CLI::Range(1, 1000000));
-  cmd->add_option("--seed", flags->seed, "seed of the case generator (default 1)");
+  cmd->add_option("--seed", flags->seed, "seed of the case generator (default 1)")->check(SeedValidator());
   cmd->add_option("--max-workers", flags->max_workers, "most workers in a generated case (default 3)")
       ->check(CLI::Range(1, 64));
   cmd->add_option("--max-events", flags->max_events, "most events in a generated case (default 8)")

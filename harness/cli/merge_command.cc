@@ -36,6 +36,7 @@ Status CollectReplayFiles(report::Report* merged, const std::vector<std::string>
   for (report::CheckReport& k : merged->checks) {
     if (!k.counterexample || k.counterexample->replay_file.empty()) continue;
     std::string name = std::filesystem::path(k.counterexample->replay_file).filename().string();
+    if (!IsPlainFileName(name)) continue;  // a report naming "..": nothing to copy
     for (const std::string& input : inputs) {
       std::string dir = std::filesystem::path(JsonPathOf(input)).parent_path().string();
       Result<std::string> text = ReadFile(JoinPath(dir.empty() ? "." : dir, name));

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -70,6 +71,17 @@ void PrintViolationsAndStory(const RunResult& run, const report::CaseReport& c, 
 
 int RunAndReport(const char* command, const Scenario& scenario, const std::string& scenario_file,
                  const RunOptions& options) {
+  // Bad output flags are found before the run, not after it.
+  Status output_ok = CheckOutputFlags(options.output);
+  std::error_code ec;
+  if (output_ok.ok() && !options.trace_file.empty() && std::filesystem::is_directory(options.trace_file, ec)) {
+    output_ok = Status::InvalidArgument(
+        fmt::format("--trace: {} is a directory (name the file to write the trace to)", options.trace_file));
+  }
+  if (!output_ok.ok()) {
+    PrintError(command, output_ok);
+    return kExitUsage;
+  }
   RunConfig config = scenario.config;
   config.keep_trace = true;
   auto started = std::chrono::steady_clock::now();
@@ -113,7 +125,7 @@ int RunAndReport(const char* command, const Scenario& scenario, const std::strin
   // The replay file: everything needed to reproduce this exact run.
   std::string replay_file;
   if (!options.output.out_dir.empty() && options.write_replay) {
-    replay_file = JoinPath(options.output.out_dir, scenario.name + ".replay.toml");
+    replay_file = JoinPath(options.output.out_dir, ReplayFileName(scenario.name));
     Scenario replay = ReplayScenario(scenario, config, *run, CommandLine());
     Status s = WriteFileAtomically(replay_file, WriteScenario(replay));
     if (!s.ok()) {

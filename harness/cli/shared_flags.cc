@@ -70,8 +70,24 @@ Result<Scenario> LoadTarget(const TargetFlags& flags) {
   return s;
 }
 
+CLI::Validator SeedValidator() {
+  return CLI::Validator(
+      [](std::string& text) {
+        uint64_t seed = 0;
+        return ParseSeed(text, &seed) ? std::string()
+                                      : "expected an integer in 0..18446744073709551615, got '" +
+                                            text.substr(0, 60) + "'";
+      },
+      "SEED");
+}
+
 void AddOverrideFlags(CLI::App* cmd, OverrideFlags* flags, bool with_seed) {
-  if (with_seed) cmd->add_option("--seed", flags->seed, "the seed every scheduling and fault choice derives from (default: the scenario's, else 1)");
+  if (with_seed) {
+    cmd->add_option("--seed", flags->seed,
+                    "the seed every scheduling and fault choice derives from (default: the "
+                    "scenario's, else 1)")
+        ->check(SeedValidator());
+  }
   cmd->add_option("--workers", flags->workers, "consumer workers (1..64)");
   cmd->add_option("--events", flags->events, "events to produce (1..100000)");
   cmd->add_option("--producers", flags->producers, "producers (1..16)");
@@ -88,7 +104,9 @@ void AddOverrideFlags(CLI::App* cmd, OverrideFlags* flags, bool with_seed) {
 }
 
 Status ApplyOverrides(const OverrideFlags& f, RunConfig* c) {
-  if (f.seed) c->seed = *f.seed;
+  if (!f.seed.empty() && !ParseSeed(f.seed, &c->seed)) {
+    return Status::InvalidArgument(fmt::format("--seed: expected an integer in 0..2^64-1, got '{}'", f.seed));
+  }
   if (f.workers) c->workers = *f.workers;
   if (f.events) c->events = *f.events;
   if (f.producers) c->producers = *f.producers;
@@ -120,6 +138,10 @@ Status ApplyOverrides(const OverrideFlags& f, RunConfig* c) {
   }
   Status valid = ValidateRunConfig(*c);
   if (!valid.ok()) return Status::InvalidArgument(valid.message());
+  Status fits = CheckScheduleFitsRun(*c);
+  if (!fits.ok()) {
+    return Status::InvalidArgument("the run as overridden does not fit the scenario: " + fits.message());
+  }
   return Status::Ok();
 }
 
@@ -138,6 +160,17 @@ RedisServerOptions ServerOptionsFrom(const OutputFlags& flags) {
   RedisServerOptions o;
   o.server_path = flags.server_path;
   return o;
+}
+
+Status CheckOutputFlags(const OutputFlags& flags) {
+  if (flags.out_dir.empty()) return Status::Ok();
+  std::string error;
+  if (!flags.formats.empty() && report::ParseFormats(flags.formats, &error).empty()) {
+    return Status::InvalidArgument("--format: " + error);
+  }
+  Status dir = PrepareOutputDir(flags.out_dir);
+  if (!dir.ok()) return Status::InvalidArgument("--out: " + dir.message());
+  return Status::Ok();
 }
 
 Status WriteReports(const report::Report& r, const OutputFlags& flags, const std::string& default_formats,

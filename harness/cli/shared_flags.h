@@ -30,9 +30,13 @@ Result<Scenario> LoadTarget(const TargetFlags& flags);
 // Reads and parses a scenario file.
 Result<Scenario> LoadScenarioFile(const std::string& path);
 
+// Accepts what ParseSeed accepts (a seed as scenario files take it): CLI11
+// alone would wrap "-1" and clamp values above 2^64-1.
+CLI::Validator SeedValidator();
+
 // Overrides of a scenario's run settings.
 struct OverrideFlags {
-  std::optional<uint64_t> seed;
+  std::string seed;     // "" : the scenario's; else checked by SeedValidator
   std::optional<int> workers;
   std::optional<int> events;
   std::optional<int> producers;
@@ -43,6 +47,8 @@ struct OverrideFlags {
 };
 // `with_seed`: also add --seed (check has its own).
 void AddOverrideFlags(CLI::App* cmd, OverrideFlags* flags, bool with_seed);
+// Applies the overrides and checks the result as a scenario file is checked
+// (ValidateRunConfig, and the schedule names only actors the run has).
 Status ApplyOverrides(const OverrideFlags& flags, RunConfig* config);
 
 // Where reports go and how the terminal looks.
@@ -56,6 +62,11 @@ struct OutputFlags {
 void AddOutputFlags(CLI::App* cmd, OutputFlags* flags, const std::string& default_out);
 
 RedisServerOptions ServerOptionsFrom(const OutputFlags& flags);
+
+// Checks, before anything runs, what WriteReports will need: --format names
+// known formats and --out is (or can be made) a writable directory. Errors
+// are input errors (kInvalidArgument, exit 2).
+Status CheckOutputFlags(const OutputFlags& flags);
 
 // Writes `report` in every format --format names (default: the command's
 // `default_formats`) into --out; lists the files written in *written.

@@ -51,6 +51,13 @@ void ExpectSame(const CaseReport& a, const CaseReport& b) {
     EXPECT_FIELD(a.trace[i], b.trace[i], kind);
     EXPECT_FIELD(a.trace[i], b.trace[i], request);
     EXPECT_FIELD(a.trace[i], b.trace[i], reply);
+    EXPECT_FIELD(a.trace[i], b.trace[i], event);
+    EXPECT_FIELD(a.trace[i], b.trace[i], argv);
+    EXPECT_FIELD(a.trace[i], b.trace[i], site);
+    EXPECT_FIELD(a.trace[i], b.trace[i], fault);
+    EXPECT_FIELD(a.trace[i], b.trace[i], replaces);
+    EXPECT_FIELD(a.trace[i], b.trace[i], duration_ms);
+    EXPECT_FIELD(a.trace[i], b.trace[i], ids);
   }
   ASSERT_EQ(a.histories.size(), b.histories.size());
   for (const auto& [event, items] : a.histories) {
@@ -66,6 +73,12 @@ void ExpectSame(const CaseReport& a, const CaseReport& b) {
       EXPECT_FIELD(items[i], other[i], stream_id);
       EXPECT_FIELD(items[i], other[i], detail);
       EXPECT_FIELD(items[i], other[i], value);
+      EXPECT_FIELD(items[i], other[i], command);
+      EXPECT_FIELD(items[i], other[i], site);
+      EXPECT_FIELD(items[i], other[i], sink);
+      EXPECT_FIELD(items[i], other[i], consumer);
+      EXPECT_FIELD(items[i], other[i], persistence);
+      EXPECT_FIELD(items[i], other[i], payload_missing);
     }
   }
   EXPECT_FIELD(a, b, replay_file);

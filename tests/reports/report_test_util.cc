@@ -158,13 +158,28 @@ Report EverythingReport() {
   }
   c.coverage.fired = {{"crash@after-effect", 3}, {"xdel", 0}};
   c.coverage.enabled = {"crash@after-effect", "xdel", "lost-reply@XACK"};
-  for (int k = 0; k <= static_cast<int>(LineKind::kHarness); ++k) {
+  for (int k = 0; k <= static_cast<int>(kLastLineKind); ++k) {
     c.trace.push_back({k * 1000LL, "w" + std::to_string(k), static_cast<LineKind>(k),
                        "EVAL \"return '<x>'\" 0 " + hostile, k % 2 ? "" : "\"reply\" " + hostile});
   }
+  for (int k = 0; k <= static_cast<int>(kLastLineEvent); ++k) {
+    TraceLine& t = c.trace.emplace_back();
+    t.t_ms = 5000 + k;
+    t.actor = "w1";
+    t.kind = LineKind::kFault;
+    t.request = hostile;
+    t.event = static_cast<LineEvent>(k);
+    t.argv = {"EVAL", hostile, "0"};
+    t.site = hostile;
+    t.fault = "xdel";
+    t.replaces = hostile;
+    t.duration_ms = k;
+    t.ids = {"1-0", "order:1"};
+  }
   std::vector<HistoryItem> items;
-  for (int k = 0; k <= static_cast<int>(HistoryKind::kStoreOutage); ++k) {
-    items.push_back({static_cast<HistoryKind>(k), k * 10LL, k % 7 - 1, "w1", "1-0", hostile, -k});
+  for (int k = 0; k <= static_cast<int>(kLastHistoryKind); ++k) {
+    items.push_back({static_cast<HistoryKind>(k), k * 10LL, k % 7 - 1, "w1", "1-0", hostile, -k, hostile,
+                     hostile, hostile, hostile, hostile, k % 2 == 0});
   }
   c.histories["order:1"] = items;
   c.histories["order:2"] = {};

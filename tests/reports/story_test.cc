@@ -57,8 +57,9 @@ CaseReport ClaimCase() {
   c.trace = {
       {0, "p1", LineKind::kRedis, "XADD events 1-0 event_id order:1", "\"1-0\""},
       {2, "w1", LineKind::kRedis, "XREADGROUP GROUP workers w1 COUNT 10 STREAMS events >", "[...]"},
-      {3, "w1", LineKind::kFault, "!stall at after-read for 60000 ms", ""},
-      {30010, "w2", LineKind::kRedis, "XAUTOCLAIM events workers w2 30000 0-0 COUNT 10", "[...]"},
+      {3, "w1", LineKind::kFault, "!stall at after-read for 60000 ms", "", LineEvent::kStall, {}, "after-read"},
+      {30010, "w2", LineKind::kRedis, "XAUTOCLAIM events workers w2 30000 0-0 COUNT 10", "[...]",
+       LineEvent::kCommand, {"XAUTOCLAIM", "events", "workers", "w2", "30000", "0-0", "COUNT", "10"}},
       {30011, "w2", LineKind::kExternal, "ext apply order:1", "ok"},
       {30021, "w2", LineKind::kRedis, "XACK events workers 1-0", "1"},
       {60003, "w1", LineKind::kExternal, "ext apply order:1", "ok"},
@@ -66,11 +67,11 @@ CaseReport ClaimCase() {
   c.histories["order:1"] = {
       {HistoryKind::kProduced, 0, 0, "p1", "1-0", "XADD acknowledged", 0},
       {HistoryKind::kDelivered, 2, 1, "w1", "1-0", "XREADGROUP >", 0},
-      {HistoryKind::kStall, 3, 2, "w1", "", "after-read", 60000},  // value: the stall's length
-      {HistoryKind::kClaimed, 30010, 3, "w2", "1-0", "XAUTOCLAIM", 0},
-      {HistoryKind::kEffect, 30011, 4, "w2", "1-0", "side effect (external)", 0},
+      {HistoryKind::kStall, 3, 2, "w1", "", "after-read", 60000, "", "after-read"},  // value: the stall's length
+      {HistoryKind::kClaimed, 30010, 3, "w2", "1-0", "XAUTOCLAIM", 0, "XAUTOCLAIM"},
+      {HistoryKind::kEffect, 30011, 4, "w2", "1-0", "side effect (external)", 0, "", "", "external"},
       {HistoryKind::kAcked, 30021, 5, "w2", "1-0", "XACK removed it from the PEL", 0},
-      {HistoryKind::kEffect, 60003, 6, "w1", "1-0", "side effect (external)", 0},
+      {HistoryKind::kEffect, 60003, 6, "w1", "1-0", "side effect (external)", 0, "", "", "external"},
   };
   c.violations = {{VerdictKind::kDuplicate, "order:1", "stall", "ran twice", 2}};
   return c;
@@ -111,7 +112,7 @@ TEST(StoryTest, RepeatedStepsAreToldOnce) {
   CaseReport c;
   std::vector<HistoryItem>& h = c.histories["order:1"];
   for (int i = 0; i < 5; ++i) {
-    h.push_back({HistoryKind::kClaimed, 30000LL * (i + 1), -1, "w1", "0-1", "XAUTOCLAIM", 0});
+    h.push_back({HistoryKind::kClaimed, 30000LL * (i + 1), -1, "w1", "0-1", "XAUTOCLAIM", 0, "XAUTOCLAIM"});
   }
   c.violations = {{VerdictKind::kPelLeak, "order:1", "done-but-pending", "stays", 1}};
   const std::vector<std::string> story = Story(c);
@@ -140,10 +141,10 @@ TEST(StoryTest, LongStoriesAreCutInTheMiddle) {
 TEST(StoryTest, ExpiredDoneRecordsAreTold) {
   CaseReport c;
   c.histories["order:1"] = {
-      {HistoryKind::kEffect, 4, -1, "w1", "1-0", "side effect (redis)", 0},
+      {HistoryKind::kEffect, 4, -1, "w1", "1-0", "side effect (redis)", 0, "", "", "redis"},
       {HistoryKind::kDedupeRecord, 4, -1, "w1", "", "done-record", 10000},
-      {HistoryKind::kClaimed, 30008, -1, "w2", "1-0", "XAUTOCLAIM", 0},
-      {HistoryKind::kEffect, 30009, -1, "w2", "1-0", "side effect (redis)", 0},
+      {HistoryKind::kClaimed, 30008, -1, "w2", "1-0", "XAUTOCLAIM", 0, "XAUTOCLAIM"},
+      {HistoryKind::kEffect, 30009, -1, "w2", "1-0", "side effect (redis)", 0, "", "", "redis"},
   };
   c.violations = {{VerdictKind::kDuplicate, "order:1", "dedupe-expired", "x", 2}};
   const std::vector<std::string> story = Story(c);
@@ -154,10 +155,12 @@ TEST(StoryTest, ExpiredDoneRecordsAreTold) {
 
 TEST(StoryTest, ARestartIsToldBeforeWhatItLost) {
   CaseReport c;
-  c.trace = {{2, "fault", LineKind::kFault, "!restart @2ms", ""}};
+  c.trace = {{2, "fault", LineKind::kFault, "!restart @2ms", "", LineEvent::kScheduledFault, {}, "", "restart"}};
   c.histories["order:1"] = {
-      {HistoryKind::kRestartLoss, 2, 0, "fault", "1-0", "lost by the server restart (persistence none)", 0},
-      {HistoryKind::kServerRestart, 2, 0, "fault", "", "redis-server killed and restarted (persistence none)", 0},
+      {HistoryKind::kRestartLoss, 2, 0, "fault", "1-0", "lost by the server restart (persistence none)", 0,
+       "", "", "", "", "none"},
+      {HistoryKind::kServerRestart, 2, 0, "fault", "", "redis-server killed and restarted (persistence none)", 0,
+       "", "", "", "", "none"},
   };
   c.violations = {{VerdictKind::kLost, "order:1", "server-data-loss", "x", 0}};
   const std::vector<std::string> story = Story(c);
@@ -171,12 +174,13 @@ TEST(StoryTest, AReplacementUnderANewNameIsTold) {
   CaseReport c;
   c.trace = {
       {3, "w1", LineKind::kRedis, "XREADGROUP GROUP workers w1 COUNT 10 STREAMS events >", "[...]"},
-      {3, "w1", LineKind::kFault, "!crash at after-read (replacement starts in 5000 ms)", ""},
-      {5003, "w1.2", LineKind::kLifecycle, "starts (replaces w1)", ""},
+      {3, "w1", LineKind::kFault, "!crash at after-read (replacement starts in 5000 ms)", "", LineEvent::kCrash,
+       {}, "after-read"},
+      {5003, "w1.2", LineKind::kLifecycle, "starts (replaces w1)", "", LineEvent::kStart, {}, "", "", "w1"},
   };
   c.histories["order:1"] = {
       {HistoryKind::kDelivered, 3, 0, "w1", "1-0", "XREADGROUP >", 0},
-      {HistoryKind::kCrash, 3, 1, "w1", "", "after-read", 0},
+      {HistoryKind::kCrash, 3, 1, "w1", "", "after-read", 0, "", "after-read"},
   };
   c.violations = {{VerdictKind::kLost, "order:1", "stranded", "x", 0}};
   const std::vector<std::string> story = Story(c);

@@ -58,7 +58,7 @@ std::vector<ErrorCase> Cases() {
       {"StringWhereIntExpected", "protocol = \"no-dedupe\"\n[workload]\nworkers = \"three\"\n",
        "bad.toml:3: workload.workers: expected an integer in 1..64, got 'three'"},
       {"FloatWhereIntExpected", "protocol = \"no-dedupe\"\n[timing]\nstep_ms = 1.5\n",
-       "bad.toml:3: timing.step_ms: expected an integer >= 1, got 1.5"},
+       "bad.toml:3: timing.step_ms: expected an integer in 1..31536000000, got 1.5"},
       {"RateAboveOne", "protocol = \"no-dedupe\"\n[faults]\ncrash_rate = 1.5\n",
        "bad.toml:3: faults.crash_rate: expected a number in 0..1, got 1.5"},
       {"NegativeRate", "protocol = \"no-dedupe\"\n[faults]\nlost_reply_rate = -0.01\n",
@@ -128,7 +128,8 @@ std::vector<ErrorCase> Cases() {
        "bad.toml:2: seed: expected an integer >= 0 (or a decimal string for seeds above 2^63-1), "
        "got -1"},
       {"EmptyName", "protocol = \"no-dedupe\"\nname = \"\"\n",
-       "bad.toml:2: name: expected a non-empty name, got ''"},
+       "bad.toml:2: name: expected a name of 1..128 characters A-Z a-z 0-9 . _ - (not starting "
+       "with . or -), got ''"},
       {"ZeroClaimCount", "[protocol]\nsteps = [\"effect\", \"ack\"]\nloop = { claim_count = 0 }\n",
        "bad.toml:3: protocol.loop.claim_count: expected an integer >= 1, got 0"},
   };
