@@ -145,6 +145,22 @@ std::string FaultModel::ToString() const {
   return out.empty() ? "none" : out;
 }
 
+bool IsScriptSiteName(std::string_view site, bool crash_site) {
+  auto verb = [](std::string_view v) {
+    return !v.empty() && v[0] >= 'A' && v[0] <= 'Z' &&
+           std::all_of(v.begin(), v.end(), [](char c) {
+             return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '|';
+           });
+  };
+  if (!crash_site) return verb(site);
+  for (std::string_view prefix : {"before-", "after-"}) {
+    if (site.substr(0, prefix.size()) == prefix && verb(site.substr(prefix.size()))) return true;
+  }
+  return !site.empty() && std::all_of(site.begin(), site.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.' || c == ':';
+  });
+}
+
 Status ValidateFaultSpec(const FaultSpec& s) {
   if (IsPointFault(s.kind)) {
     if (s.actor.size() < 2 || (s.actor[0] != 'w' && s.actor[0] != 'p')) {
@@ -156,7 +172,7 @@ Status ValidateFaultSpec(const FaultSpec& s) {
     }
     bool crash_site = s.kind == FaultKind::kCrash || s.kind == FaultKind::kStall;
     const auto& valid = crash_site ? AllCrashPoints() : AllLostSites();
-    if (!Contains(valid, s.site)) {
+    if (!Contains(valid, s.site) && !IsScriptSiteName(s.site, crash_site)) {
       std::string list;
       for (const auto& v : valid) list += (list.empty() ? "" : ", ") + v;
       return Status::InvalidArgument(

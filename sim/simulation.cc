@@ -37,8 +37,12 @@ RunConfig RunConfig::For(const ProtocolDef& protocol) {
       for (FaultKind k : kinds) c.faults.kinds.erase(k);
     }
   };
-  reachable(c.faults.crash_points, CrashPointsOf(protocol), {FaultKind::kCrash, FaultKind::kStall});
-  reachable(c.faults.lost_sites, LostSitesOf(protocol), {FaultKind::kLostRequest, FaultKind::kLostReply});
+  // A protocol script's sites are named by the commands it sends: every
+  // site it visits is eligible (empty lists), or the ones the model lists.
+  if (protocol.script_path.empty()) {
+    reachable(c.faults.crash_points, CrashPointsOf(protocol), {FaultKind::kCrash, FaultKind::kStall});
+    reachable(c.faults.lost_sites, LostSitesOf(protocol), {FaultKind::kLostRequest, FaultKind::kLostReply});
+  }
   c.timing.fault_phase_ms = protocol.fault_phase_ms;
   return c;
 }
@@ -247,6 +251,9 @@ class Simulation {
   // A crash or stall at before-CMD; true when the actor crashed or stalls
   // (the command is then not sent now).
   bool BeforeCommandFaults(Actor& a, const Step& s);
+  // A crash or stall drawn at `point` for `s`, injected.
+  enum class PointFault : uint8_t { kNone, kCrashed, kStalled };
+  PointFault FirePointFault(Actor& a, const Step& s, const char* point);
   bool script() const { return config_.protocol.script != nullptr; }
 
   // --- Faults and harness I/O ---
@@ -482,6 +489,14 @@ void Simulation::TakeDown(Actor& a, int64_t restart_in_ms, bool new_process) {
   store_.Abandon(a.owner_id);
   a.task = Task<void>();  // destroys the whole coroutine chain mid-step
   a.pending = nullptr;
+  // A dead process's connection closes and the server drops its open MULTI;
+  // a connection handed back to a pool must not keep it either.
+  auto multi = multi_.find(a.slot);
+  if (multi != multi_.end() && multi->second && a.conn && a.conn->alive()) {
+    (void)a.conn->Call({"DISCARD"});
+    ++harness_rtt_;
+  }
+  multi_.erase(a.slot);
   a.conn.reset();
   a.in_transaction = false;
   a.state = ActorState::kDown;
@@ -826,12 +841,12 @@ void Simulation::ObserveCommand(Actor& a, const std::vector<std::string>& argv, 
       Result<Reply> len = HarnessCall({"XLEN", st}, "oracle");
       if (len.ok() && len->is_integer() && static_cast<int64_t>(oracle_.live_count()) > len->integer()) {
         size_t gone = oracle_.live_count() - static_cast<size_t>(len->integer());
-        oracle_.PayloadsDeleted(now_, a.name, oracle_.OldestLive(gone), RenderArgv(argv));
+        oracle_.PayloadsDeleted(now_, a.name, oracle_.OldestLive(gone), "XTRIM", RenderArgv(argv));
       }
     }
   } else if (verb == "XDEL" && key == st && r.is_integer() && r.integer() > 0) {
     oracle_.PayloadsDeleted(now_, a.name, std::vector<std::string>(argv.begin() + 2, argv.end()),
-                            RenderArgv(argv));
+                            "XDEL", RenderArgv(argv));
   } else if (verb == "XTRIM" && key == st && argv.size() > 3 && r.is_integer() && r.integer() > 0) {
     std::vector<std::string> gone;
     if (VerbOf(argv[2]) == "MAXLEN") {
@@ -839,7 +854,7 @@ void Simulation::ObserveCommand(Actor& a, const std::vector<std::string>& argv, 
     } else if (auto min_id = StreamId::Parse(argv.back() == "=" || argv.back() == "~" ? "" : argv[argv.size() - 1])) {
       gone = oracle_.LiveBelow(*min_id);
     }
-    oracle_.PayloadsDeleted(now_, a.name, gone, RenderArgv(argv));
+    oracle_.PayloadsDeleted(now_, a.name, gone, "XTRIM", RenderArgv(argv));
   } else if (verb == "XGROUP" && argv.size() > 4 && VerbOf(argv[1]) == "DELCONSUMER" &&
              argv[2] == st && argv[3] == names_.group && r.is_integer()) {
     oracle_.ConsumerDeleted(now_, a.name, argv[4]);
@@ -849,19 +864,7 @@ void Simulation::ObserveCommand(Actor& a, const std::vector<std::string>& argv, 
 bool Simulation::BeforeCommandFaults(Actor& a, const Step& s) {
   if (a.kind != ActorKind::kWorker) return false;
   std::string point = "before-" + VerbOf(s.argv[0]);
-  std::optional<FaultSpec> f = plan_->AtPoint(a.slot, point, /*crash_site=*/true);
-  if (!f) return false;
-  oracle_.SetLine(trace_.size());
-  const std::vector<std::string> events = EventsOf(s);
-  if (f->kind == FaultKind::kCrash) {
-    oracle_.WorkerFault(HistoryKind::kCrash, now_, a.name, point, events);
-    Crash(a, point);
-    return true;
-  }
-  oracle_.WorkerFault(HistoryKind::kStall, now_, a.name, point, events, f->duration_ms);
-  trace_.Add(now_, a.name, LineKind::kFault, fmt::format("!stall at {} for {} ms", point, f->duration_ms), "");
-  a.ready_at_ms = std::max(a.ready_at_ms, now_ + f->duration_ms);
-  return true;
+  return FirePointFault(a, s, point.c_str()) != PointFault::kNone;
 }
 
 Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
@@ -881,7 +884,8 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
     std::string why = RefusedCommand(s.argv, names_);
     if (!why.empty()) {
       s.reply = Reply::Error("ERR xackly: " + why);
-      trace_.Add(now_, a.name, LineKind::kRedis, request, "(not sent) " + ReplyText(s.reply));
+      trace_.Add(now_, a.name, LineKind::kRedis, request, "(not sent) " + ReplyText(s.reply),
+                 {.event = LineEvent::kNotSent, .argv = &s.argv, .reply = &s.reply});
       return Status::Ok();
     }
     verb_site = VerbOf(s.argv[0]);
@@ -963,21 +967,25 @@ bool Simulation::CrashPointFaults(Actor& a, const Step& s) {
                       : !script_point.empty() ? script_point.c_str()
                                               : InfoOf(s.op).crash_point;
   if (point == nullptr) return false;
+  return FirePointFault(a, s, point) == PointFault::kCrashed;
+}
+
+Simulation::PointFault Simulation::FirePointFault(Actor& a, const Step& s, const char* point) {
   std::optional<FaultSpec> f = plan_->AtPoint(a.slot, point, /*crash_site=*/true);
-  if (!f) return false;
+  if (!f) return PointFault::kNone;
   oracle_.SetLine(trace_.size());
   const std::vector<std::string> events = EventsOf(s);
   if (f->kind == FaultKind::kCrash) {
     oracle_.WorkerFault(HistoryKind::kCrash, now_, a.name, point, events);
     Crash(a, point);
-    return true;
+    return PointFault::kCrashed;
   }
   oracle_.WorkerFault(HistoryKind::kStall, now_, a.name, point, events, f->duration_ms);
   trace_.Add(now_, a.name, LineKind::kFault,
              fmt::format("!stall at {} for {} ms", point, f->duration_ms), "",
              {.event = LineEvent::kStall, .site = point, .duration_ms = f->duration_ms});
   a.ready_at_ms = std::max(a.ready_at_ms, now_ + f->duration_ms);
-  return false;
+  return PointFault::kStalled;
 }
 
 Status Simulation::ExecuteStep(Actor& a) {

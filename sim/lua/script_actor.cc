@@ -111,7 +111,7 @@ void FieldString(lua_State* L, const char* method, const char* name, std::string
 bool ValidPointName(const char* s) {
   if (*s == '\0') return false;
   for (; *s != '\0'; ++s) {
-    bool ok = (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+    bool ok = (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') ||
               std::strchr("-_.:", *s) != nullptr;
     if (!ok) return false;
   }
@@ -342,7 +342,7 @@ int ScriptActor::Point(lua_State* L) {
   ScriptActor& self = Begin(L, "point", ScriptCall::Kind::kPoint);
   const char* name = luaL_checkstring(L, 2);
   if (!ValidPointName(name)) {
-    return luaL_error(L, "w:point: '%s' is not a point name (letters, digits, - _ . :)", name);
+    return luaL_error(L, "w:point: '%s' is not a point name (lowercase letters, digits, - _ . :)", name);
   }
   self.pending_->name = name;
   return lua_yield(L, 0);
