@@ -912,7 +912,7 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
   }
   if (lost && lost->kind == FaultKind::kLostRequest) {
     trace_.Add(now_, a.name, LineKind::kFault, request, "!lost-request (never reached the server)",
-               {.event = LineEvent::kLostRequest, .argv = &s.argv, .site = info.lost_site});
+               {.event = LineEvent::kLostRequest, .argv = &s.argv, .site = lost_site});
     oracle_.SetLine(trace_.size() - 1);
     if (s.op == Op::kProduce) {
       oracle_.Produced(now_, a.name, s.event_id, s.argv[2], Oracle::ProduceOutcome::kNotSent);
@@ -931,7 +931,7 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
   if (lost) {  // the reply is lost: executed, but the caller times out
     trace_.Add(now_, a.name, LineKind::kFault, request,
                ReplyText(s.reply) + " !lost-reply (executed; the caller times out)",
-               {.event = LineEvent::kLostReply, .argv = &s.argv, .reply = &s.reply, .site = info.lost_site});
+               {.event = LineEvent::kLostReply, .argv = &s.argv, .reply = &s.reply, .site = lost_site});
   } else {
     trace_.Add(now_, a.name, LineKind::kRedis, request, ReplyText(s.reply),
                {.argv = &s.argv, .reply = &s.reply});
