@@ -30,7 +30,7 @@ void AddTargetFlags(CLI::App* cmd, TargetFlags* flags) {
       "--protocol", flags->protocol,
       "a catalog protocol (`xackly protocols` lists them), run with its own defaults");
   CLI::Option* scenario =
-      cmd->add_option("--scenario", flags->scenario, "a scenario file (TOML, see scenarios/example.toml)");
+      cmd->add_option("--scenario", flags->scenario, "a scenario file (TOML, see scenarios/example.toml); its [protocol] may be a Lua script (script = \"my_consumer.lua\", docs/scripts.md)");
   protocol->excludes(scenario);
 }
 
