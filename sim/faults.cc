@@ -156,8 +156,12 @@ bool IsScriptSiteName(std::string_view site, bool crash_site) {
   for (std::string_view prefix : {"before-", "after-"}) {
     if (site.substr(0, prefix.size()) == prefix && verb(site.substr(prefix.size()))) return true;
   }
-  return !site.empty() && std::all_of(site.begin(), site.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.' || c == ':';
+  // A w:point name of the script's own: "point:" and a lowercase name (the
+  // prefix keeps typos of built-in names such as "after-efect" refused).
+  constexpr std::string_view kPoint = "point:";
+  std::string_view name = site.substr(0, kPoint.size()) == kPoint ? site.substr(kPoint.size()) : "";
+  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
   });
 }
 

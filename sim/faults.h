@@ -115,7 +115,8 @@ struct FaultModel {
 
 // Whether `site` is a protocol script's site name (sim/script_steps.h):
 // crash points before-CMD / after-CMD (CMD an uppercase command or SQL verb)
-// or a w:point name (lowercase letters, digits, - _ . :); lost sites CMD.
+// or a w:point name of its own ("point:" + lowercase letters, digits, - _ .);
+// lost sites CMD.
 bool IsScriptSiteName(std::string_view site, bool crash_site);
 
 // Validates one spec (known site names or script site names, positive nth, ...).

@@ -1,10 +1,12 @@
 #include "sim/lua/script_actor.h"
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
 #include <lua.hpp>
 
+#include "sim/faults.h"
 #include "sim/lua/lua_values.h"
 
 // Lua (built as C) leaves a C function by longjmp when it raises an error or
@@ -108,14 +110,12 @@ void FieldString(lua_State* L, const char* method, const char* name, std::string
   lua_pop(L, 1);
 }
 
+// A built-in crash point name (after-commit, after-effect, ...) or one of
+// the script's own, "point:name" (what fault specs accept, sim/faults.h).
 bool ValidPointName(const char* s) {
-  if (*s == '\0') return false;
-  for (; *s != '\0'; ++s) {
-    bool ok = (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') ||
-              std::strchr("-_.:", *s) != nullptr;
-    if (!ok) return false;
-  }
-  return true;
+  const auto& builtin = AllCrashPoints();
+  if (std::find(builtin.begin(), builtin.end(), s) != builtin.end()) return true;
+  return IsScriptSiteName(s, /*crash_site=*/true) && std::strncmp(s, "point:", 6) == 0;
 }
 
 // The read of w:read: XREADGROUP without BLOCK; when nothing is new and the
@@ -342,7 +342,7 @@ int ScriptActor::Point(lua_State* L) {
   ScriptActor& self = Begin(L, "point", ScriptCall::Kind::kPoint);
   const char* name = luaL_checkstring(L, 2);
   if (!ValidPointName(name)) {
-    return luaL_error(L, "w:point: '%s' is not a point name (lowercase letters, digits, - _ . :)", name);
+    return luaL_error(L, "w:point: '%s' is not a point name (a built-in one such as after-commit, or point:<lowercase name>)", name);
   }
   self.pending_->name = name;
   return lua_yield(L, 0);
