@@ -151,10 +151,10 @@ struct RecordedSql {
   SqlStatement statement = SqlStatement::kBegin;
   std::string event_id, stream_id, consumer;
   int64_t t_ms = 0;
-  SqlResult result;
+  SqlCallResult result;
 
   SqlCall call() const { return {statement, event_id, stream_id, consumer, t_ms}; }
-  bool Returned(const SqlResult& r) const {
+  bool Returned(const SqlCallResult& r) const {
     return r.ok == result.ok && r.row == result.row && r.changes == result.changes;
   }
 };
@@ -271,7 +271,7 @@ BareCase Prepare(std::vector<RecordedCall> calls) {
 // Executes a recorded statement on `db`. Returns "" or how its result
 // differs from the case's.
 std::string ReplaySql(SqlDatabase& db, const RecordedSql& sql, size_t index) {
-  const SqlResult r = db.Execute(sql.call());
+  const SqlCallResult r = db.Execute(sql.call());
   if (sql.Returned(r)) [[likely]] return "";
   return fmt::format("replayed SQL statement {} ({}) returned ok={} row={} changes={}, the case got "
                      "ok={} row={} changes={}",
@@ -358,7 +358,7 @@ Result<const std::vector<BareCase>*> StandardRecordings() {
   std::vector<BareCase> cases;
   for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
     RecordingServer recorder((*f)->server);
-    const SqlObserver record_sql = [&](const SqlCall& sql, const SqlResult& result) {
+    const SqlObserver record_sql = [&](const SqlCall& sql, const SqlCallResult& result) {
       RecordedCall call;
       call.sql = RecordedSql{sql.statement, std::string(sql.event_id), std::string(sql.stream_id),
                              std::string(sql.consumer), sql.t_ms, result};

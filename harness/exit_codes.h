@@ -2,6 +2,8 @@
 // never change meaning.
 #pragma once
 
+#include "sim/status.h"
+
 namespace xackly {
 
 // The observed verdict equals the expected one (doctor: every check passed).
@@ -13,5 +15,12 @@ inline constexpr int kExitUsage = 2;
 // The harness or the server failed: no server binary, a server that will not
 // start or dies, a failed doctor check.
 inline constexpr int kExitHarnessFailure = 3;
+
+// The exit code of a run that failed with `s`: bad input found while running
+// (a protocol script's runtime error, docs/scripts.md) is a usage error;
+// anything else is the harness's or the server's failure.
+inline int ExitCodeOf(const Status& s) {
+  return s.code() == Status::Code::kInvalidArgument ? kExitUsage : kExitHarnessFailure;
+}
 
 }  // namespace xackly

@@ -597,8 +597,14 @@ ProtocolDef ScenarioParser::ReadInlineProtocol(const toml::table& t) {
   }
   p.name = s_.name;
   ReadTable(e_, &t, "protocol", &p, DescribeProtocol<TableReader<ProtocolDef>>,
-            {"base", "loop", "janitor"});
-  if (base == nullptr && t.get("steps") == nullptr) {
+            {"base", "loop", "janitor", "script"});
+  if (const toml::node* script = t.get("script")) {  // a protocol script (docs/scripts.md)
+    const char* expected = "a path to a Lua protocol script, relative to this file";
+    std::optional<std::string> path = ReadString(e_, *script, "protocol.script", expected);
+    if (path && path->empty()) e_->Fail(*script, "protocol.script", fmt::format("expected {}, got ''", expected));
+    if (path) p.script_path = *path;
+  }
+  if (base == nullptr && t.get("steps") == nullptr && t.get("script") == nullptr) {
     e_->Fail(t, "protocol.steps",
              fmt::format("expected an array of steps ({}) when there is no base, got nothing",
                          HandlerOps().List()));

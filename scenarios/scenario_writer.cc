@@ -155,8 +155,9 @@ void Section(std::string* out, std::string_view header, const char* comment,
 // The [protocol] tables of `p`, in full.
 std::string ProtocolTables(const ProtocolDef& p) {
   std::string out;
+  std::string script = p.script_path.empty() ? "" : WithComment("script = " + Quote(p.script_path), "a protocol script (docs/scripts.md)") + "\n";
   Section(&out, "protocol", "inline, declarative definition",
-          TableLines(p, nullptr, DescribeProtocol<TableWriter<ProtocolDef>>), true);
+          script + TableLines(p, nullptr, DescribeProtocol<TableWriter<ProtocolDef>>), true);
   Section(&out, "protocol.loop", "the worker loop",
           TableLines(p.loop, nullptr, DescribeLoop<TableWriter<LoopConfig>>), true);
   Section(&out, "protocol.janitor", "retention and consumer clean-up",

@@ -145,6 +145,26 @@ std::string FaultModel::ToString() const {
   return out.empty() ? "none" : out;
 }
 
+bool IsScriptSiteName(std::string_view site, bool crash_site) {
+  auto verb = [](std::string_view v) {
+    return !v.empty() && v[0] >= 'A' && v[0] <= 'Z' &&
+           std::all_of(v.begin(), v.end(), [](char c) {
+             return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '|';
+           });
+  };
+  if (!crash_site) return verb(site);
+  for (std::string_view prefix : {"before-", "after-"}) {
+    if (site.substr(0, prefix.size()) == prefix && verb(site.substr(prefix.size()))) return true;
+  }
+  // A w:point name of the script's own: "point:" and a lowercase name (the
+  // prefix keeps typos of built-in names such as "after-efect" refused).
+  constexpr std::string_view kPoint = "point:";
+  std::string_view name = site.substr(0, kPoint.size()) == kPoint ? site.substr(kPoint.size()) : "";
+  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
+  });
+}
+
 Status ValidateFaultSpec(const FaultSpec& s) {
   if (IsPointFault(s.kind)) {
     if (s.actor.size() < 2 || (s.actor[0] != 'w' && s.actor[0] != 'p')) {
@@ -156,7 +176,7 @@ Status ValidateFaultSpec(const FaultSpec& s) {
     }
     bool crash_site = s.kind == FaultKind::kCrash || s.kind == FaultKind::kStall;
     const auto& valid = crash_site ? AllCrashPoints() : AllLostSites();
-    if (!Contains(valid, s.site)) {
+    if (!Contains(valid, s.site) && !IsScriptSiteName(s.site, crash_site)) {
       std::string list;
       for (const auto& v : valid) list += (list.empty() ? "" : ", ") + v;
       return Status::InvalidArgument(

@@ -113,7 +113,13 @@ struct FaultModel {
   std::string ToString() const;
 };
 
-// Validates one spec (known site names, positive nth, ...).
+// Whether `site` is a protocol script's site name (sim/script_steps.h):
+// crash points before-CMD / after-CMD (CMD an uppercase command or SQL verb)
+// or a w:point name of its own ("point:" + lowercase letters, digits, - _ .);
+// lost sites CMD.
+bool IsScriptSiteName(std::string_view site, bool crash_site);
+
+// Validates one spec (known site names or script site names, positive nth, ...).
 Status ValidateFaultSpec(const FaultSpec& spec);
 
 // Counts of every fault site visited and fired, for coverage reports.

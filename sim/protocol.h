@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +21,7 @@
 namespace xackly {
 
 class Worker;
+class ProtocolScript;
 struct StreamEntry;
 
 // Where the protocol keeps its "done" records and where its side effect lands.
@@ -101,6 +103,12 @@ struct ProtocolDef {
   std::vector<HandlerOp> steps;
   // The C++ reference implementation of the same handler (catalog only).
   CppHandler cpp_handler = nullptr;
+  // A protocol script (docs/scripts.md) replaces the loop and the handler:
+  // `script_path` as the scenario names it, `script` once the harness has
+  // loaded it. Steps, loop and janitor settings are then unused, except the
+  // loop's timeouts for the quiet window.
+  std::string script_path;
+  std::shared_ptr<const ProtocolScript> script;
 
   // Defaults for runs of this protocol (a scenario may override them).
   RestartNaming naming = RestartNaming::kSame;

@@ -8,6 +8,7 @@
 #include "sim/limits.h"
 #include "sim/oracle_feed.h"
 #include "sim/rng.h"
+#include "sim/script_steps.h"
 #include "sim/store.h"
 
 namespace xackly {
@@ -37,8 +38,12 @@ RunConfig RunConfig::For(const ProtocolDef& protocol) {
       for (FaultKind k : kinds) c.faults.kinds.erase(k);
     }
   };
-  reachable(c.faults.crash_points, CrashPointsOf(protocol), {FaultKind::kCrash, FaultKind::kStall});
-  reachable(c.faults.lost_sites, LostSitesOf(protocol), {FaultKind::kLostRequest, FaultKind::kLostReply});
+  // A protocol script's sites are named by the commands it sends: every
+  // site it visits is eligible (empty lists), or the ones the model lists.
+  if (protocol.script_path.empty()) {
+    reachable(c.faults.crash_points, CrashPointsOf(protocol), {FaultKind::kCrash, FaultKind::kStall});
+    reachable(c.faults.lost_sites, LostSitesOf(protocol), {FaultKind::kLostRequest, FaultKind::kLostReply});
+  }
   c.timing.fault_phase_ms = protocol.fault_phase_ms;
   return c;
 }
@@ -229,6 +234,16 @@ class Simulation {
   // oracle records the fault, and the actor reconnects.
   void TimeOut(Actor& a, HistoryKind fault, const char* site, const std::vector<std::string>& events);
   bool CrashPointFaults(Actor& a, const Step& s);
+  // Protocol scripts: what a script's command shows the oracle, by command
+  // name (MULTI..EXEC observed at EXEC, command by command).
+  void ObserveCommand(Actor& a, const std::vector<std::string>& argv, const Reply& r, bool reply_lost);
+  // A crash or stall at before-CMD; true when the actor crashed or stalls
+  // (the command is then not sent now).
+  bool BeforeCommandFaults(Actor& a, const Step& s);
+  // A crash or stall drawn at `point` for `s`, injected.
+  enum class PointFault : uint8_t { kNone, kCrashed, kStalled };
+  PointFault FirePointFault(Actor& a, const Step& s, const char* point);
+  bool script() const { return config_.protocol.script != nullptr; }
 
   // --- Faults and harness I/O ---
   Status InjectScheduled(const FaultSpec& f);
@@ -298,6 +313,9 @@ class Simulation {
   std::string reply_text_;
   std::vector<Actor*> runnable_;  // scratch for Run's pick, reused every step
   int64_t quiet_window_ms_ = 0;   // QuietWindowMs(), fixed by the config
+  Status script_error_;           // a protocol script's error ends the run with it
+  // Commands a script queued after MULTI, per actor slot, until EXEC/DISCARD.
+  std::map<std::string, std::optional<std::vector<std::vector<std::string>>>> multi_;
 
   // Sends `argv` on `conn` at the current virtual time.
   Result<Reply> Send(Connection& conn, const std::vector<std::string>& argv) {
@@ -378,6 +396,10 @@ Status Simulation::Setup() {
   env_.producers = config_.producers;
   env_.atomic_script = CompileAtomicScript(config_.protocol);
   env_.atomic = AtomicGroupOf(config_.protocol);
+  env_.seed = config_.seed;
+  env_.epoch_ms = kEpochMs;
+  env_.steps = &steps_;
+  env_.script_error = &script_error_;
 
   const Timing& t = config_.timing;
   fault_phase_end_ms_ = FaultPhaseEndMs(t, config_.events, config_.producers);
@@ -403,12 +425,14 @@ Status Simulation::Setup() {
   };
   for (int i = 1; i <= config_.producers; ++i) add(ActorKind::kProducer, "p" + std::to_string(i));
   for (int i = 1; i <= config_.workers; ++i) add(ActorKind::kWorker, "w" + std::to_string(i));
-  if (config_.protocol.janitor.enabled()) add(ActorKind::kJanitor, "j1");
+  bool janitor = script() ? config_.protocol.script->Defines(ScriptRole::kJanitor)
+                          : config_.protocol.janitor.enabled();
+  if (janitor) add(ActorKind::kJanitor, "j1");
   for (auto& a : actors_) {
     Status s = StartActor(*a);
     if (!s.ok()) return s;
   }
-  return Status::Ok();
+  return script_error_;
 }
 
 Status Simulation::StartActor(Actor& a) {
@@ -420,10 +444,22 @@ Status Simulation::StartActor(Actor& a) {
   a.state = ActorState::kReady;
   a.pending = nullptr;
   a.in_transaction = false;
+  const ProtocolScript* script = config_.protocol.script.get();
+  multi_.erase(a.slot);
   switch (a.kind) {
-    case ActorKind::kProducer: a.task = ProducerMain(&a, &env_); break;
-    case ActorKind::kWorker: a.task = ConsumerMain(Worker(&a, &env_)); break;
-    case ActorKind::kJanitor: a.task = JanitorMain(&a, &env_); break;
+    case ActorKind::kProducer:
+      a.task = script != nullptr && script->Defines(ScriptRole::kProducer)
+                   ? ScriptActorMain(&a, &env_, ScriptRole::kProducer)
+                   : ProducerMain(&a, &env_);
+      break;
+    case ActorKind::kWorker:
+      a.task = script != nullptr ? ScriptActorMain(&a, &env_, ScriptRole::kConsumer)
+                                 : ConsumerMain(Worker(&a, &env_));
+      break;
+    case ActorKind::kJanitor:
+      a.task = script != nullptr ? ScriptActorMain(&a, &env_, ScriptRole::kJanitor)
+                                 : JanitorMain(&a, &env_);
+      break;
   }
   a.task.Start();
   if (a.task.done()) a.state = ActorState::kDone;
@@ -442,6 +478,14 @@ void Simulation::TakeDown(Actor& a, int64_t restart_in_ms, bool new_process) {
   store_.Abandon(a.owner_id);
   a.task = Task<void>();  // destroys the whole coroutine chain mid-step
   a.pending = nullptr;
+  // A dead process's connection closes and the server drops its open MULTI;
+  // a connection handed back to a pool must not keep it either.
+  auto multi = multi_.find(a.slot);
+  if (multi != multi_.end() && multi->second && a.conn && a.conn->alive()) {
+    (void)a.conn->Call({"DISCARD"});
+    ++harness_rtt_;
+  }
+  multi_.erase(a.slot);
   a.conn.reset();
   a.in_transaction = false;
   a.state = ActorState::kDown;
@@ -572,10 +616,18 @@ void Simulation::ExecuteBusiness(Actor& a, Step& s, std::string* request, std::s
       break;
     case Op::kSqlCommit: s.outcome = store_.Commit(a.owner_id, now_, request, result); break;
     case Op::kSqlRollback: s.outcome = store_.Rollback(a.owner_id, request, result); break;
+    case Op::kSqlStatement:
+      s.outcome = store_.Execute(a.owner_id, now_, s.label, s.params, &s.sql, request, result);
+      if (s.outcome != BusinessOutcome::kOk && s.sql.error.empty()) s.sql.error = *result;
+      break;
     case Op::kExternalEffect:
       effect.sink = "external";
-      s.outcome = external_.Apply(now_, effect, config_.protocol.idempotency_key, poison, request,
-                                  result);
+      if (script()) {  // the script's own idempotency key and its expiry
+        s.outcome = external_.ApplyKeyed(now_, effect, s.label, s.duration_ms, poison, request, result);
+      } else {
+        s.outcome = external_.Apply(now_, effect, config_.protocol.idempotency_key, poison, request,
+                                    result);
+      }
       break;
     default: XACKLY_CHECK(false);
   }
@@ -588,7 +640,140 @@ void Simulation::ExecuteBusiness(Actor& a, Step& s, std::string* request, std::s
 }
 
 void Simulation::ObserveRedis(Actor& a, const Step& s, bool reply_lost) {
+  // A script's generic command is observed by its own name and argv (with
+  // MULTI/EXEC queueing); the catalog's steps go through the oracle feed.
+  if (s.op == Op::kCommand) {
+    ObserveCommand(a, s.argv, s.reply, reply_lost);
+    return;
+  }
   if (feed_.Redis(now_, a.name, s, reply_lost).produced) WakeOneParkedWorker();
+}
+
+namespace {
+
+// Position of `word` (case-insensitive) in argv after the command; 0 if none.
+size_t ArgIndex(const std::vector<std::string>& argv, std::string_view word) {
+  for (size_t i = 1; i < argv.size(); ++i) {
+    if (argv[i].size() == word.size() && VerbOf(argv[i]) == word) return i;
+  }
+  return 0;
+}
+
+// XADD key [NOMKSTREAM] [MAXLEN|MINID [=|~] threshold [LIMIT count]] id field value...:
+// the index of the id, or 0 when the command is malformed.
+size_t XaddIdIndex(const std::vector<std::string>& argv, bool* trims) {
+  size_t i = 2;
+  *trims = false;
+  if (i < argv.size() && VerbOf(argv[i]) == "NOMKSTREAM") ++i;
+  if (i < argv.size() && (VerbOf(argv[i]) == "MAXLEN" || VerbOf(argv[i]) == "MINID")) {
+    *trims = true;
+    ++i;
+    if (i < argv.size() && (argv[i] == "=" || argv[i] == "~")) ++i;
+    ++i;  // threshold
+    if (i < argv.size() && VerbOf(argv[i]) == "LIMIT") i += 2;
+  }
+  return i < argv.size() ? i : 0;
+}
+
+std::string FieldOf(const std::vector<std::string>& argv, size_t first, std::string_view name) {
+  for (size_t i = first; i + 1 < argv.size(); i += 2) {
+    if (argv[i] == name) return argv[i + 1];
+  }
+  return "";
+}
+
+}  // namespace
+
+void Simulation::ObserveCommand(Actor& a, const std::vector<std::string>& argv, const Reply& r,
+                                bool reply_lost) {
+  const std::string verb = VerbOf(argv[0]);
+  std::optional<std::vector<std::vector<std::string>>>& queue = multi_[a.slot];
+  if (verb == "MULTI") {
+    if (!r.is_error()) queue.emplace();
+    return;
+  }
+  if (verb == "DISCARD") {
+    queue.reset();
+    return;
+  }
+  if (verb == "EXEC") {
+    std::vector<std::vector<std::string>> queued = queue ? std::move(*queue) : decltype(queued){};
+    queue.reset();
+    if (r.is_array() && r.size() == queued.size()) {
+      for (size_t i = 0; i < queued.size(); ++i) ObserveCommand(a, queued[i], r[i], reply_lost);
+    }
+    return;
+  }
+  if (queue) {  // inside MULTI: runs at EXEC
+    if (!r.is_error()) queue->push_back(argv);
+    return;
+  }
+  if (argv.size() < 2) return;
+  const std::string& key = argv[1];
+  const std::string& st = names_.stream;
+  if (verb == "XREADGROUP") {
+    // XREADGROUP GROUP g consumer ... STREAMS key id: one stream, ours.
+    size_t streams = ArgIndex(argv, "STREAMS");
+    if (argv.size() < 4 || streams == 0 || argv.size() != streams + 3 || argv[streams + 1] != st ||
+        argv[2] != names_.group) {
+      return;
+    }
+    if (auto entries = ParseReadReply(r)) {
+      DeliveryVia via = argv.back() == ">" ? DeliveryVia::kNew : DeliveryVia::kOwnPending;
+      oracle_.Delivered(now_, argv[3], *entries, via);
+    }
+  } else if ((verb == "XCLAIM" || verb == "XAUTOCLAIM") && key == st && argv.size() > 3 &&
+             argv[2] == names_.group && ArgIndex(argv, "JUSTID") == 0) {
+    if (verb == "XCLAIM") {
+      if (auto entries = ParseRangeReply(r)) oracle_.Delivered(now_, argv[3], *entries, DeliveryVia::kClaim);
+    } else if (auto c = ParseAutoClaimReply(r)) {
+      oracle_.Delivered(now_, argv[3], c->entries, DeliveryVia::kClaim);
+      oracle_.ClaimFoundDeleted(now_, argv[3], c->deleted_ids);
+    }
+  } else if (verb == "XACK" && key == st && argv.size() > 3 && argv[2] == names_.group) {
+    if (r.is_integer()) oracle_.Acked(now_, a.name, std::vector<std::string>(argv.begin() + 3, argv.end()));
+  } else if (verb == "XADD" && (key == st || key == names_.dead_letters) && r.is_string()) {
+    bool trims = false;
+    size_t id_at = XaddIdIndex(argv, &trims);
+    if (id_at == 0) return;
+    std::string event_id = FieldOf(argv, id_at + 1, "event_id");
+    if (key == names_.dead_letters) {
+      if (!event_id.empty()) oracle_.DeadLettered(now_, a.name, event_id, FieldOf(argv, id_at + 1, "source_id"));
+      return;
+    }
+    if (!event_id.empty()) {
+      oracle_.Produced(now_, a.name, event_id, r.str(),
+                       reply_lost ? Oracle::ProduceOutcome::kUnknown : Oracle::ProduceOutcome::kAcknowledged);
+      WakeOneParkedWorker();
+    }
+    if (trims) {  // what the XADD trimmed, from the stream's length now
+      Result<Reply> len = HarnessCall({"XLEN", st}, "oracle");
+      if (len.ok() && len->is_integer() && static_cast<int64_t>(oracle_.live_count()) > len->integer()) {
+        size_t gone = oracle_.live_count() - static_cast<size_t>(len->integer());
+        oracle_.PayloadsDeleted(now_, a.name, oracle_.OldestLive(gone), "XTRIM", RenderArgv(argv));
+      }
+    }
+  } else if (verb == "XDEL" && key == st && r.is_integer() && r.integer() > 0) {
+    oracle_.PayloadsDeleted(now_, a.name, std::vector<std::string>(argv.begin() + 2, argv.end()),
+                            "XDEL", RenderArgv(argv));
+  } else if (verb == "XTRIM" && key == st && argv.size() > 3 && r.is_integer() && r.integer() > 0) {
+    std::vector<std::string> gone;
+    if (VerbOf(argv[2]) == "MAXLEN") {
+      gone = oracle_.OldestLive(static_cast<size_t>(r.integer()));
+    } else if (auto min_id = StreamId::Parse(argv.back() == "=" || argv.back() == "~" ? "" : argv[argv.size() - 1])) {
+      gone = oracle_.LiveBelow(*min_id);
+    }
+    oracle_.PayloadsDeleted(now_, a.name, gone, "XTRIM", RenderArgv(argv));
+  } else if (verb == "XGROUP" && argv.size() > 4 && VerbOf(argv[1]) == "DELCONSUMER" &&
+             argv[2] == st && argv[3] == names_.group && r.is_integer()) {
+    oracle_.ConsumerDeleted(now_, a.name, argv[4]);
+  }
+}
+
+bool Simulation::BeforeCommandFaults(Actor& a, const Step& s) {
+  if (a.kind != ActorKind::kWorker) return false;
+  std::string point = "before-" + VerbOf(s.argv[0]);
+  return FirePointFault(a, s, point.c_str()) != PointFault::kNone;
 }
 
 Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
@@ -601,6 +786,20 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
   }
   const std::string& request = RequestText(s.argv);
   bool fault_actor = a.kind != ActorKind::kJanitor;
+  // A script's command is named by its verb: that is its lost site.
+  std::string verb_site;
+  const char* lost_site = info.lost_site;
+  if (s.op == Op::kCommand) {
+    std::string why = RefusedCommand(s.argv, names_);
+    if (!why.empty()) {
+      s.reply = Reply::Error("ERR xackly: " + why);
+      trace_.Add(now_, a.name, LineKind::kRedis, request, "(not sent) " + ReplyText(s.reply),
+                 {.event = LineEvent::kNotSent, .argv = &s.argv, .reply = &s.reply});
+      return Status::Ok();
+    }
+    verb_site = VerbOf(s.argv[0]);
+    lost_site = verb_site.c_str();
+  }
 
   if (s.op == Op::kRedisEffect && plan_->IsPoison(EventNumber(s.event_id))) {
     s.outcome = BusinessOutcome::kFailed;
@@ -617,17 +816,17 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
     return Status::Ok();
   }
   std::optional<FaultSpec> lost;
-  if (fault_actor && info.lost_site != nullptr) {
-    lost = plan_->AtPoint(a.slot, info.lost_site, /*crash_site=*/false);
+  if (fault_actor && lost_site != nullptr) {
+    lost = plan_->AtPoint(a.slot, lost_site, /*crash_site=*/false);
   }
   if (lost && lost->kind == FaultKind::kLostRequest) {
     trace_.Add(now_, a.name, LineKind::kFault, request, "!lost-request (never reached the server)",
-               {.event = LineEvent::kLostRequest, .argv = &s.argv, .site = info.lost_site});
+               {.event = LineEvent::kLostRequest, .argv = &s.argv, .site = lost_site});
     oracle_.SetLine(trace_.size() - 1);
     if (s.op == Op::kProduce) {
       oracle_.Produced(now_, a.name, s.event_id, s.argv[2], Oracle::ProduceOutcome::kNotSent);
     }
-    TimeOut(a, HistoryKind::kLostRequest, info.lost_site, EventsOf(s));
+    TimeOut(a, HistoryKind::kLostRequest, lost_site, EventsOf(s));
     *handled = true;
     return Status::Ok();
   }
@@ -641,7 +840,7 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
   if (lost) {  // the reply is lost: executed, but the caller times out
     trace_.Add(now_, a.name, LineKind::kFault, request,
                ReplyText(s.reply) + " !lost-reply (executed; the caller times out)",
-               {.event = LineEvent::kLostReply, .argv = &s.argv, .reply = &s.reply, .site = info.lost_site});
+               {.event = LineEvent::kLostReply, .argv = &s.argv, .reply = &s.reply, .site = lost_site});
   } else {
     trace_.Add(now_, a.name, LineKind::kRedis, request, ReplyText(s.reply),
                {.argv = &s.argv, .reply = &s.reply});
@@ -649,7 +848,7 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
   oracle_.SetLine(trace_.size() - 1);
   ObserveRedis(a, s, /*reply_lost=*/lost.has_value());
   if (lost) {
-    TimeOut(a, HistoryKind::kLostReply, info.lost_site, EventsOf(s));
+    TimeOut(a, HistoryKind::kLostReply, lost_site, EventsOf(s));
     *handled = true;
   }
   return Status::Ok();
@@ -657,7 +856,7 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
 
 std::vector<std::string> Simulation::EventsOf(const Step& s) const {
   if (!s.event_id.empty()) return {s.event_id};
-  if (s.op == Op::kAck) {  // XACK stream group id...
+  if (s.op == Op::kAck || (s.op == Op::kCommand && VerbOf(s.argv[0]) == "XACK")) {  // XACK stream group id...
     return oracle_.EventsOfIds(std::vector<std::string>(s.argv.begin() + 3, s.argv.end()));
   }
   return {};
@@ -670,23 +869,32 @@ void Simulation::TimeOut(Actor& a, HistoryKind fault, const char* site, const st
 
 bool Simulation::CrashPointFaults(Actor& a, const Step& s) {
   if (a.kind != ActorKind::kWorker) return false;
-  const char* point = s.op == Op::kCheckpoint ? s.label.c_str() : InfoOf(s.op).crash_point;
+  std::string script_point;  // a script's command or statement: after-VERB
+  if (s.op == Op::kCommand) script_point = "after-" + VerbOf(s.argv[0]);
+  if (s.op == Op::kSqlStatement) script_point = "after-" + VerbOf(s.label);
+  const char* point = s.op == Op::kCheckpoint ? s.label.c_str()
+                      : !script_point.empty() ? script_point.c_str()
+                                              : InfoOf(s.op).crash_point;
   if (point == nullptr) return false;
+  return FirePointFault(a, s, point) == PointFault::kCrashed;
+}
+
+Simulation::PointFault Simulation::FirePointFault(Actor& a, const Step& s, const char* point) {
   std::optional<FaultSpec> f = plan_->AtPoint(a.slot, point, /*crash_site=*/true);
-  if (!f) return false;
+  if (!f) return PointFault::kNone;
   oracle_.SetLine(trace_.size());
   const std::vector<std::string> events = EventsOf(s);
   if (f->kind == FaultKind::kCrash) {
     oracle_.WorkerFault(HistoryKind::kCrash, now_, a.name, point, events);
     Crash(a, point);
-    return true;
+    return PointFault::kCrashed;
   }
   oracle_.WorkerFault(HistoryKind::kStall, now_, a.name, point, events, f->duration_ms);
   trace_.Add(now_, a.name, LineKind::kFault,
              fmt::format("!stall at {} for {} ms", point, f->duration_ms), "",
              {.event = LineEvent::kStall, .site = point, .duration_ms = f->duration_ms});
   a.ready_at_ms = std::max(a.ready_at_ms, now_ + f->duration_ms);
-  return false;
+  return PointFault::kStalled;
 }
 
 Status Simulation::ExecuteStep(Actor& a) {
@@ -714,6 +922,7 @@ Status Simulation::ExecuteStep(Actor& a) {
       }
       break;
     case Channel::kRedis: {
+      if (s.op == Op::kCommand && BeforeCommandFaults(a, s)) return Status::Ok();
       bool handled = false;
       Status st = ExecuteRedis(a, s, &handled);
       if (!st.ok()) return st;
@@ -723,6 +932,11 @@ Status Simulation::ExecuteStep(Actor& a) {
     case Channel::kSql:
     case Channel::kExternal: {
       const char* lost_site = info.lost_site;
+      std::string verb_site;
+      if (s.op == Op::kSqlStatement) {
+        verb_site = VerbOf(s.label);
+        lost_site = verb_site.c_str();
+      }
       std::optional<FaultSpec> lost;
       if (lost_site != nullptr) lost = plan_->AtPoint(a.slot, lost_site, /*crash_site=*/false);
       std::string request;
@@ -932,7 +1146,9 @@ Status Simulation::FinalReads(Oracle::FinalState* fs) {
       {"XPENDING", st, names_.group, "-", "+", "100000"},
       {"XRANGE", st, "-", "+"},
       {"XRANGE", names_.dead_letters, "-", "+"}};
-  bool redis_effects = config_.protocol.effect == EffectSink::kRedis;
+  // A script may write Redis effects (w:effect or its own EVAL): the ledger
+  // list is the truth for them.
+  bool redis_effects = config_.protocol.effect == EffectSink::kRedis || script();
   if (redis_effects) reads.push_back({"LRANGE", names_.effects, "0", "-1"});
   auto replies = HarnessCalls(reads, "oracle");
   if (!replies.ok()) return replies.status();
@@ -982,6 +1198,7 @@ Result<RunResult> Simulation::Run() {
         }
         Status s = StartActor(*a);
         if (!s.ok()) return s;
+        if (!script_error_.ok()) return script_error_;
         trace_.Add(now_, a->name, LineKind::kLifecycle,
                    old == a->name ? "starts again" : "starts (replaces " + old + ")", "",
                    {.event = LineEvent::kStart, .replaces = old == a->name ? "" : old});
@@ -989,6 +1206,7 @@ Result<RunResult> Simulation::Run() {
         Wake(*a, /*by_data=*/false);
       }
     }
+    if (!script_error_.ok()) return script_error_;
     if (!fault_phase_) {
       if (AllWorkersIdle() && oracle_.NothingLeftToDeliver()) {
         Note("quiescent", "nothing pending, nothing left to deliver");
@@ -1037,6 +1255,7 @@ Result<RunResult> Simulation::Run() {
     if (config_.keep_trace) picks_.push_back(pick->slot);
     Status s = ExecuteStep(*pick);
     if (!s.ok()) return s;
+    if (!script_error_.ok()) return script_error_;
     ++steps_;
     now_ += t.step_ms;
   }

@@ -31,9 +31,24 @@ const OpInfo& InfoOf(Op op) {
       {"park", Channel::kLocal, nullptr, nullptr},
       {"sleep", Channel::kLocal, nullptr, nullptr},
       {"checkpoint", Channel::kLocal, nullptr, nullptr},
+      {"command", Channel::kRedis, nullptr, nullptr},
+      {"sql", Channel::kSql, nullptr, nullptr},
   };
   return kInfo[static_cast<size_t>(op)];
 }
 
+std::string VerbOf(std::string_view text) {
+  size_t start = 0;
+  while (start < text.size() && (text[start] == ' ' || text[start] == '\n' || text[start] == '\t')) ++start;
+  std::string verb;
+  for (size_t i = start; i < text.size(); ++i) {
+    char c = text[i];
+    bool word = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                c == '.' || c == '|';
+    if (!word) break;
+    verb += (c >= 'a' && c <= 'z') ? static_cast<char>(c - 'a' + 'A') : c;
+  }
+  return verb;
+}
 
 }  // namespace xackly

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "sim/reply.h"
@@ -47,7 +48,13 @@ enum class Op : uint8_t {
   // Local actions
   kPark,             // wait for new entries or a virtual timeout (never sent to Redis)
   kSleep,
-  kCheckpoint,       // a named point inside a batch ("mid-batch")
+  kCheckpoint,       // a named point inside a batch ("mid-batch"); a script's w:point
+  // Protocol scripts (sim/script_steps.cc): any Redis command, any SQL
+  // statement. Their crash points and fault sites are named by the command
+  // (before-XACK, after-XACK, XACK) or the statement's verb (after-COMMIT,
+  // COMMIT), so InfoOf has none; see ScriptCrashPoint / ScriptSite.
+  kCommand,
+  kSqlStatement,
 };
 
 struct OpInfo {
@@ -71,6 +78,22 @@ enum class BusinessOutcome : uint8_t {
   kNoTransaction, // commit/rollback without begin (a protocol bug)
 };
 
+// One SQL value: NULL, INTEGER, REAL or TEXT (BLOBs travel as TEXT).
+using SqlValue = std::variant<std::monostate, int64_t, double, std::string>;
+
+// What one SQL statement did. `error` is non-empty when the statement failed
+// (a constraint, a syntax error, an outage); it then changed nothing.
+struct SqlResult {
+  std::vector<std::string> columns;          // of a query; empty for DML
+  std::vector<std::vector<SqlValue>> rows;   // one vector per row, in column order
+  int64_t changes = 0;                       // rows changed by INSERT/UPDATE/DELETE
+  std::string error;
+};
+
+// The uppercase verb of a command or statement ("xack" -> "XACK",
+// "insert or ignore ..." -> "INSERT"): the name its fault sites use.
+std::string VerbOf(std::string_view text);
+
 struct Step {
   Op op = Op::kCheckpoint;
   // Redis requests: the exact command sent.
@@ -89,6 +112,10 @@ struct Step {
   Reply reply;
   BusinessOutcome outcome = BusinessOutcome::kOk;
   bool woken_by_data = false;
+
+  // kSqlStatement: the statement's parameters, and its result.
+  std::vector<SqlValue> params;
+  SqlResult sql;
 };
 
 }  // namespace xackly

@@ -82,7 +82,7 @@ SqlDatabase::~SqlDatabase() {
   sqlite3_close(db_);
 }
 
-SqlResult SqlDatabase::Execute(const SqlCall& call) {
+SqlCallResult SqlDatabase::Execute(const SqlCall& call) {
   sqlite3_stmt* stmt = statements_[static_cast<int>(call.statement)];
   switch (call.statement) {
     case SqlStatement::kCheckDone:
@@ -101,7 +101,7 @@ SqlResult SqlDatabase::Execute(const SqlCall& call) {
   const bool writes = call.statement == SqlStatement::kMarkDone || call.statement == SqlStatement::kEffect ||
                       call.statement == SqlStatement::kClearProcessed ||
                       call.statement == SqlStatement::kClearEffects;
-  SqlResult result{rc == SQLITE_DONE || rc == SQLITE_ROW, rc == SQLITE_ROW,
+  SqlCallResult result{rc == SQLITE_DONE || rc == SQLITE_ROW, rc == SQLITE_ROW,
                    writes && rc == SQLITE_DONE ? sqlite3_changes(db_) : 0};
   sqlite3_reset(stmt);
   sqlite3_clear_bindings(stmt);
@@ -124,7 +124,7 @@ SqlStore::SqlStore(EffectLedger* ledger) : ledger_(ledger) {
 SqlStore::~SqlStore() {
   RollbackOpen();
   bool emptied = Exec(SqlStatement::kClearProcessed) && Exec(SqlStatement::kClearEffects);
-  if (emptied && !t_spare_db) t_spare_db = std::move(db_);
+  if (emptied && !user_sql_ && !t_spare_db) t_spare_db = std::move(db_);
 }
 
 bool SqlStore::Exec(SqlStatement statement) { return db_->Execute({statement}).ok; }
@@ -183,7 +183,7 @@ BusinessOutcome SqlStore::MarkDone(int owner, int64_t now_ms, const std::string&
   AppendSqlQuoted(*sql, event_id);
   *sql += ')';
   if (Unavailable(owner, now_ms, result)) return BusinessOutcome::kUnavailable;
-  const SqlResult marked = db_->Execute({SqlStatement::kMarkDone, event_id});
+  const SqlCallResult marked = db_->Execute({SqlStatement::kMarkDone, event_id});
   XACKLY_CHECK(marked.ok);
   const bool inserted = marked.changes == 1;
   *result = inserted ? "1 row" : "0 rows";
@@ -271,8 +271,16 @@ std::set<std::string> SqlStore::ProcessedIds() const {
 BusinessOutcome ExternalService::Apply(int64_t now_ms, const EffectRecord& effect,
                                        bool use_idempotency_key, bool poison,
                                        std::string* request, std::string* result) {
+  return ApplyKeyed(now_ms, effect, use_idempotency_key ? effect.event_id : "", 0, poison, request,
+                    result);
+}
+
+BusinessOutcome ExternalService::ApplyKeyed(int64_t now_ms, const EffectRecord& effect,
+                                            const std::string& key, int64_t key_ttl_ms, bool poison,
+                                            std::string* request, std::string* result) {
   *request = "apply " + effect.event_id;
-  if (use_idempotency_key) *request += " key=" + effect.event_id;
+  if (!key.empty()) *request += " key=" + key;
+  if (!key.empty() && key_ttl_ms > 0) *request += fmt::format(" ttl={}ms", key_ttl_ms);
   if (now_ms < unavailable_until_ms_) {
     *result = "unavailable";
     return BusinessOutcome::kUnavailable;
@@ -281,12 +289,114 @@ BusinessOutcome ExternalService::Apply(int64_t now_ms, const EffectRecord& effec
     *result = "failed (poison event)";
     return BusinessOutcome::kFailed;
   }
-  if (use_idempotency_key && !seen_keys_.insert(effect.event_id).second) {
-    *result = "ok (replayed: key already used, no effect)";
-    return BusinessOutcome::kAlreadyDone;
+  if (!key.empty()) {
+    auto it = seen_keys_.find(key);
+    if (it != seen_keys_.end() && now_ms < it->second) {
+      *result = "ok (replayed: key already used, no effect)";
+      return BusinessOutcome::kAlreadyDone;
+    }
+    seen_keys_[key] = key_ttl_ms > 0 ? now_ms + key_ttl_ms : INT64_MAX;
   }
   ledger_->Record(effect);
   *result = "ok";
+  return BusinessOutcome::kOk;
+}
+
+namespace {
+
+void AppendSqlValue(std::string& out, const SqlValue& v) {
+  if (const auto* i = std::get_if<int64_t>(&v)) {
+    out += std::to_string(*i);
+  } else if (const auto* d = std::get_if<double>(&v)) {
+    out += fmt::format("{}", *d);
+  } else if (const auto* t = std::get_if<std::string>(&v)) {
+    AppendSqlQuoted(out, *t);
+  } else {
+    out += "NULL";
+  }
+}
+
+SqlValue ColumnValue(sqlite3_stmt* stmt, int c) {
+  switch (sqlite3_column_type(stmt, c)) {
+    case SQLITE_INTEGER: return int64_t{sqlite3_column_int64(stmt, c)};
+    case SQLITE_FLOAT: return sqlite3_column_double(stmt, c);
+    case SQLITE_NULL: return std::monostate{};
+    default: {
+      const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, c));
+      return std::string(text, static_cast<size_t>(sqlite3_column_bytes(stmt, c)));
+    }
+  }
+}
+
+}  // namespace
+
+BusinessOutcome SqlStore::Execute(int owner, int64_t now_ms, const std::string& statement,
+                                  const std::vector<SqlValue>& params, SqlResult* out,
+                                  std::string* sql, std::string* result) {
+  XACKLY_CHECK(!Busy(owner));
+  std::string verb = VerbOf(statement);
+  if (verb == "BEGIN") return Begin(owner, now_ms, sql, result);
+  if (verb == "COMMIT" || verb == "END") return Commit(owner, now_ms, sql, result);
+  if (verb == "ROLLBACK") return Rollback(owner, sql, result);
+  *sql = statement;
+  if (!params.empty()) {
+    *sql += " [";
+    for (size_t i = 0; i < params.size(); ++i) {
+      if (i > 0) *sql += ", ";
+      AppendSqlValue(*sql, params[i]);
+    }
+    *sql += "]";
+  }
+  auto fail = [&](std::string why, BusinessOutcome o) {
+    out->error = why;
+    *result = "error: " + why;
+    return o;
+  };
+  if (verb == "ATTACH" || verb == "DETACH" || verb == "PRAGMA" || verb == "VACUUM") {
+    return fail(verb + " is not available to protocol scripts", BusinessOutcome::kFailed);
+  }
+  if (Unavailable(owner, now_ms, result)) {
+    out->error = *result;
+    return BusinessOutcome::kUnavailable;
+  }
+  user_sql_ = true;
+  sqlite3_stmt* stmt = nullptr;
+  const char* tail = nullptr;
+  if (sqlite3_prepare_v2(db_->handle(), statement.c_str(), static_cast<int>(statement.size()), &stmt,
+                         &tail) != SQLITE_OK) {
+    return fail(sqlite3_errmsg(db_->handle()), BusinessOutcome::kFailed);
+  }
+  if (stmt == nullptr) return fail("empty statement", BusinessOutcome::kFailed);
+  for (size_t i = 0; i < params.size(); ++i) {
+    int at = static_cast<int>(i + 1);
+    const SqlValue& v = params[i];
+    if (const auto* n = std::get_if<int64_t>(&v)) {
+      sqlite3_bind_int64(stmt, at, *n);
+    } else if (const auto* d = std::get_if<double>(&v)) {
+      sqlite3_bind_double(stmt, at, *d);
+    } else if (const auto* t = std::get_if<std::string>(&v)) {
+      sqlite3_bind_text(stmt, at, t->data(), static_cast<int>(t->size()), SQLITE_TRANSIENT);
+    } else {
+      sqlite3_bind_null(stmt, at);
+    }
+  }
+  int columns = sqlite3_column_count(stmt);
+  for (int c = 0; c < columns; ++c) out->columns.push_back(sqlite3_column_name(stmt, c));
+  int rc = 0;
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    std::vector<SqlValue> row;
+    for (int c = 0; c < columns; ++c) row.push_back(ColumnValue(stmt, c));
+    out->rows.push_back(std::move(row));
+  }
+  std::string error = rc == SQLITE_DONE ? "" : sqlite3_errmsg(db_->handle());
+  sqlite3_finalize(stmt);
+  if (!error.empty()) {
+    out->rows.clear();
+    return fail(error, BusinessOutcome::kFailed);
+  }
+  out->changes = columns == 0 ? sqlite3_changes(db_->handle()) : 0;
+  *result = columns > 0 ? fmt::format("{} rows", out->rows.size())
+                        : fmt::format("{} changed", out->changes);
   return BusinessOutcome::kOk;
 }
 

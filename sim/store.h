@@ -44,7 +44,7 @@ struct SqlCall {
   std::string_view consumer;
   int64_t t_ms = 0;
 };
-struct SqlResult {
+struct SqlCallResult {
   bool ok = false;   // stepped to done (or to its first row)
   bool row = false;  // a row came back
   int changes = 0;   // rows an insert or delete inserted or deleted
@@ -62,7 +62,7 @@ class SqlDatabase {
 
   // Binds, steps (to done, or to the first row) and resets one statement;
   // reports it to this thread's observer, if any.
-  SqlResult Execute(const SqlCall& call);
+  SqlCallResult Execute(const SqlCall& call);
   sqlite3* handle() const { return db_; }
 
  private:
@@ -73,7 +73,7 @@ class SqlDatabase {
 // Every SqlDatabase::Execute on the calling thread calls `observer` after
 // the statement ran, until ObserveSqlOnThisThread(nullptr): how a benchmark
 // records the SQL work of a case. REQUIRES: observer outlives its use.
-using SqlObserver = std::function<void(const SqlCall&, const SqlResult&)>;
+using SqlObserver = std::function<void(const SqlCall&, const SqlCallResult&)>;
 void ObserveSqlOnThisThread(const SqlObserver* observer);
 
 struct EffectRecord {
@@ -125,6 +125,16 @@ class SqlStore {
   BusinessOutcome Commit(int owner, int64_t now_ms, std::string* sql, std::string* result);
   BusinessOutcome Rollback(int owner, std::string* sql, std::string* result);
 
+  // Any statement of a protocol script, with positional parameters. BEGIN,
+  // COMMIT (END) and ROLLBACK are the calls above; ATTACH, DETACH, PRAGMA
+  // and VACUUM are refused (they reach files or the store's settings). A
+  // failed statement changes nothing and sets out->error. `*sql` is the
+  // statement with its parameters, `*result` what it did, for the trace.
+  // REQUIRES: !Busy(owner)
+  BusinessOutcome Execute(int owner, int64_t now_ms, const std::string& statement,
+                          const std::vector<SqlValue>& params, SqlResult* out, std::string* sql,
+                          std::string* result);
+
   // The owner died (crash, reset): its open transaction rolls back.
   void Abandon(int owner);
   // Transient outage: every request fails with kUnavailable until `until_ms`,
@@ -148,6 +158,7 @@ class SqlStore {
   int64_t unavailable_until_ms_ = -1;
   std::vector<EffectRecord> txn_effects_;
   std::set<int> aborted_;  // owners whose transaction an outage rolled back
+  bool user_sql_ = false;  // a script ran its own SQL: the database is not reused
 };
 
 // A non-transactional external service (a payment API, an e-mail sender).
@@ -158,11 +169,16 @@ class ExternalService {
   explicit ExternalService(EffectLedger* ledger) : ledger_(ledger) {}
   BusinessOutcome Apply(int64_t now_ms, const EffectRecord& effect, bool use_idempotency_key,
                         bool poison, std::string* request, std::string* result);
+  // With the caller's own idempotency key ("" none), which the service
+  // forgets `key_ttl_ms` after first seeing it (0: never).
+  BusinessOutcome ApplyKeyed(int64_t now_ms, const EffectRecord& effect, const std::string& key,
+                             int64_t key_ttl_ms, bool poison, std::string* request,
+                             std::string* result);
   void SetUnavailableUntil(int64_t until_ms) { unavailable_until_ms_ = until_ms; }
 
  private:
   EffectLedger* ledger_;
-  std::set<std::string> seen_keys_;
+  std::map<std::string, int64_t> seen_keys_;  // key -> forgotten at (INT64_MAX: never)
   int64_t unavailable_until_ms_ = -1;
 };
 

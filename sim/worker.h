@@ -63,6 +63,13 @@ struct ActorEnv {
   // compiled to one Lua script (empty if none).
   AtomicGroup atomic;
   std::string atomic_script;
+  // Protocol scripts (sim/script_steps.h): the run's seed, the server clock
+  // at virtual time 0, the step count (for error messages) and where a
+  // script's error goes (the run ends with it).
+  uint64_t seed = 0;
+  int64_t epoch_ms = 0;
+  const int64_t* steps = nullptr;
+  Status* script_error = nullptr;
 };
 
 // "order:7" for event 7, and back (0 if `event_id` is not one of ours).

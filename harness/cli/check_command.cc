@@ -98,7 +98,7 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
     progress.End();
     if (!outcome.ok()) {
       PrintError("check", outcome.status());
-      return kExitHarnessFailure;
+      return ExitCodeOf(outcome.status());
     }
     std::string replay_file;
     if (outcome->hit_index && !flags.output.out_dir.empty()) {

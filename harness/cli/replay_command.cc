@@ -79,7 +79,7 @@ void RegisterExplainCommand(CLI::App& app, CommandResult& result) {
     Result<RunResult> run = RunOnce(config, flags->output, &server_version);
     if (!run.ok()) {
       PrintError("explain", run.status());
-      result.exit_code = kExitHarnessFailure;
+      result.exit_code = ExitCodeOf(run.status());
       return;
     }
     if (!ReproducesRecordedTrace("explain", *scenario, flags->file, *run)) {

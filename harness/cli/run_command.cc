@@ -89,7 +89,7 @@ int RunAndReport(const char* command, const Scenario& scenario, const std::strin
   Result<RunResult> run = RunOnce(config, options.output, &server_version);
   if (!run.ok()) {
     PrintError(command, run.status());
-    return kExitHarnessFailure;
+    return ExitCodeOf(run.status());
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   // The first line: seed, server version, resolved options.

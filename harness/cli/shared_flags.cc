@@ -1,9 +1,12 @@
 #include "harness/cli/shared_flags.h"
 
+#include <filesystem>
+
 #include <fmt/format.h>
 
 #include "harness/files.h"
 #include "reports/report.h"
+#include "sim/lua/script_actor.h"
 
 namespace xackly {
 
@@ -27,14 +30,29 @@ void AddTargetFlags(CLI::App* cmd, TargetFlags* flags) {
       "--protocol", flags->protocol,
       "a catalog protocol (`xackly protocols` lists them), run with its own defaults");
   CLI::Option* scenario =
-      cmd->add_option("--scenario", flags->scenario, "a scenario file (TOML, see scenarios/example.toml)");
+      cmd->add_option("--scenario", flags->scenario, "a scenario file (TOML, see scenarios/example.toml); its [protocol] may be a Lua script (script = \"my_consumer.lua\", docs/scripts.md)");
   protocol->excludes(scenario);
 }
 
 Result<Scenario> LoadScenarioFile(const std::string& path) {
   Result<std::string> text = ReadFile(path);
   if (!text.ok()) return Status::InvalidArgument(text.status().message());
-  return ParseScenario(*text, path);
+  Result<Scenario> scenario = ParseScenario(*text, path);
+  if (!scenario.ok()) return scenario;
+  ProtocolDef& p = scenario->config.protocol;
+  if (!p.script_path.empty()) {  // [protocol] script: relative to the scenario file
+    std::filesystem::path script_path(p.script_path);
+    if (script_path.is_relative()) script_path = std::filesystem::path(path).parent_path() / script_path;
+    std::string shown = script_path.lexically_normal().string();
+    Result<std::string> source = ReadFile(shown);
+    if (!source.ok()) {
+      return Status::InvalidArgument(fmt::format("{}: protocol.script: {}", path, source.status().message()));
+    }
+    auto script = LuaScript::Load({shown, std::move(source).value()});
+    if (!script.ok()) return script.status();
+    p.script = std::move(script).value();
+  }
+  return scenario;
 }
 
 Result<Scenario> LoadTarget(const TargetFlags& flags) {

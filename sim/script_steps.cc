@@ -1,0 +1,160 @@
+#include "sim/script_steps.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "sim/rng.h"
+
+namespace xackly {
+
+namespace {
+
+Reply TakeReply(Step& s) { return std::move(s.reply); }
+SqlResult TakeSql(Step& s) { return std::move(s.sql); }
+bool TakeWoken(Step& s) { return s.woken_by_data; }
+bool TakeNothing(Step&) { return true; }
+
+EffectOutcome FinishEffect(Step& s) {
+  if (s.op == Op::kRedisEffect && s.reply.is_error()) return EffectOutcome::kFailed;
+  switch (s.outcome) {
+    case BusinessOutcome::kOk: return EffectOutcome::kOk;
+    case BusinessOutcome::kAlreadyDone: return EffectOutcome::kDuplicate;
+    case BusinessOutcome::kUnavailable: return EffectOutcome::kUnavailable;
+    default: return EffectOutcome::kFailed;
+  }
+}
+
+// Every script call is one Request on the actor: the scheduler executes it
+// as one step.
+class SimScriptWorld final : public ScriptWorld {
+ public:
+  SimScriptWorld(Actor* actor, const ActorEnv* env) : actor_(actor), env_(env) {}
+
+  Task<Reply> Redis(std::vector<std::string> argv) override {
+    Step s;
+    s.op = Op::kCommand;
+    s.argv = std::move(argv);
+    Reply r = co_await Request<Reply>(actor_, std::move(s), &TakeReply);
+    co_return r;
+  }
+
+  Task<SqlResult> Sql(std::string statement, std::vector<SqlValue> params) override {
+    Step s;
+    s.op = Op::kSqlStatement;
+    s.label = std::move(statement);
+    s.params = std::move(params);
+    SqlResult r = co_await Request<SqlResult>(actor_, std::move(s), &TakeSql);
+    co_return r;
+  }
+
+  Task<EffectOutcome> Effect(EffectCall c) override {
+    Step s;
+    int64_t duration_ms = c.duration_ms >= 0 ? c.duration_ms : env_->timing->effect_ms;
+    switch (c.sink) {
+      case ScriptSink::kExternal:
+        s.op = Op::kExternalEffect;
+        s.label = c.key;               // the idempotency key ("" none)
+        s.duration_ms = c.key_ttl_ms;  // how long the service remembers it
+        break;
+      case ScriptSink::kSql: s.op = Op::kSqlEffect; break;
+      case ScriptSink::kRedis:
+        s.op = Op::kRedisEffect;
+        s.argv = {"RPUSH", env_->names->effects,
+                  EffectRecordText(c.event_id, c.stream_id, actor_->name, *env_->now_ms)};
+        break;
+    }
+    s.event_id = std::move(c.event_id);
+    s.stream_id = std::move(c.stream_id);
+    // A caller with a timeout gives up after timeout_ms; the effect still
+    // ran (or not) on the far side: the outcome is unknown to the script.
+    bool times_out = c.timeout_ms > 0 && duration_ms > c.timeout_ms;
+    s.busy_ms = times_out ? c.timeout_ms : duration_ms;
+    EffectOutcome o = co_await Request<EffectOutcome>(actor_, std::move(s), &FinishEffect);
+    if (times_out && o != EffectOutcome::kUnavailable) o = EffectOutcome::kTimeout;
+    co_return o;
+  }
+
+  Task<void> Point(std::string name) override {
+    Step s;
+    s.op = Op::kCheckpoint;
+    s.label = std::move(name);
+    co_await Request<bool>(actor_, std::move(s), &TakeNothing);
+  }
+
+  Task<void> Sleep(int64_t ms) override {
+    Step s;
+    s.op = Op::kSleep;
+    s.duration_ms = ms;
+    co_await Request<bool>(actor_, std::move(s), &TakeNothing);
+  }
+
+  Task<bool> Park(int64_t max_ms) override {
+    Step s;
+    s.op = Op::kPark;
+    s.duration_ms = max_ms;
+    bool woken = co_await Request<bool>(actor_, std::move(s), &TakeWoken);
+    co_return woken;
+  }
+
+  int64_t NowMs() const override { return *env_->now_ms; }
+  std::string Where() const override {
+    return "actor " + actor_->name + ", step " + std::to_string(*env_->steps + 1);
+  }
+
+ private:
+  Actor* actor_;
+  const ActorEnv* env_;
+};
+
+bool HasArg(const std::vector<std::string>& argv, std::string_view word) {
+  return std::any_of(argv.begin() + 1, argv.end(),
+                     [&](const std::string& a) { return VerbOf(a) == word && a.size() == word.size(); });
+}
+
+}  // namespace
+
+std::string RefusedCommand(const std::vector<std::string>& argv, const WorldNames& names) {
+  std::string verb = VerbOf(argv[0]);
+  if ((verb == "XREAD" || verb == "XREADGROUP") && HasArg(argv, "BLOCK")) {
+    return "a blocking read would stall the simulation: use w:read(id, {block_ms = ...}), which parks";
+  }
+  static const char* const kBlocking[] = {"BLPOP", "BRPOP", "BLMOVE", "BRPOPLPUSH", "BLMPOP",
+                                          "BZPOPMIN", "BZPOPMAX", "BZMPOP", "WAIT", "WAITAOF"};
+  static const char* const kHarness[] = {"SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE", "MONITOR",
+                                         "SHUTDOWN", "DEBUG", "SYNC", "PSYNC", "REPLICAOF",
+                                         "SLAVEOF", "FAILOVER", "CLIENT", "RESET", "QUIT",
+                                         "SELECT", "FLUSHALL", "FLUSHDB", "CONFIG"};
+  for (const char* b : kBlocking) {
+    if (verb == b) return "a blocking command would stall the simulation";
+  }
+  for (const char* h : kHarness) {
+    if (verb == h) return "this command controls the connection or the server the harness owns";
+  }
+  bool eval = verb == "EVAL" || verb == "EVALSHA" || verb == "FCALL" || verb == "EVAL_RO" ||
+              verb == "EVALSHA_RO" || verb == "FCALL_RO";
+  if (!eval && std::find(argv.begin() + 1, argv.end(), names.effects) != argv.end()) {
+    return "the effect ledger " + names.effects +
+           " is written only by w:effect(id, \"redis\") or inside an EVAL/FCALL";
+  }
+  return "";
+}
+
+Task<void> ScriptActorMain(Actor* actor, const ActorEnv* env, ScriptRole role) {
+  SimScriptWorld world(actor, env);
+  ScriptActorInfo info;
+  info.role = role;
+  info.slot = actor->slot;
+  info.name = actor->name;
+  info.incarnation = actor->incarnation;
+  info.stream = env->names->stream;
+  info.group = env->names->group;
+  info.effects_key = env->names->effects;
+  info.events = env->events;
+  info.epoch_ms = env->epoch_ms;
+  // Each incarnation draws from its own split of the run's seed.
+  info.seed = Rng(env->seed).Split("script:" + actor->slot + ":" + std::to_string(actor->incarnation)).Next();
+  Status s = co_await env->protocol->script->Run(std::move(info), world);
+  if (!s.ok() && env->script_error->ok()) *env->script_error = s;
+}
+
+}  // namespace xackly
