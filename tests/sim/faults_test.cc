@@ -34,7 +34,7 @@ TEST(FaultSpecTest, BadSpecsAreRefusedWithTheReason) {
       {"crash w1 after-lunch #1", "unknown crash point 'after-lunch'"},
       {"crash w1 after-effect #0", "nth must be >= 1"},
       {"crash x1 after-effect #1", "actor must be"},
-      {"lost-reply w1 PING #1", "unknown request 'PING'"},
+      {"lost-reply w1 ping #1", "unknown request 'ping'"},  // any COMMAND name is a site; lowercase is not
       {"xdel everything @1ms", "xdel target must be"},
       {"xtrim maxlen:-1 @1ms", "xtrim target must be"},
       {"stall w1 after-read #1 0ms", "positive duration"},
