@@ -47,20 +47,20 @@ TEST(CliCommandsTest, TheSameSeedGivesTheSameTraceInAnotherProcess) {
 }
 
 TEST(CliCommandsTest, RunExitCodesFollowTheVerdict) {
-  // no-dedupe, seed 3: a crash between effect and XACK (the expected verdict).
-  CommandOutput dup = RunXackly({"run", "--protocol", "no-dedupe", "--seed", "3"});
+  // no-dedupe, seed 6: a crash between effect and XACK (the expected verdict).
+  CommandOutput dup = RunXackly({"run", "--protocol", "no-dedupe", "--seed", "6"});
   EXPECT_EQ(dup.exit_code, kExitOk) << dup.output;
   // The violation line names its cause in brackets (the header names the
   // expectation without them).
   EXPECT_TRUE(Contains(dup.output, "[crash:after-effect]")) << dup.output;
   // The same protocol without faults does not show its expected duplicate.
-  CommandOutput none = RunXackly({"run", "--protocol", "no-dedupe", "--seed", "3", "--faults", "none"});
+  CommandOutput none = RunXackly({"run", "--protocol", "no-dedupe", "--seed", "6", "--faults", "none"});
   EXPECT_EQ(none.exit_code, kExitVerdictMismatch) << none.output;
   EXPECT_TRUE(Contains(none.output, "DOES NOT MATCH")) << none.output;
 }
 
 TEST(CliCommandsTest, RunJsonCarriesTheFieldsScriptsNeed) {
-  CommandOutput out = RunXackly({"run", "--protocol", "no-dedupe", "--seed", "3", "--format", "json"});
+  CommandOutput out = RunXackly({"run", "--protocol", "no-dedupe", "--seed", "6", "--format", "json"});
   ASSERT_EQ(out.exit_code, kExitOk) << out.output;
   size_t brace = out.output.find('{');
   ASSERT_NE(brace, std::string::npos);
@@ -166,20 +166,20 @@ TEST(CliCommandsTest, OutputWithoutATerminalHasNoControlCharacters) {
   ASSERT_EQ(check.exit_code, kExitOk) << check.output;
   ASSERT_TRUE(Contains(check.output, "no-dedupe")) << check.output;
   EXPECT_FALSE(HasControlCharacters(check.output)) << check.output;
-  CommandOutput run = RunXackly({"run", "--protocol", "no-dedupe", "--seed", "3"});
+  CommandOutput run = RunXackly({"run", "--protocol", "no-dedupe", "--seed", "6"});
   ASSERT_EQ(run.exit_code, kExitOk) << run.output;
   ASSERT_TRUE(Contains(run.output, "replay: ")) << run.output;
   EXPECT_FALSE(HasControlCharacters(run.output)) << run.output;
 }
 
 TEST(CliCommandsTest, RunFirstLineSaysSeedServerAndOptionsAndLastLineReplays) {
-  CommandOutput out = RunXackly({"run", "--protocol", "no-dedupe", "--seed", "3"});
+  CommandOutput out = RunXackly({"run", "--protocol", "no-dedupe", "--seed", "6"});
   std::string first = out.output.substr(0, out.output.find('\n'));
-  EXPECT_TRUE(Contains(first, "seed 3")) << first;
+  EXPECT_TRUE(Contains(first, "seed 6")) << first;
   EXPECT_TRUE(Contains(first, "redis 7.")) << first;
   EXPECT_TRUE(Contains(first, "3 workers, 10 events")) << first;
   const std::string last = LastLine(out.output);
-  EXPECT_TRUE(last.starts_with("replay: xackly run --protocol no-dedupe --seed 3")) << last;
+  EXPECT_TRUE(last.starts_with("replay: xackly run --protocol no-dedupe --seed 6")) << last;
 }
 
 // Issue #6: when check fails (an observed verdict differs from the
