@@ -46,7 +46,8 @@
 // Virtual milliseconds, integers; defaults as in sim/worker.h `Timing`.
 //   step_ms = 1  effect_ms = 10  produce_every_ms = 5  restart_delay_ms = 5000
 //   reconnect_ms = 1000  quiet_window_ms = 0 (0: derived from the protocol)
-//   max_steps = 20000 (a step count; reaching it is the verdict "stuck")
+//   max_steps = 0 (a step guard; 0: derived from the workload; reaching it
+//   is a harness limit, exit 3, never a verdict)
 //   fault_phase_ms: default the protocol's fault_phase_ms; 0: derived from
 //   the workload.
 //
@@ -84,7 +85,7 @@
 //     dead_letter_after = 0           deliveries before dead-lettering; 0: never
 //     dead_letter_order = "save-then-ack"   save-then-ack | ack-then-save
 //   [protocol.janitor]
-//     trim = "none"                   none | maxlen | safe-minid
+//     trim = "none"                   none | maxlen | safe-minid | racy-minid
 //     trim_maxlen = 0                 delete_idle_consumers = false
 //     consumer_idle_ms = 10000        check_pending_before_delete = true
 //     every_ms = 1000 (>= 1)
@@ -94,8 +95,9 @@
 // steps have a dedupe store, ...).
 //
 // --- [faults]: the fault model a plan is drawn from --------------------------
-// Absent: the protocol's fault model (none for an inline protocol without
-// base). Each key present overrides that model's value.
+// Absent: the protocol's fault model; for an inline protocol without base,
+// DefaultFaultModel (sim/protocol.h) of the operations it uses. Each key
+// present overrides that model's value; `kinds = []` injects nothing.
 //   kinds = ["crash", "lost-reply"]   crash, stall, lost-request, lost-reply,
 //                             xdel, xtrim, restart, save, delconsumer,
 //                             clock-jump, store-outage, poison
