@@ -22,7 +22,10 @@
 //                             The verdict the run must produce: "<kind>" or
 //                             "<kind>:<cause>", kind one of ok, duplicate, lost,
 //                             pel-leak, stuck; the cause is a prefix a violation
-//                             of that kind must carry ("ok" takes no cause).
+//                             of that kind must carry ("ok" takes no cause) and
+//                             must be one the oracle gives (KnownCauses in
+//                             sim/verdict.h). Alternatives with |, combinations
+//                             with +: "lost|stuck", "duplicate+pel-leak".
 //                             Default: the protocol's own expectation ("ok" for
 //                             an inline protocol without `base`).
 //   seed = 17                 The seed every random choice derives from; an
