@@ -422,9 +422,15 @@ int64_t Simulation::QuietWindowMs() const {
   if (t.quiet_window_ms > 0) return t.quiet_window_ms;
   const ProtocolDef& p = config_.protocol;
   int64_t w = p.loop.block_ms + t.restart_delay_ms + t.reconnect_ms + 1000;
-  if (p.loop.claim) w += 2 * (p.loop.claim_min_idle_ms + p.loop.claim_every_ms);
+  // [search] Issue 15 item 1: a worker may legitimately make no progress for
+  // as long as one batch of failing effects takes (a claimed batch of poison
+  // events, each effect effect_ms long), once per claim round: without this
+  // a slow environment was called stuck while the worker was still busy.
+  const int64_t batch_ms = std::max(p.loop.read_count, p.loop.claim_count) * (t.effect_ms + 10 * t.step_ms);
+  w += batch_ms;
+  if (p.loop.claim) w += 2 * (p.loop.claim_min_idle_ms + p.loop.claim_every_ms + batch_ms);
   if (p.loop.dead_letter_after > 0) {
-    w += p.loop.dead_letter_after * (p.loop.claim_min_idle_ms + p.loop.claim_every_ms);
+    w += p.loop.dead_letter_after * (p.loop.claim_min_idle_ms + p.loop.claim_every_ms + batch_ms);
   }
   if (p.janitor.enabled()) w += p.janitor.every_ms + p.janitor.consumer_idle_ms;
   // A stalled worker may still act after a long silence. The window is a
