@@ -21,29 +21,46 @@ rc::Gen<std::string> WorkerSlot(int max_workers) {
                       [](int i) { return "w" + std::to_string(i); });
 }
 
-// One generator per enabled fault kind; a case draws its faults from them.
-std::vector<rc::Gen<FaultSpec>> FaultGens(const RunConfig& base, const CaseBounds& b) {
+int64_t Clamp(int64_t v, int64_t lo) { return std::max(lo, v); }
+
+// A duration in [lo, hi] at full size (RapidCheck's ranges scale with size,
+// so a small case would otherwise always draw the minimum). Shrinks to lo.
+rc::Gen<int64_t> Duration(int64_t lo, int64_t hi) {
+  return rc::gen::resize(rc::kNominalSize, rc::gen::inRange<int64_t>(lo, std::max(lo, hi) + 1));
+}
+
+// One generator per fault kind of `kinds` (in that order); a case draws its
+// faults from them. Durations come from `r` (swarm) or the model's values.
+std::vector<rc::Gen<FaultSpec>> FaultGens(const RunConfig& base, const std::vector<FaultKind>& kinds,
+                                          const CaseBounds& b, const SwarmRanges& r) {
   const FaultModel& m = base.faults;
   const std::vector<std::string>& points = m.CrashSites();
   const std::vector<std::string>& sites = m.LostSites();
-  // Scheduled faults land anywhere in the longest fault phase a case of
-  // these bounds has (a smaller case ignores those past its own end).
-  auto at = rc::gen::inRange<int64_t>(0, FaultPhaseEndMs(base.timing, b.max_events, base.producers));
-  auto nth = rc::gen::inRange(1, 4);
+  // Scheduled faults land anywhere in the case's fault phase (a smaller
+  // case ignores those past its own end).
+  auto at = rc::gen::inRange<int64_t>(0, r.fault_phase_ms);
+  // Most bugs need a site's first visit: half of the draws take it.
+  auto nth = rc::gen::weightedOneOf<int>({{1, rc::gen::just(1)}, {1, rc::gen::inRange(2, 4)}});
+  // A swarm draws each duration within its range, or the model's own value.
+  auto drawn = [&](int64_t model_ms, int64_t lo, int64_t hi) {
+    if (!b.swarm) return rc::gen::just(model_ms);
+    return rc::gen::oneOf(Duration(lo, hi), rc::gen::just(model_ms));
+  };
   std::vector<rc::Gen<FaultSpec>> gens;
-  for (FaultKind kind : m.kinds) {
+  for (FaultKind kind : kinds) {
     switch (kind) {
       case FaultKind::kCrash:
       case FaultKind::kStall:
         gens.push_back(rc::gen::map(
-            rc::gen::tuple(WorkerSlot(b.max_workers), rc::gen::elementOf(points), nth),
-            [kind, stall_ms = m.stall_ms](const std::tuple<std::string, std::string, int>& t) {
+            rc::gen::tuple(WorkerSlot(b.max_workers), rc::gen::elementOf(points), nth,
+                           drawn(m.stall_ms, r.stall_min_ms, r.stall_max_ms)),
+            [kind](const std::tuple<std::string, std::string, int, int64_t>& t) {
               FaultSpec s;
               s.kind = kind;
               s.actor = std::get<0>(t);
               s.site = std::get<1>(t);
               s.nth = std::get<2>(t);
-              if (kind == FaultKind::kStall) s.duration_ms = stall_ms;
+              if (kind == FaultKind::kStall) s.duration_ms = std::get<3>(t);
               return s;
             }));
         break;
@@ -68,31 +85,37 @@ std::vector<rc::Gen<FaultSpec>> FaultGens(const RunConfig& base, const CaseBound
           return s;
         }));
         break;
-      default:  // scheduled faults
-        gens.push_back(rc::gen::map(at, [kind, m](int64_t at_ms) {
+      default: {  // scheduled faults
+        int64_t model_ms = kind == FaultKind::kClockJump ? m.clock_jump_ms : m.store_outage_ms;
+        rc::Gen<int64_t> duration =
+            kind == FaultKind::kClockJump     ? drawn(model_ms, r.clock_jump_min_ms, r.clock_jump_max_ms)
+            : kind == FaultKind::kStoreOutage ? drawn(model_ms, r.outage_min_ms, r.outage_max_ms)
+                                              : rc::gen::just<int64_t>(0);
+        gens.push_back(rc::gen::map(rc::gen::tuple(at, duration),
+                                    [kind, m](const std::tuple<int64_t, int64_t>& t) {
           FaultSpec s;
           s.kind = kind;
-          s.at_ms = at_ms;
+          s.at_ms = std::get<0>(t);
           if (kind == FaultKind::kXdel) s.target = m.xdel_target;
           if (kind == FaultKind::kXtrim) s.target = m.xtrim_target;
-          if (kind == FaultKind::kClockJump) s.duration_ms = m.clock_jump_ms;
-          if (kind == FaultKind::kStoreOutage) s.duration_ms = m.store_outage_ms;
+          if (kind == FaultKind::kClockJump || kind == FaultKind::kStoreOutage) s.duration_ms = std::get<1>(t);
           return s;
         }));
+      }
     }
   }
   return gens;
 }
 
-// Draws from one of `gens` (FaultGens' order: base.faults.kinds). Worker
-// crashes between protocol steps are what the catalog is about, so when a
-// model has other kinds too, half of all drawn faults are crashes; the other
-// kinds share the rest equally. Shrinks towards the first kind.
-rc::Gen<FaultSpec> PickWeighted(const FaultModel& model, std::vector<rc::Gen<FaultSpec>> gens) {
+// Draws from one of `gens` (FaultGens' order: `kinds`). Worker crashes
+// between protocol steps are what the catalog is about, so when a subset has
+// other kinds too, half of all drawn faults are crashes; the other kinds
+// share the rest equally. Shrinks towards the first kind.
+rc::Gen<FaultSpec> PickWeighted(const std::vector<FaultKind>& kinds, std::vector<rc::Gen<FaultSpec>> gens) {
   const size_t others = gens.size() - 1;
   std::vector<size_t> upto;  // upto[i]: draws below this value pick gens[i]
   size_t total = 0;
-  for (FaultKind kind : model.kinds) {
+  for (FaultKind kind : kinds) {
     total += kind == FaultKind::kCrash ? std::max<size_t>(1, others) : 1;
     upto.push_back(total);
   }
@@ -101,6 +124,23 @@ rc::Gen<FaultSpec> PickWeighted(const FaultModel& model, std::vector<rc::Gen<Fau
     while (draw >= upto[i]) ++i;
     return gens[i];
   });
+}
+
+// The list of faults of one case, drawn from the kinds of `mask` (bit i:
+// the model's i-th kind).
+rc::Gen<std::vector<FaultSpec>> FaultList(const RunConfig& base, const CaseBounds& b,
+                                          const SwarmRanges& r, uint32_t mask) {
+  std::vector<FaultKind> kinds;
+  size_t i = 0;
+  for (FaultKind k : base.faults.kinds) {
+    if (mask & (1u << i++)) kinds.push_back(k);
+  }
+  if (kinds.empty()) return rc::gen::just(std::vector<FaultSpec>{});
+  // The list's length is bounded by the size given to the container; each
+  // fault is drawn at full size.
+  return rc::gen::resize(b.max_faults,
+                         rc::gen::container<std::vector<FaultSpec>>(rc::gen::resize(
+                             rc::kNominalSize, PickWeighted(kinds, FaultGens(base, kinds, b, r)))));
 }
 
 double Seconds(std::chrono::steady_clock::time_point since) {
@@ -117,6 +157,9 @@ std::string GeneratedCase::SizeText() const {
 std::string GeneratedCase::ToString() const {
   std::string out = fmt::format("{}, {}, seed {}", Plural(workers, "worker"),
                                 Plural(events, "event"), seed);
+  if (effect_ms > 0) out += fmt::format(", effects {} ms", effect_ms);
+  if (produce_every_ms > 0) out += fmt::format(", an event every {} ms", produce_every_ms);
+  if (restart_delay_ms > 0) out += fmt::format(", restarts after {} ms", restart_delay_ms);
   if (!faults.empty()) {
     out += ", faults: ";
     for (size_t i = 0; i < faults.size(); ++i) out += (i ? "; " : "") + faults[i].ToString();
@@ -126,33 +169,100 @@ std::string GeneratedCase::ToString() const {
 
 void showValue(const GeneratedCase& c, std::ostream& os) { os << c.ToString(); }
 
+SwarmRanges SwarmRangesFor(const RunConfig& base, const CaseBounds& b) {
+  const ProtocolDef& p = base.protocol;
+  const Timing& t = base.timing;
+  SwarmRanges r;
+  // The protocol's own clock: how long until an idle entry is taken over.
+  const int64_t cycle_ms = p.loop.claim ? p.loop.claim_every_ms + p.loop.claim_min_idle_ms : 0;
+  const int64_t idle_ms = p.loop.claim ? p.loop.claim_min_idle_ms : p.loop.block_ms;
+  // Fault phase: the workload's own, and at least two full claim cycles after
+  // a restart, every redelivery up to the dead-letter threshold, a dedupe
+  // TTL plus a claim cycle, and a few janitor rounds.
+  int64_t phase = FaultPhaseEndMs(t, b.max_events, base.producers);
+  if (p.loop.claim) phase = std::max(phase, 2 * cycle_ms + t.restart_delay_ms);
+  if (p.loop.dead_letter_after > 0) {
+    phase = std::max(phase, (p.loop.dead_letter_after + 1) * std::max(cycle_ms, p.loop.block_ms) +
+                                t.restart_delay_ms);
+  }
+  if (p.dedupe_ttl_ms > 0) phase = std::max(phase, p.dedupe_ttl_ms + cycle_ms + t.restart_delay_ms);
+  if (p.janitor.enabled()) {
+    int64_t rounds = 3 * p.janitor.every_ms;
+    if (p.janitor.delete_idle_consumers) rounds += p.janitor.consumer_idle_ms;
+    phase = std::max(phase, rounds + t.restart_delay_ms);
+  }
+  r.fault_phase_ms = phase;
+  // Effects: quick, or about as long as the claim threshold (so a claimer
+  // and a slow, healthy worker overlap).
+  r.effect_min_ms = 1;
+  r.effect_max_ms = std::max<int64_t>(20, 2 * idle_ms);
+  // Production: a burst (1 ms apart) up to spread over the whole phase.
+  r.produce_every_min_ms = 1;
+  r.produce_every_max_ms = std::max<int64_t>(5, phase / std::max(1, b.max_events));
+  r.restart_delay_min_ms = 100;
+  r.restart_delay_max_ms = std::max<int64_t>(t.restart_delay_ms, 2 * idle_ms);
+  // Stalls: from half the claim threshold to past a full cycle.
+  r.stall_min_ms = Clamp(idle_ms / 2, 1);
+  r.stall_max_ms = Clamp(2 * idle_ms + (p.loop.claim ? p.loop.claim_every_ms : p.loop.block_ms), 2);
+  // Clock jumps: past the claim threshold, the TTL, the consumer-idle limit.
+  int64_t longest = std::max({idle_ms, p.dedupe_ttl_ms,
+                              p.janitor.delete_idle_consumers ? p.janitor.consumer_idle_ms : 0});
+  r.clock_jump_min_ms = Clamp(idle_ms / 2, 1);
+  r.clock_jump_max_ms = Clamp(2 * longest, 2);
+  r.outage_min_ms = 100;
+  r.outage_max_ms = std::max<int64_t>(3000, cycle_ms);
+  return r;
+}
+
+int CaseSize(int index) { return (index % 5) * 25; }
+
+bool IsRecheckCase(uint64_t seed, int index) {
+  return Rng(seed).Split("recheck").Split(std::to_string(index)).Below(20) == 0;
+}
+
 rc::Gen<GeneratedCase> GenCase(const RunConfig& base, const CaseBounds& b) {
-  std::vector<rc::Gen<FaultSpec>> gens = FaultGens(base, b);
+  const SwarmRanges r = SwarmRangesFor(base, b);
+  const size_t kinds = base.faults.kinds.size();
+  const uint32_t all = kinds == 0 ? 0 : static_cast<uint32_t>((uint64_t{1} << kinds) - 1);
+  // A swarm case enables, half of the time, every kind of the model (bugs
+  // that need two kinds together, e.g. a poison event and a crash, stay
+  // common), else a non-empty subset (shrinks towards the first kind
+  // alone); without swarm, every kind.
+  rc::Gen<uint32_t> mask =
+      b.swarm && kinds > 1
+          ? rc::gen::oneOf(rc::gen::just(all),
+                           rc::gen::resize(rc::kNominalSize, rc::gen::inRange<uint32_t>(1, all + 1)))
+          : rc::gen::just(all);
   rc::Gen<std::vector<FaultSpec>> faults =
-      gens.empty()
-          ? rc::gen::just(std::vector<FaultSpec>{})
-          // The list's length is bounded by the size given to the container;
-          // each fault is drawn at full size (RapidCheck's ranges scale with
-          // size, so a small size would always pick the first of everything).
-          : rc::gen::resize(b.max_faults,
-                            rc::gen::container<std::vector<FaultSpec>>(rc::gen::resize(
-                                rc::kNominalSize,
-                                PickWeighted(base.faults, gens))));
+      rc::gen::mapcat(mask, [base, b, r](uint32_t m) { return FaultList(base, b, r, m); });
   // Sizes grow with the generation size, so early cases are small.
-  auto sized = [](int max) {
+  auto sized = [fixed = b.fixed](int max) {
+    if (fixed) return rc::gen::just(max);
     return rc::gen::withSize([max](int size) {
       return rc::gen::inRange(1, 1 + std::max(1, std::min(max, 1 + size * max / 100)));
     });
   };
+  // The environment: each value shrinks to the base config's (0).
+  auto env = [swarm = b.swarm](int64_t lo, int64_t hi) {
+    if (!swarm) return rc::gen::just<int64_t>(0);
+    return rc::gen::oneOf(rc::gen::just<int64_t>(0), Duration(lo, hi));
+  };
+  auto timing = rc::gen::tuple(env(r.effect_min_ms, r.effect_max_ms),
+                               env(r.produce_every_min_ms, r.produce_every_max_ms),
+                               env(r.restart_delay_min_ms, r.restart_delay_max_ms));
+  const int64_t phase_ms = b.swarm ? r.fault_phase_ms : 0;
   return rc::gen::map(
       rc::gen::tuple(sized(b.max_workers), sized(b.max_events),
-                     rc::gen::inRange<uint32_t>(0, 1u << 20), faults),
-      [](const std::tuple<int, int, uint32_t, std::vector<FaultSpec>>& t) {
+                     rc::gen::inRange<uint32_t>(0, 1u << 20), faults, timing),
+      [phase_ms](const std::tuple<int, int, uint32_t, std::vector<FaultSpec>,
+                                  std::tuple<int64_t, int64_t, int64_t>>& t) {
         GeneratedCase c;
         c.workers = std::get<0>(t);
         c.events = std::get<1>(t);
         c.seed = std::get<2>(t);
         c.faults = std::get<3>(t);
+        std::tie(c.effect_ms, c.produce_every_ms, c.restart_delay_ms) = std::get<4>(t);
+        c.fault_phase_ms = phase_ms;
         return c;
       });
 }
@@ -180,17 +290,35 @@ RunConfig ApplyCase(const RunConfig& base, const GeneratedCase& c) {
   }
   config.fault_schedule = std::move(faults);
   config.picks.clear();
+  if (c.effect_ms > 0) config.timing.effect_ms = c.effect_ms;
+  if (c.produce_every_ms > 0) config.timing.produce_every_ms = c.produce_every_ms;
+  if (c.restart_delay_ms > 0) config.timing.restart_delay_ms = c.restart_delay_ms;
+  if (c.fault_phase_ms > 0) config.timing.fault_phase_ms = c.fault_phase_ms;
   return config;
 }
 
 bool IsHit(const Expectation& expected, const RunResult& result) {
-  if (expected.kind == VerdictKind::kOk) return !result.violations.empty();
-  return std::any_of(result.violations.begin(), result.violations.end(), [&](const Violation& v) {
-    return v.kind == expected.kind &&
-           v.cause.compare(0, expected.cause.size(), expected.cause) == 0;
-  });
+  return Shows(expected, result.violations);
 }
 
+
+std::vector<std::string> UnreachableSites(const RunConfig& c) {
+  std::vector<std::string> out;
+  auto add = [&](std::initializer_list<FaultKind> kinds, const std::vector<std::string>& all,
+                 const std::vector<std::string>& reachable) {
+    for (FaultKind k : kinds) {
+      if (!c.faults.Has(k)) continue;
+      for (const std::string& site : all) {
+        if (std::find(reachable.begin(), reachable.end(), site) == reachable.end()) {
+          out.push_back(std::string(FaultKindName(k)) + "@" + site);
+        }
+      }
+    }
+  };
+  add({FaultKind::kCrash, FaultKind::kStall}, AllCrashPoints(), CrashPointsOf(c.protocol));
+  add({FaultKind::kLostRequest, FaultKind::kLostReply}, AllLostSites(), LostSitesOf(c.protocol));
+  return out;
+}
 
 bool ParseShard(const std::string& text, int* index, int* count) {
   size_t slash = text.find('/');
@@ -234,15 +362,34 @@ Result<CheckOutcome> RunCheck(const RunConfig& base, CasePool& pool, const Check
   for (size_t b = 0; b < indexes.size() && !hit; b += batch_size) {
     std::vector<rc::Shrinkable<GeneratedCase>> cases;
     std::vector<RunConfig> configs;
+    std::vector<size_t> rechecked;  // positions in `configs` of cases to run twice
     for (size_t k = b; k < std::min(indexes.size(), b + batch_size); ++k) {
       int i = indexes[k];
-      int size = options.cases > 1 ? i * 100 / (options.cases - 1) : 100;
-      cases.push_back(NthCase(gen, options.seed, i, size));
+      cases.push_back(NthCase(gen, options.seed, i, CaseSize(i)));
       configs.push_back(ApplyCase(base, cases.back().value()));
+      if (IsRecheckCase(options.seed, i)) rechecked.push_back(configs.size() - 1);
     }
+    const size_t searched = configs.size();
+    for (size_t k : rechecked) configs.push_back(configs[k]);
     std::vector<Result<RunResult>> results = pool.RunAll(configs);
     for (size_t k = 0; k < results.size(); ++k) {
       if (!results[k].ok()) return results[k].status();
+    }
+    // The determinism self-check: a rerun on (possibly) another server must
+    // give the same trace, byte for byte.
+    for (size_t n = 0; n < rechecked.size(); ++n) {
+      const RunResult& first = *results[rechecked[n]];
+      const RunResult& again = *results[searched + n];
+      if (first.trace_hash != again.trace_hash) {
+        return Status::Internal(fmt::format(
+            "determinism self-check failed: case {} of seed {} ({}) ran twice with different traces: "
+            "trace hash {} then {}; replaying it cannot be trusted",
+            indexes[b + rechecked[n]], options.seed, cases[rechecked[n]].value().ToString(),
+            first.TraceHashHex(), again.TraceHashHex()));
+      }
+      ++out.determinism_reruns;
+    }
+    for (size_t k = 0; k < searched; ++k) {
       const RunResult& r = *results[k];
       ++out.cases_run;
       out.observed_classes[r.observed]++;
@@ -305,8 +452,7 @@ Result<CheckOutcome> RunCheck(const RunConfig& base, CasePool& pool, const Check
     if (!final_run[0].ok()) return final_run[0].status();
     out.minimal_result = std::move(final_run[0]).value();
     out.observed = out.minimal_result.observed;
-    out.matched = base.expected.kind != VerdictKind::kOk &&
-                  Matches(base.expected, out.minimal_result.violations);
+    out.matched = !base.expected.IsOk() && Matches(base.expected, out.minimal_result.violations);
   } else {
     // Nothing of what was looked for. Report the most frequent class seen.
     out.observed = "ok";
@@ -317,7 +463,7 @@ Result<CheckOutcome> RunCheck(const RunConfig& base, CasePool& pool, const Check
         out.observed = cls;
       }
     }
-    out.matched = base.expected.kind == VerdictKind::kOk;
+    out.matched = base.expected.IsOk();
   }
   out.seconds = Seconds(started);
   return out;

@@ -9,8 +9,24 @@
 // Finding the expected violation of a broken protocol is success; finding
 // any violation of a correct one is failure.
 //
-// Case i is generated from (seed, i) alone, so any subset of cases (a
-// shard, a parallel worker) generates exactly the same cases.
+// Case i is generated from (seed, i) alone (not from --cases), so any subset
+// of cases (a shard, a parallel worker, a longer or shorter check) generates
+// exactly the same cases. Case sizes follow CaseSize(i): small first, and
+// every size band within the first five cases.
+//
+// Swarm search (Groce et al., "Swarm Testing", ISSTA 2012; TigerBeetle's
+// VOPR swarm options): each case also draws the *environment* it runs in,
+// within SwarmRanges derived from the protocol's own timers: effect
+// duration, production rate (bursts or spread over the fault phase), restart
+// delay, stall lengths, clock-jump sizes, outage lengths, and a subset of
+// the enabled fault kinds. The protocol's own settings (claim window, block,
+// TTLs, dead-letter threshold) are the user's design and never change. The
+// fault phase of every case is long enough that at least two claim cycles,
+// the dead-letter threshold and dedupe TTLs are reached with faults on.
+//
+// Determinism self-check (FoundationDB re-runs a share of its simulations):
+// about one case in twenty (IsRecheckCase) runs twice; different trace
+// hashes are a harness failure naming both.
 #pragma once
 
 #include <cstdint>
@@ -33,7 +49,31 @@ struct CaseBounds {
   int max_workers = 3;
   int max_events = 8;
   int max_faults = 4;
+  bool fixed = false;   // every case has exactly max_workers and max_events
+  bool swarm = true;    // draw the environment's timing and a subset of fault kinds
 };
+
+// The generation size (0..100) of case `index`: a ramp that restarts every
+// five cases (0, 25, 50, 75, 100), so the first case is the smallest and
+// every size band is reached by case 5. Depends on the index alone.
+int CaseSize(int index);
+// True for the ~5% of case indexes whose case a check runs twice and
+// compares by trace hash (depends on seed and index alone).
+bool IsRecheckCase(uint64_t seed, int index);
+
+// The environment timing a swarm case may draw, from the protocol's timers
+// (all virtual ms). Each range is [min, max].
+struct SwarmRanges {
+  int64_t fault_phase_ms = 0;  // fixed: >= 2 claim cycles, the dead-letter threshold, the TTL
+  int64_t effect_min_ms = 1, effect_max_ms = 10;
+  int64_t produce_every_min_ms = 1, produce_every_max_ms = 5;
+  int64_t restart_delay_min_ms = 100, restart_delay_max_ms = 5000;
+  int64_t stall_min_ms = 1, stall_max_ms = 60000;
+  int64_t clock_jump_min_ms = 1, clock_jump_max_ms = 120000;
+  int64_t outage_min_ms = 100, outage_max_ms = 3000;
+};
+// The ranges for `base`'s protocol and fault model, for cases of `bounds`.
+SwarmRanges SwarmRangesFor(const RunConfig& base, const CaseBounds& bounds);
 
 // One generated case: applied on top of a base RunConfig.
 struct GeneratedCase {
@@ -41,6 +81,11 @@ struct GeneratedCase {
   int events = 1;
   uint64_t seed = 0;
   std::vector<FaultSpec> faults;
+  // The drawn environment (0: the base config's value).
+  int64_t effect_ms = 0;
+  int64_t produce_every_ms = 0;
+  int64_t restart_delay_ms = 0;
+  int64_t fault_phase_ms = 0;
 
   // "2 workers, 3 events, seed 17, faults: crash w1 after-effect #1"
   std::string ToString() const;
@@ -83,6 +128,12 @@ struct CheckOptions {
   std::function<void(const CheckProgress&)> on_progress;  // may be empty
 };
 
+// Fault sites the model enables by kind but the protocol can never visit
+// ("crash@after-ack" for a protocol whose only XACK runs inside its EVAL):
+// derived from its operations (CrashPointsOf, LostSitesOf). Never-fired
+// sites are search gaps only when reachable.
+std::vector<std::string> UnreachableSites(const RunConfig& config);
+
 // Parses "I/N" (--shard): sets *index to I - 1 (0-based) and *count to N.
 // Returns false (and sets nothing) unless 1 <= I <= N.
 bool ParseShard(const std::string& text, int* index, int* count);
@@ -104,13 +155,14 @@ struct CheckOutcome {
   int shrink_runs = 0;                          // shrink candidates tried
   std::string observed;                         // verdict class the check observed
   bool matched = false;                         // observed equals the expectation
+  int determinism_reruns = 0;                   // cases run twice, same trace hash
   double seconds = 0;
-
 };
 
 // Runs the check on `pool`'s threads. The outcome does not depend on the
 // number of threads. Fails only on harness errors (a server that will not
-// start or dies).
+// start or dies, or a determinism self-check whose two runs differ: the
+// status names the case and both trace hashes).
 Result<CheckOutcome> RunCheck(const RunConfig& base, CasePool& pool, const CheckOptions& options);
 
 }  // namespace xackly

@@ -83,7 +83,7 @@ report::CheckReport MergeCheck(const std::vector<const report::CheckReport*>& pa
         merged.observed = cls;
       }
     }
-    merged.matched = merged.expected.kind == VerdictKind::kOk && observed_votes.empty();
+    merged.matched = merged.expected.IsOk() && observed_votes.empty();
   }
   return merged;
 }

@@ -564,6 +564,9 @@ void ScenarioParser::ReadProtocol() {
   if (const toml::table* t = n->as_table()) {
     inline_protocol_ = t;
     ProtocolDef p = ReadInlineProtocol(*t);
+    // No base and no [faults]: the default model for the operations the
+    // protocol uses (a correct protocol must survive it), never silence.
+    if (t->get("base") == nullptr && root_.get("faults") == nullptr) p.faults = DefaultFaultModel(p);
     s_.config = RunConfig::For(p);
     s_.config.faults = p.faults;  // [faults] amends the protocol's own model
     return;
@@ -620,11 +623,14 @@ void ScenarioParser::ReadExpect() {
   const toml::node* n = root_.get("expect");
   if (n == nullptr || e_->failed()) return;
   std::string expected = fmt::format(
-      "\"<kind>\" or \"<kind>:<cause>\" with kind one of {} (ok takes no cause)", VerdictKindList());
+      "\"<kind>[:<cause>]\", alternatives joined by | and combinations by + (\"lost|stuck\", "
+      "\"duplicate+pel-leak\"), kind one of {} (ok takes no cause)",
+      VerdictKindList());
   std::optional<std::string> text = ReadString(e_, *n, "expect", expected);
   if (!text) return;
-  if (!Expectation::Parse(*text, &s_.config.expected)) {
-    e_->Fail(*n, "expect", fmt::format("expected {}, got {}", expected, Quoted(*text)));
+  std::string why;
+  if (!Expectation::Parse(*text, &s_.config.expected, &why)) {
+    e_->Fail(*n, "expect", fmt::format("{}: {}", Quoted(*text), why));
   }
 }
 

@@ -25,7 +25,10 @@
 //                             The verdict the run must produce: "<kind>" or
 //                             "<kind>:<cause>", kind one of ok, duplicate, lost,
 //                             pel-leak, stuck; the cause is a prefix a violation
-//                             of that kind must carry ("ok" takes no cause).
+//                             of that kind must carry ("ok" takes no cause) and
+//                             must be one the oracle gives (KnownCauses in
+//                             sim/verdict.h). Alternatives with |, combinations
+//                             with +: "lost|stuck", "duplicate+pel-leak".
 //                             Default: the protocol's own expectation ("ok" for
 //                             an inline protocol without `base`).
 //   seed = 17                 The seed every random choice derives from; an
@@ -55,7 +58,8 @@
 // fault) at most 100 years.
 //   step_ms = 1  effect_ms = 10  produce_every_ms = 5  restart_delay_ms = 5000
 //   reconnect_ms = 1000  quiet_window_ms = 0 (0: derived from the protocol)
-//   max_steps = 20000 (a step count; reaching it is the verdict "stuck")
+//   max_steps = 0 (a step guard; 0: derived from the workload; reaching it
+//   is a harness limit, exit 3, never a verdict)
 //   fault_phase_ms: default the protocol's fault_phase_ms; 0: derived from
 //   the workload.
 //
@@ -93,7 +97,7 @@
 //     dead_letter_after = 0           deliveries before dead-lettering; 0: never
 //     dead_letter_order = "save-then-ack"   save-then-ack | ack-then-save
 //   [protocol.janitor]
-//     trim = "none"                   none | maxlen | safe-minid
+//     trim = "none"                   none | maxlen | safe-minid | racy-minid
 //     trim_maxlen = 0                 delete_idle_consumers = false
 //     consumer_idle_ms = 10000        check_pending_before_delete = true
 //     every_ms = 1000 (>= 1)
@@ -103,8 +107,9 @@
 // steps have a dedupe store, ...).
 //
 // --- [faults]: the fault model a plan is drawn from --------------------------
-// Absent: the protocol's fault model (none for an inline protocol without
-// base). Each key present overrides that model's value.
+// Absent: the protocol's fault model; for an inline protocol without base,
+// DefaultFaultModel (sim/protocol.h) of the operations it uses. Each key
+// present overrides that model's value; `kinds = []` injects nothing.
 //   kinds = ["crash", "lost-reply"]   crash, stall, lost-request, lost-reply,
 //                             xdel, xtrim, restart, save, delconsumer,
 //                             clock-jump, store-outage, poison

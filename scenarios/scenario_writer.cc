@@ -264,7 +264,8 @@ std::string WriteScenario(const Scenario& s) {
   Section(&out, "faults", "the model a plan is drawn from when [schedule] has no faults",
           TableLines(model, is_inline ? &none : &defaults.faults,
                      DescribeFaults<TableWriter<FaultModel>>,
-                     [&](std::string_view key) { return is_inline && FaultKeyMatters(model, key); }));
+                     [&](std::string_view key) { return is_inline && FaultKeyMatters(model, key); }),
+          /*always=*/is_inline);  // an inline file without [faults] gets DefaultFaultModel
   Section(&out, "schedule", "an exact replay", ScheduleLines(s), true);
   return out;
 }

@@ -66,7 +66,7 @@ const EnumTable<DeadLetterOrder>& DeadLetterOrders() {
 
 const EnumTable<TrimPolicy>& TrimPolicies() {
   static const auto kTable = FromNames(
-      "trim policy", {TrimPolicy::kNone, TrimPolicy::kMaxLen, TrimPolicy::kSafeMinId},
+      "trim policy", {TrimPolicy::kNone, TrimPolicy::kMaxLen, TrimPolicy::kSafeMinId, TrimPolicy::kRacyMinId},
       &TrimPolicyName);
   return kTable;
 }

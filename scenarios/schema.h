@@ -110,7 +110,7 @@ void DescribeTiming(V& v) {
   v.Int("reconnect_ms", &Timing::reconnect_ms, 0, kMaxDurationMs, "after a timeout");
   v.Int("fault_phase_ms", &Timing::fault_phase_ms, 0, kMaxDurationMs, "0: derived from the workload");
   v.Int("quiet_window_ms", &Timing::quiet_window_ms, 0, kMaxDurationMs, "0: derived from the protocol");
-  v.Int("max_steps", &Timing::max_steps, 1, kMaxSteps, "reaching it is the verdict stuck");
+  v.Int("max_steps", &Timing::max_steps, 0, kMaxSteps, "step guard; 0: derived; reaching it is a harness limit (exit 3)");
 }
 
 // [protocol], without `base` and the loop/janitor subtables.

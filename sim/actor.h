@@ -39,6 +39,10 @@ struct Actor {
   int64_t park_seq = 0;    // order of parking, for FIFO wake-ups
   int64_t restart_at_ms = 0;
   bool restart_as_new_process = false;  // crash: yes; reconnect after a timeout: no
+  // Successful XADDs of the run when this worker's last XREADGROUP > ran:
+  // a park after an empty read returns at once if more were made since
+  // (XREADGROUP BLOCK semantics).
+  int64_t produced_seen = 0;
 
   Task<void> task;
   Step* pending = nullptr;                // set by Submit, cleared by the scheduler

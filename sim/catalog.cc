@@ -228,10 +228,31 @@ std::vector<ProtocolDef> BuildCatalog() {
   }
   {
     ProtocolDef p = TxnDedupeDef(
-        "safe-trim", "correct dedupe; trims only below the oldest entry the group still needs",
+        "safe-trim",
+        "correct dedupe; one EVAL reads what the group still needs and trims only below it",
         Expect(VerdictKind::kOk));
     p.janitor.trim = TrimPolicy::kSafeMinId;
+    p.janitor.every_ms = 10;  // busy (racy-trim loses events at this rate): atomicity keeps it safe
+    p.loop.claim_min_idle_ms = 1000;
+    p.loop.claim_every_ms = 1000;
     p.faults = Crashes({"after-read", "after-mark", "after-commit"});
+    c.push_back(p);
+  }
+  {
+    ProtocolDef p = TxnDedupeDef(
+        "racy-trim",
+        "correct dedupe; the janitor reads XPENDING, then XINFO GROUPS, then trims with MINID: "
+        "three requests, not a snapshot",
+        Expect(VerdictKind::kLost, "payload-deleted"));
+    p.janitor.trim = TrimPolicy::kRacyMinId;
+    // A busy janitor (trimming every 1 ms; the reproduction used
+    // 10 ms) and quick recovery: trims race with deliveries, and a crashed
+    // reader's entry comes back (claimed after 1 s) while faults are on.
+    // Only crashes before COMMIT can turn a trimmed pending entry into a loss.
+    p.janitor.every_ms = 1;
+    p.loop.claim_min_idle_ms = 1000;
+    p.loop.claim_every_ms = 1000;
+    p.faults = Crashes({"after-read", "after-mark"});
     c.push_back(p);
   }
   {
@@ -311,6 +332,12 @@ std::vector<ProtocolDef> BuildCatalog() {
 }
 
 }  // namespace
+
+FaultModel DefaultFaultModel(const ProtocolDef& p) {
+  FaultModel m = CorrectProtocolModel();
+  if (p.loop.dead_letter_after > 0) m.kinds.insert(FaultKind::kPoison);
+  return m;
+}
 
 const std::vector<ProtocolDef>& Catalog() {
   static const std::vector<ProtocolDef> kCatalog = BuildCatalog();

@@ -427,10 +427,6 @@ Violation Oracle::ExplainMissing(const std::string& event_id, const FinalState& 
 
 std::vector<Violation> Oracle::Judge(const FinalState& fs, const EffectLedger& ledger) {
   std::vector<Violation> out;
-  if (fs.step_bound_hit) {
-    out.push_back({VerdictKind::kStuck, "", "step-bound",
-                   fmt::format("no quiescence within the step bound ({} steps)", fs.steps), 0});
-  }
   std::map<std::string, std::vector<EffectRecord>> effects;
   for (const EffectRecord& r : ledger.records()) {
     if (r.sink != "redis" || !fs.redis_effects) effects[r.event_id].push_back(r);
@@ -451,7 +447,7 @@ std::vector<Violation> Oracle::Judge(const FinalState& fs, const EffectLedger& l
     if (list.size() >= 2) out.push_back(ExplainDuplicate(event_id, list));
     bool accounted = !list.empty() || dead_lettered.count(event_id) > 0;
     if (!accounted) {
-      if (!fs.step_bound_hit) out.push_back(ExplainMissing(event_id, fs));
+      out.push_back(ExplainMissing(event_id, fs));
       continue;
     }
     const EventState& st = state_[event_id];

@@ -133,7 +133,6 @@ class Oracle {
     std::vector<StreamEntry> dead_letters;      // XRANGE <stream>:dlq - +
     std::optional<std::vector<EffectRecord>> redis_effects;  // LRANGE of the Redis ledger
     std::set<std::string> live_consumers;       // consumer names of running workers
-    bool step_bound_hit = false;
     int64_t steps = 0;
   };
   // Every violation, in event order; run-wide ones (stuck) first.

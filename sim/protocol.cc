@@ -83,6 +83,7 @@ const char* TrimPolicyName(TrimPolicy t) {
     case TrimPolicy::kNone: return "none";
     case TrimPolicy::kMaxLen: return "maxlen";
     case TrimPolicy::kSafeMinId: return "safe-minid";
+    case TrimPolicy::kRacyMinId: return "racy-minid";
   }
   return "none";
 }
@@ -94,6 +95,33 @@ bool IsRedisGroup(const ProtocolDef& p, const std::vector<HandlerOp>& group) {
   }
   return true;
 }
+
+namespace {
+
+// True when a worker running `p` sends an XACK of its own (outside an EVAL):
+// its handler acks outside the atomic group, the loop acks batches or dead
+// letters, the duplicate branch acks outside the group, or an entry whose
+// payload is gone is acked (only when something can delete payloads: a
+// trimming janitor, or XDEL/XTRIM/restart faults in the protocol's model).
+bool SendsOwnXack(const ProtocolDef& p) {
+  auto has = [&](HandlerOp op) { return std::find(p.steps.begin(), p.steps.end(), op) != p.steps.end(); };
+  AtomicGroup atomic = AtomicGroupOf(p);
+  auto in_group = [&](HandlerOp op) {
+    return atomic.present && std::find(atomic.ops.begin(), atomic.ops.end(), op) != atomic.ops.end();
+  };
+  bool dedupes_outside = (has(HandlerOp::kCheckDone) && !in_group(HandlerOp::kCheckDone)) ||
+                         (has(HandlerOp::kMarkDone) && !in_group(HandlerOp::kMarkDone));
+  bool duplicate_acks = p.on_duplicate == DuplicatePolicy::kAck &&
+                        (dedupes_outside || ((has(HandlerOp::kCheckDone) || has(HandlerOp::kMarkDone)) &&
+                                             !atomic.acks));
+  bool deletions = p.janitor.trim != TrimPolicy::kNone || p.faults.Has(FaultKind::kXdel) ||
+                   p.faults.Has(FaultKind::kXtrim) || p.faults.Has(FaultKind::kRestart);
+  return (has(HandlerOp::kAck) && !in_group(HandlerOp::kAck)) || p.loop.ack == AckMode::kBatch ||
+         p.loop.dead_letter_after > 0 || duplicate_acks ||
+         (p.loop.on_deleted == DeletedEntryPolicy::kAck && deletions);
+}
+
+}  // namespace
 
 std::vector<std::string> CrashPointsOf(const ProtocolDef& p) {
   auto has = [&](HandlerOp op) { return std::find(p.steps.begin(), p.steps.end(), op) != p.steps.end(); };
@@ -110,11 +138,7 @@ std::vector<std::string> CrashPointsOf(const ProtocolDef& p) {
   if (outside_group(HandlerOp::kEffect)) points.push_back("after-effect");
   if (sql_group) points.push_back("after-commit");
   if (atomic.present) points.push_back("after-eval");
-  if (outside_group(HandlerOp::kAck) || p.loop.ack == AckMode::kBatch ||
-      p.loop.on_deleted == DeletedEntryPolicy::kAck || p.on_duplicate == DuplicatePolicy::kAck ||
-      p.loop.dead_letter_after > 0) {
-    points.push_back("after-ack");
-  }
+  if (SendsOwnXack(p)) points.push_back("after-ack");
   if (p.loop.dead_letter_after > 0) points.push_back("after-dead-letter");
   if (p.loop.ack == AckMode::kBatch) points.push_back("mid-batch");
   return points;
@@ -126,7 +150,7 @@ std::vector<std::string> LostSitesOf(const ProtocolDef& p) {
                    !atomic.present;
   std::vector<std::string> sites = {"XREADGROUP"};
   if (p.loop.claim) sites.push_back("XAUTOCLAIM");
-  sites.push_back("XACK");
+  if (SendsOwnXack(p)) sites.push_back("XACK");
   sites.push_back("XADD");
   if (p.dedupe == DedupeStore::kRedis && !atomic.marks_done &&
       std::find(p.steps.begin(), p.steps.end(), HandlerOp::kMarkDone) != p.steps.end()) {

@@ -50,7 +50,10 @@ enum class DeletedEntryPolicy : uint8_t { kAck, kSkip };
 enum class DuplicatePolicy : uint8_t { kAck, kSkip };
 enum class DeadLetterOrder : uint8_t { kSaveThenAck, kAckThenSave };
 enum class RestartNaming : uint8_t { kSame, kFresh };
-enum class TrimPolicy : uint8_t { kNone, kMaxLen, kSafeMinId };
+// kSafeMinId reads the groups' needs and trims below them in one EVAL;
+// kRacyMinId does the same with separate XPENDING, XINFO GROUPS and XTRIM
+// requests, so a delivery between the reads is trimmed (a catalog bug).
+enum class TrimPolicy : uint8_t { kNone, kMaxLen, kSafeMinId, kRacyMinId };
 
 struct LoopConfig {
   int read_count = 10;                 // COUNT for XREADGROUP
@@ -119,7 +122,7 @@ struct ProtocolDef {
 };
 
 const char* RestartNamingName(RestartNaming n);    // same | fresh
-const char* TrimPolicyName(TrimPolicy t);          // none | maxlen | safe-minid
+const char* TrimPolicyName(TrimPolicy t);          // none | maxlen | safe-minid | racy-minid
 const char* AckModeName(AckMode m);                // per-entry | batch
 const char* DeletedEntryPolicyName(DeletedEntryPolicy p);  // ack | skip
 const char* DuplicatePolicyName(DuplicatePolicy p);        // ack | skip
@@ -129,6 +132,13 @@ const char* DeadLetterOrderName(DeadLetterOrder o);        // save-then-ack | ac
 // actually visits (what "every crash point" means for this protocol).
 std::vector<std::string> CrashPointsOf(const ProtocolDef& p);
 std::vector<std::string> LostSitesOf(const ProtocolDef& p);
+
+// The fault model an inline protocol without one is checked under: what a
+// correct protocol must survive (crashes at every point it visits, stalls,
+// lost requests and replies, clock jumps, store outages; poison events when
+// it dead-letters). Deletions, restarts and DELCONSUMER are not in it: they
+// lose data whatever the consumer does, so they are opt-in.
+FaultModel DefaultFaultModel(const ProtocolDef& p);
 
 // Checks a declarative definition: begin/commit pairing, an all-Redis group
 // only holding Redis steps, dedupe steps needing a dedupe store, a Redis TTL

@@ -53,6 +53,8 @@ int64_t FaultPhaseEndMs(const Timing& t, int events, int producers) {
   return std::max<int64_t>(2000, events * t.produce_every_ms / producers + 1000);
 }
 
+int64_t DefaultMaxSteps(int events) { return 1'000'000 + 500 * static_cast<int64_t>(events); }
+
 namespace {
 
 // Every duration added up, the quiet window's multiples counted twice, with
@@ -107,7 +109,7 @@ Status ValidateRunConfig(const RunConfig& c) {
       {"timing.reconnect_ms", t.reconnect_ms, 0, kMaxDurationMs},
       {"timing.fault_phase_ms", t.fault_phase_ms, 0, kMaxDurationMs},
       {"timing.quiet_window_ms", t.quiet_window_ms, 0, kMaxDurationMs},
-      {"timing.max_steps", t.max_steps, 1, kMaxSteps},
+      {"timing.max_steps", t.max_steps, 0, kMaxSteps},  // 0: derived (DefaultMaxSteps)
       {"protocol.dedupe_ttl_ms", pr.dedupe_ttl_ms, 0, kMaxDurationMs},
       {"protocol.fault_phase_ms", pr.fault_phase_ms, 0, kMaxDurationMs},
       {"protocol.loop.read_count", pr.loop.read_count, 1, kMaxCount},
@@ -293,6 +295,7 @@ class Simulation {
   uint64_t generation_ = 0;   // bumped by every server restart
   int next_owner_id_ = 1;
   int64_t park_counter_ = 0;
+  int64_t produced_ = 0;      // successful XADDs (Actor::produced_seen)
 
   int64_t now_ = 0;
   int64_t last_clock_written_ = -1;
@@ -555,9 +558,15 @@ int64_t Simulation::QuietWindowMs() const {
   if (t.quiet_window_ms > 0) return t.quiet_window_ms;
   const ProtocolDef& p = config_.protocol;
   int64_t w = p.loop.block_ms + t.restart_delay_ms + t.reconnect_ms + 1000;
-  if (p.loop.claim) w += 2 * (p.loop.claim_min_idle_ms + p.loop.claim_every_ms);
+  // [search] Issue 15 item 1: a worker may legitimately make no progress for
+  // as long as one batch of failing effects takes (a claimed batch of poison
+  // events, each effect effect_ms long), once per claim round: without this
+  // a slow environment was called stuck while the worker was still busy.
+  const int64_t batch_ms = std::max(p.loop.read_count, p.loop.claim_count) * (t.effect_ms + 10 * t.step_ms);
+  w += batch_ms;
+  if (p.loop.claim) w += 2 * (p.loop.claim_min_idle_ms + p.loop.claim_every_ms + batch_ms);
   if (p.loop.dead_letter_after > 0) {
-    w += p.loop.dead_letter_after * (p.loop.claim_min_idle_ms + p.loop.claim_every_ms);
+    w += p.loop.dead_letter_after * (p.loop.claim_min_idle_ms + p.loop.claim_every_ms + batch_ms);
   }
   if (p.janitor.enabled()) w += p.janitor.every_ms + p.janitor.consumer_idle_ms;
   // A stalled worker may still act after a long silence, and nothing
@@ -640,13 +649,21 @@ void Simulation::ExecuteBusiness(Actor& a, Step& s, std::string* request, std::s
 }
 
 void Simulation::ObserveRedis(Actor& a, const Step& s, bool reply_lost) {
+  // A BLOCK after a read of new entries has seen every XADD made so far.
+  if (s.op == Op::kReadNew || (s.op == Op::kCommand && !s.argv.empty() &&
+                               VerbOf(s.argv[0]) == "XREADGROUP" && s.argv.back() == ">")) {
+    a.produced_seen = produced_;
+  }
   // A script's generic command is observed by its own name and argv (with
   // MULTI/EXEC queueing); the catalog's steps go through the oracle feed.
   if (s.op == Op::kCommand) {
     ObserveCommand(a, s.argv, s.reply, reply_lost);
     return;
   }
-  if (feed_.Redis(now_, a.name, s, reply_lost).produced) WakeOneParkedWorker();
+  if (feed_.Redis(now_, a.name, s, reply_lost).produced) {
+    ++produced_;
+    WakeOneParkedWorker();
+  }
 }
 
 namespace {
@@ -744,6 +761,7 @@ void Simulation::ObserveCommand(Actor& a, const std::vector<std::string>& argv, 
     if (!event_id.empty()) {
       oracle_.Produced(now_, a.name, event_id, r.str(),
                        reply_lost ? Oracle::ProduceOutcome::kUnknown : Oracle::ProduceOutcome::kAcknowledged);
+      ++produced_;
       WakeOneParkedWorker();
     }
     if (trims) {  // what the XADD trimmed, from the stream's length now
@@ -903,6 +921,17 @@ Status Simulation::ExecuteStep(Actor& a) {
   a.ready_at_ms = now_ + s.busy_ms;
   switch (info.channel) {
     case Channel::kLocal:
+      if (s.op == Op::kPark && a.kind == ActorKind::kWorker && produced_ > a.produced_seen) {
+        // [search] Issue 15 item 2: XREADGROUP BLOCK returns as soon as an
+        // entry arrives, including one added between the empty read and
+        // this park: the worker does not sleep, it reads again.
+        a.pending->woken_by_data = true;
+        trace_.Add(now_, a.name, LineKind::kLocal,
+                   fmt::format("park: returns at once ({} new entries since its read)",
+                               produced_ - a.produced_seen),
+                   "");
+        break;
+      }
       if (s.op == Op::kPark) {
         a.state = ActorState::kParked;
         a.park_until_ms = now_ + s.duration_ms;
@@ -1169,12 +1198,19 @@ Result<RunResult> Simulation::Run() {
   Status setup = Setup();
   if (!setup.ok()) return setup;
   const Timing& t = config_.timing;
-  bool step_bound_hit = false;
+  // [search] Issue 15 item 1: the step budget is a harness guard. Reaching
+  // it says nothing about the protocol (liveness is judged in virtual time,
+  // by the quiet window below), so the run fails as a harness limit (exit 3)
+  // instead of being judged: no `stuck`, and no `pel-leak` from a cut run.
+  const int64_t max_steps = t.max_steps > 0 ? t.max_steps : DefaultMaxSteps(config_.events);
   for (;;) {
-    if (steps_ >= t.max_steps) {
-      step_bound_hit = true;
-      Note(fmt::format("step bound reached ({} steps)", t.max_steps), "stopping");
-      break;
+    if (steps_ >= max_steps) {
+      for (auto& a : actors_) a->task = Task<void>();
+      return Status::Internal(fmt::format(
+          "harness limit: the run reached the step guard, timing.max_steps = {}{}, at virtual {} ms "
+          "before it settled; this is not a verdict on the protocol. Raise [timing] max_steps in the "
+          "scenario (0 = derived from the workload)",
+          max_steps, t.max_steps > 0 ? "" : " (derived)", now_));
     }
     if (fault_phase_ && now_ >= fault_phase_end_ms_ && ProducersDone()) {
       fault_phase_ = false;
@@ -1261,7 +1297,6 @@ Result<RunResult> Simulation::Run() {
   }
 
   Oracle::FinalState fs;
-  fs.step_bound_hit = step_bound_hit;
   fs.steps = steps_;
   Status reads = FinalReads(&fs);
   if (!reads.ok()) return reads;

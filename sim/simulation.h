@@ -7,8 +7,12 @@
 // command. The run has two phases (TigerBeetle's VOPR has the same shape):
 //   fault phase  faults fire per the plan while producers send every event;
 //   drain phase  faults off; crashed workers restart; recovery runs until
-//                quiescence (settled, or no progress for a quiet window) or
-//                the step bound, which is itself a verdict (stuck).
+//                quiescence: settled, nothing left that could run, or no
+//                progress in virtual time for the quiet window (longer than
+//                the protocol's longest timer). When every actor waits,
+//                virtual time jumps to the next timer. The step guard
+//                (timing.max_steps) is a harness limit: reaching it fails
+//                the run (a Status), it is never a protocol verdict.
 // Then the oracle reads the final state and judges.
 #pragma once
 
@@ -61,6 +65,11 @@ Status ValidateRunConfig(const RunConfig& config);
 // fault_phase_ms, else as long as producing `events` takes, at least 2 s.
 int64_t FaultPhaseEndMs(const Timing& timing, int events, int producers);
 
+// The step guard when timing.max_steps is 0: far above what any healthy run
+// of `events` events needs (a few steps per event, plus idle polls, which
+// are bounded by the quiet window in virtual time, not by steps).
+int64_t DefaultMaxSteps(int events);
+
 struct RunResult {
   std::vector<Violation> violations;
   std::string observed;          // ObservedClass(violations)
@@ -85,7 +94,9 @@ struct RunResult {
 
 // Runs one case. Resets `server` first (FLUSHALL, clock to kEpochMs). Returns
 // a non-ok Status only for harness failures (the server died unexpectedly, a
-// connection could not be made); protocol failures are verdicts.
+// connection could not be made, the step guard was reached: a message that
+// starts "harness limit:" and names timing.max_steps); protocol failures are
+// verdicts.
 // REQUIRES: ValidateRunConfig(config).ok(); server->persistence() == config.persistence
 Result<RunResult> RunSimulation(const RunConfig& config, ServerControl* server);
 

@@ -2,6 +2,10 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
+#include "sim/faults.h"
+
 namespace xackly {
 
 namespace {
@@ -39,21 +43,132 @@ std::string VerdictKindList() {
   return out;
 }
 
+std::vector<std::vector<ExpectTerm>> Expectation::Alternatives() const {
+  if (!alternatives.empty()) return alternatives;
+  return {{ExpectTerm{kind, cause}}};
+}
+
+bool Expectation::IsOk() const {
+  std::vector<std::vector<ExpectTerm>> alts = Alternatives();
+  return alts.size() == 1 && alts[0].size() == 1 && alts[0][0].kind == VerdictKind::kOk;
+}
+
 std::string Expectation::ToString() const {
-  std::string out = VerdictKindName(kind);
-  if (!cause.empty()) out += ":" + cause;
+  std::string out;
+  std::vector<std::vector<ExpectTerm>> alts = Alternatives();
+  for (size_t a = 0; a < alts.size(); ++a) {
+    if (a > 0) out += "|";
+    for (size_t t = 0; t < alts[a].size(); ++t) {
+      if (t > 0) out += "+";
+      out += VerdictKindName(alts[a][t].kind);
+      if (!alts[a][t].cause.empty()) out += ":" + alts[a][t].cause;
+    }
+  }
   return out;
 }
 
-bool Expectation::Parse(std::string_view text, Expectation* out) {
-  size_t colon = text.find(':');
-  Expectation e;
-  if (!ParseVerdictKind(text.substr(0, colon), &e.kind)) return false;
-  if (colon != std::string_view::npos) {
-    e.cause = std::string(text.substr(colon + 1));
-    if (e.cause.empty() || e.kind == VerdictKind::kOk) return false;
+namespace {
+
+// Causes whose tail names a fault site: "crash:after-effect", "lost-reply:XACK".
+struct CauseFamily {
+  const char* prefix;
+  const std::vector<std::string>& (*sites)();
+};
+constexpr CauseFamily kFamilies[] = {
+    {"crash", &AllCrashPoints}, {"lost-reply", &AllLostSites}, {"lost-request", &AllLostSites}};
+
+std::vector<std::string_view> Split(std::string_view text, char sep) {
+  std::vector<std::string_view> parts;
+  for (;;) {
+    size_t at = text.find(sep);
+    parts.push_back(text.substr(0, at));
+    if (at == std::string_view::npos) return parts;
+    text.remove_prefix(at + 1);
   }
-  *out = e;
+}
+
+std::string Join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& s : items) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> KnownCauses(VerdictKind kind) {
+  switch (kind) {
+    case VerdictKind::kOk: return {};
+    case VerdictKind::kDuplicate:
+      return {"crash:<crash point>", "stall", "lost-reply:<site>", "lost-request:<site>",
+              "dedupe-expired", "server-restart", "producer-retry", "redelivered"};
+    case VerdictKind::kLost:
+      return {"acked-without-effect", "stranded", "payload-deleted", "consumer-deleted",
+              "server-data-loss", "never-produced", "never-delivered", "dropped"};
+    case VerdictKind::kPelLeak: return {"done-but-pending"};
+    case VerdictKind::kStuck: return {"never-settled"};
+  }
+  return {};
+}
+
+bool IsKnownCause(VerdictKind kind, std::string_view cause) {
+  for (const std::string& known : KnownCauses(kind)) {
+    if (cause == known) return true;
+  }
+  if (kind != VerdictKind::kDuplicate) return false;
+  for (const CauseFamily& f : kFamilies) {
+    std::string_view prefix = f.prefix;
+    if (cause == prefix) return true;
+    if (cause.size() > prefix.size() + 1 && cause.substr(0, prefix.size()) == prefix &&
+        cause[prefix.size()] == ':') {
+      std::string_view site = cause.substr(prefix.size() + 1);
+      const std::vector<std::string>& sites = f.sites();
+      if (std::find(sites.begin(), sites.end(), site) != sites.end()) return true;
+    }
+  }
+  return false;
+}
+
+bool Expectation::Parse(std::string_view text, Expectation* out, std::string* why) {
+  auto fail = [&](std::string reason) {
+    if (why != nullptr) *why = std::move(reason);
+    return false;
+  };
+  Expectation e;
+  for (std::string_view alt : Split(text, '|')) {
+    std::vector<ExpectTerm> terms;
+    for (std::string_view term_text : Split(alt, '+')) {
+      size_t colon = term_text.find(':');
+      ExpectTerm term;
+      std::string_view kind = term_text.substr(0, colon);
+      if (!ParseVerdictKind(kind, &term.kind)) {
+        return fail(fmt::format("'{}' is not a verdict kind (kinds: {}; combine with + and |, "
+                                "e.g. \"lost|stuck\", \"duplicate+pel-leak\")",
+                                kind, VerdictKindList()));
+      }
+      if (colon != std::string_view::npos) {
+        term.cause = std::string(term_text.substr(colon + 1));
+        if (term.kind == VerdictKind::kOk) return fail("ok takes no cause");
+        if (!IsKnownCause(term.kind, term.cause)) {
+          return fail(fmt::format("'{}' is not a cause of {} (known: {})", term.cause,
+                                  VerdictKindName(term.kind), Join(KnownCauses(term.kind))));
+        }
+      }
+      for (const ExpectTerm& t : terms) {
+        if (t.kind == term.kind) {
+          return fail(fmt::format("'{}' names {} twice in one combination", alt, VerdictKindName(t.kind)));
+        }
+      }
+      terms.push_back(std::move(term));
+    }
+    bool has_ok = std::any_of(terms.begin(), terms.end(),
+                              [](const ExpectTerm& t) { return t.kind == VerdictKind::kOk; });
+    if (has_ok && terms.size() > 1) return fail("ok combines with nothing (it means no violation)");
+    e.alternatives.push_back(std::move(terms));
+  }
+  e.kind = e.alternatives[0][0].kind;
+  e.cause = e.alternatives[0][0].cause;
+  if (e.alternatives.size() == 1 && e.alternatives[0].size() == 1) e.alternatives.clear();
+  *out = std::move(e);
   return true;
 }
 
@@ -79,14 +194,43 @@ std::string ObservedClass(const std::vector<Violation>& violations) {
   return out;
 }
 
+namespace {
+
+bool Carries(const std::vector<Violation>& violations, const ExpectTerm& term) {
+  return std::any_of(violations.begin(), violations.end(), [&](const Violation& v) {
+    return v.kind == term.kind && v.cause.compare(0, term.cause.size(), term.cause) == 0;
+  });
+}
+
+}  // namespace
+
 bool Matches(const Expectation& expected, const std::vector<Violation>& violations) {
   std::vector<VerdictKind> kinds = ObservedKinds(violations);
-  if (expected.kind == VerdictKind::kOk) return kinds.empty();
-  if (kinds.size() != 1 || kinds[0] != expected.kind) return false;
-  if (expected.cause.empty()) return true;
-  return std::any_of(violations.begin(), violations.end(), [&](const Violation& v) {
-    return v.cause.compare(0, expected.cause.size(), expected.cause) == 0;
-  });
+  for (const std::vector<ExpectTerm>& alt : expected.Alternatives()) {
+    if (alt.size() == 1 && alt[0].kind == VerdictKind::kOk) {
+      if (kinds.empty()) return true;
+      continue;
+    }
+    std::vector<VerdictKind> want;
+    for (const ExpectTerm& t : alt) want.push_back(t.kind);
+    std::sort(want.begin(), want.end());
+    if (want != kinds) continue;
+    if (std::all_of(alt.begin(), alt.end(), [&](const ExpectTerm& t) { return Carries(violations, t); })) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool Shows(const Expectation& expected, const std::vector<Violation>& violations) {
+  if (expected.IsOk()) return !violations.empty();
+  for (const std::vector<ExpectTerm>& alt : expected.Alternatives()) {
+    if (alt.size() == 1 && alt[0].kind == VerdictKind::kOk) continue;
+    if (std::all_of(alt.begin(), alt.end(), [&](const ExpectTerm& t) { return Carries(violations, t); })) {
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace xackly

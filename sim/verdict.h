@@ -12,7 +12,7 @@ enum class VerdictKind {
   kDuplicate,  // an event's side effect ran more than once
   kLost,       // an event's side effect never ran and nothing accounts for it
   kPelLeak,    // every effect done, but entries stay pending forever
-  kStuck,      // no quiescence within the step bound, or an event never settles
+  kStuck,      // the run provably cannot progress, or an event never settles
 };
 const char* VerdictKindName(VerdictKind k);  // "ok", "duplicate", "lost", "pel-leak", "stuck"
 bool ParseVerdictKind(std::string_view name, VerdictKind* out);
@@ -23,31 +23,68 @@ std::string VerdictKindList();
 // "payload-deleted", "dedupe-expired"); `detail` is one human sentence.
 struct Violation {
   VerdictKind kind = VerdictKind::kOk;
-  std::string event_id;  // empty for run-wide violations (stuck by step bound)
+  std::string event_id;  // empty for run-wide violations
   std::string cause;
   std::string detail;
   int effect_count = 0;
 };
 
-// What a scenario expects: a verdict kind and, optionally, a cause that at
-// least one violation of that kind must carry (prefix match, so "crash"
-// matches "crash:after-effect"). Written "kind" or "kind:cause".
+// One term of an expectation: a verdict kind and, optionally, a cause that
+// at least one violation of that kind must carry (prefix match, so "crash"
+// matches "crash:after-effect").
+struct ExpectTerm {
+  VerdictKind kind = VerdictKind::kOk;
+  std::string cause;
+  bool operator==(const ExpectTerm&) const = default;
+};
+
+// What a scenario expects. Grammar (the `expect` field, the --expect flag):
+//   expectation := combination ( "|" combination )*     alternatives
+//   combination := term ( "+" term )*                   every kind present, no other
+//   term        := kind [ ":" cause ]
+// e.g. "duplicate:crash:after-effect", "lost|stuck", "duplicate+pel-leak".
+// `ok` takes no cause and combines with nothing. A cause must be one the
+// oracle can give for that kind (KnownCauses), or a prefix family such as
+// "crash" or "lost-reply:XACK".
+//
+// `kind` and `cause` are the first term of the first alternative (all most
+// expectations have); `alternatives` holds every term when the text had
+// more than one, and is empty otherwise.
 struct Expectation {
   VerdictKind kind = VerdictKind::kOk;
   std::string cause;
+  std::vector<std::vector<ExpectTerm>> alternatives;
 
+  // Every alternative, each a list of terms (at least one alternative).
+  std::vector<std::vector<ExpectTerm>> Alternatives() const;
+  // True when the only acceptable verdict is ok.
+  bool IsOk() const;
   std::string ToString() const;
-  // REQUIRES: out != nullptr
-  static bool Parse(std::string_view text, Expectation* out);
+  // REQUIRES: out != nullptr. On failure sets *why (when given) to one
+  // sentence naming the bad part and the valid kinds or causes.
+  static bool Parse(std::string_view text, Expectation* out, std::string* why = nullptr);
 };
+
+// The causes the oracle gives for `kind`, as written in an expectation
+// ("crash:<crash point>" stands for every crash point).
+std::vector<std::string> KnownCauses(VerdictKind kind);
+// True when `cause` is one `kind` can carry: a known cause, a family prefix
+// ("crash"), or a family with a known site ("crash:after-effect").
+bool IsKnownCause(VerdictKind kind, std::string_view cause);
 
 // The verdict class of a set of violations: the distinct kinds present, in
 // enum order; empty means ok.
 std::vector<VerdictKind> ObservedKinds(const std::vector<Violation>& violations);
 // "ok", "duplicate", or "duplicate+lost".
 std::string ObservedClass(const std::vector<Violation>& violations);
-// True when the observed class is exactly the expected kind (ok: no
-// violations), and the expected cause, if any, is carried by a violation.
+// True when, for some alternative, the observed kinds are exactly the
+// alternative's kinds (ok: no violations) and every term's cause, if any, is
+// carried by a violation of that term's kind.
 bool Matches(const Expectation& expected, const std::vector<Violation>& violations);
+// True when, for some alternative, every term is shown by some violation
+// (its kind, and its cause when it names one), whatever else was observed:
+// what a search for a broken protocol's violation looks for. For an ok
+// expectation: any violation at all.
+bool Shows(const Expectation& expected, const std::vector<Violation>& violations);
 
 }  // namespace xackly

@@ -401,6 +401,36 @@ Request<bool> SleepStep(Actor* actor, int64_t ms) {
 
 }  // namespace
 
+const std::string& SafeTrimScript() {
+  // KEYS[1]: the stream. Keeps, for every group, its oldest pending entry
+  // and everything after its last-delivered ID; trims below the lowest.
+  static const std::string kScript = R"lua(
+local function parse(id)
+  local ms, seq = string.match(id, '^(%d+)-(%d+)$')
+  return tonumber(ms), tonumber(seq)
+end
+local function less(a, b)
+  local am, as = parse(a)
+  local bm, bs = parse(b)
+  if am ~= bm then return am < bm end
+  return as < bs
+end
+local keep = nil
+for _, g in ipairs(redis.call('XINFO', 'GROUPS', KEYS[1])) do
+  local f = {}
+  for i = 1, #g, 2 do f[g[i]] = g[i + 1] end
+  local ms, seq = parse(f['last-delivered-id'])
+  local need = string.format('%d-%d', ms, seq + 1)
+  local pending = redis.call('XPENDING', KEYS[1], f['name'])
+  if pending[1] > 0 and less(pending[2], need) then need = pending[2] end
+  if keep == nil or less(need, keep) then keep = need end
+end
+if keep == nil then return {0, ''} end
+return {redis.call('XTRIM', KEYS[1], 'MINID', keep), keep}
+)lua";
+  return kScript;
+}
+
 Task<void> ProducerMain(Actor* actor, const ActorEnv* env) {
   // Producer k (1-based) owns events k, k + P, k + 2P, ...
   int slot = std::stoi(actor->slot.substr(1));
@@ -420,8 +450,14 @@ Task<void> JanitorMain(Actor* actor, const ActorEnv* env) {
     if (cfg.trim == TrimPolicy::kMaxLen) {
       co_await JanitorStep(actor, Op::kTrim, "XTRIM", n.stream, "MAXLEN", std::to_string(cfg.trim_maxlen));
     } else if (cfg.trim == TrimPolicy::kSafeMinId) {
+      // One script: the groups' needs are read and the trim done atomically,
+      // so no delivery can fall between them. Replies [trimmed, minid].
+      co_await JanitorStep(actor, Op::kTrim, "EVAL", SafeTrimScript(), "1", n.stream);
+    } else if (cfg.trim == TrimPolicy::kRacyMinId) {
       // Keep everything a group may still need: its oldest pending entry and
-      // everything after its last-delivered ID.
+      // everything after its last-delivered ID. Three requests are not a
+      // snapshot: an entry delivered after XPENDING and before XINFO GROUPS
+      // is pending, yet below the MINID (the racy-trim catalog bug).
       Reply pending = co_await JanitorStep(actor, Op::kPendingSummary, "XPENDING", n.stream, n.group);
       Reply groups = co_await JanitorStep(actor, Op::kGroupInfo, "XINFO", "GROUPS", n.stream);
       auto summary = ParsePendingSummary(pending);

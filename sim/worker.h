@@ -45,7 +45,9 @@ struct Timing {
   int64_t reconnect_ms = 1000;     // a worker or producer that saw a timeout reconnects after this
   int64_t fault_phase_ms = 0;      // 0: derived from the workload (see Simulation)
   int64_t quiet_window_ms = 0;     // 0: derived from the protocol's timeouts
-  int64_t max_steps = 20000;       // step bound; reaching it is the verdict "stuck"
+  // Harness guard, not a verdict: a run that reaches it fails with "harness
+  // limit" (exit 3). 0: derived from the workload (DefaultMaxSteps).
+  int64_t max_steps = 0;
 
   bool operator==(const Timing&) const = default;
 };
@@ -153,6 +155,10 @@ Task<void> ConsumerMain(Worker w);
 // scheduler from virtual time), retrying an event until an XADD is
 // acknowledged. Progress lives in Actor::next_event, which survives resets.
 Task<void> ProducerMain(Actor* actor, const ActorEnv* env);
+
+// The safe-minid trim as one Lua script (KEYS[1]: the stream); replies
+// [entries trimmed, the MINID used] ([0, ""] without a group).
+const std::string& SafeTrimScript();
 
 // Retention and clean-up jobs of the protocol's JanitorConfig.
 Task<void> JanitorMain(Actor* actor, const ActorEnv* env);

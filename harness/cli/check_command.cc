@@ -33,6 +33,12 @@ struct CheckFlags {
   int max_faults = 4;
   std::string shard;  // "I/N"
   int jobs = 0;       // 0: one per core
+  bool fixed_workload = false;  // --fixed-workload
+  bool no_swarm = false;        // --no-swarm
+  // Which of these the command line set (a scenario's own values apply otherwise).
+  bool seed_given = false;
+  bool workers_given = false;
+  bool events_given = false;
 };
 
 // What one check is about: a name, a description and the base config.
@@ -41,14 +47,30 @@ struct Target {
   std::string scenario_file;
 };
 
-int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
+// The options of one check. A scenario file's seed is the default seed and
+// its [workload] the upper bounds of its cases (exact sizes with
+// --fixed-workload); the command line wins where it says something.
+CheckOptions OptionsFor(const Target& t, const CheckFlags& flags, uint64_t seed) {
   CheckOptions options;
   options.cases = flags.cases;
-  if (!ParseSeed(flags.seed, &options.seed)) {
+  options.seed = seed;
+  options.bounds = {flags.max_workers, flags.max_events, flags.max_faults, flags.fixed_workload, !flags.no_swarm};
+  if (!t.scenario_file.empty()) {
+    const RunConfig& c = t.scenario.config;
+    if (!flags.seed_given) options.seed = c.seed;
+    if (!flags.workers_given) options.bounds.max_workers = c.workers;
+    if (!flags.events_given) options.bounds.max_events = c.events;
+  }
+  return options;
+}
+
+int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
+  uint64_t seed = 0;
+  if (!ParseSeed(flags.seed, &seed)) {
     fmt::print(stderr, "xackly check: error: --seed: expected an integer in 0..2^64-1, got '{}'\n", flags.seed);
     return kExitUsage;
   }
-  options.bounds = {flags.max_workers, flags.max_events, flags.max_faults};
+  CheckOptions options = OptionsFor(targets[0], flags, seed);
   if (!flags.shard.empty() && !ParseShard(flags.shard, &options.shard_index, &options.shard_count)) {
     fmt::print(stderr, "xackly check: error: --shard: expected I/N with 1 <= I <= N, got '{}'\n", flags.shard);
     return kExitUsage;
@@ -68,10 +90,40 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
   bool tty = Progress::IsTty(stderr);
   fmt::print("xackly check: seed {}, {} cases per {}, on {} x{}; cases of at most {} workers, {} events, "
              "{} faults{}; reports in {}\n",
-             flags.seed, flags.cases, targets.size() == 1 ? "check" : "protocol", *server_version, jobs,
-             flags.max_workers, flags.max_events, flags.max_faults,
+             options.seed, flags.cases, targets.size() == 1 ? "check" : "protocol", *server_version, jobs,
+             options.bounds.max_workers, options.bounds.max_events, options.bounds.max_faults,
              flags.shard.empty() ? "" : ", shard " + flags.shard,
              flags.output.out_dir.empty() ? "(none)" : flags.output.out_dir);
+  if (!flags.output.quiet && targets.size() == 1) {
+    const Target& t = targets[0];
+    const RunConfig& c = t.scenario.config;
+    if (!t.scenario_file.empty()) {
+      fmt::print("{}: seed {} ({}), cases of {} {} workers and {} events ({}), {} producer(s), timing and "
+                 "protocol from the file\n",
+                 t.scenario_file, options.seed, flags.seed_given ? "--seed" : "the file's seed",
+                 flags.fixed_workload ? "exactly" : "at most", options.bounds.max_workers,
+                 options.bounds.max_events,
+                 flags.workers_given || flags.events_given ? "the command line and the file's [workload]"
+                                                           : "the file's [workload]",
+                 c.producers);
+    }
+    if (c.faults.kinds.empty() && !c.fault_schedule) {
+      fmt::print("{}: the fault model is empty: this check injects NO faults and only shows the protocol "
+                 "works when nothing fails\n",
+                 t.scenario.name);
+    } else if (!c.fault_schedule) {
+      fmt::print("{}: fault model {}\n", t.scenario.name, c.faults.ToString());
+    }
+    if (options.bounds.swarm) {
+      SwarmRanges r = SwarmRangesFor(c, options.bounds);
+      fmt::print("{}: swarm: fault phase {} ms; effects {}..{} ms, an event every {}..{} ms, restarts after "
+                 "{}..{} ms, stalls {}..{} ms, clock jumps {}..{} ms, outages {}..{} ms; a subset of the "
+                 "fault kinds per case\n",
+                 t.scenario.name, r.fault_phase_ms, r.effect_min_ms, r.effect_max_ms, r.produce_every_min_ms,
+                 r.produce_every_max_ms, r.restart_delay_min_ms, r.restart_delay_max_ms, r.stall_min_ms,
+                 r.stall_max_ms, r.clock_jump_min_ms, r.clock_jump_max_ms, r.outage_min_ms, r.outage_max_ms);
+    }
+  }
   std::fflush(stdout);
 
   report::Report rep;
@@ -80,8 +132,9 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
   rep.command_line = CommandLine();
   rep.seed = options.seed;
   rep.server_version = *server_version;
-  rep.options = fmt::format("{} cases, bounds {} workers / {} events / {} faults", flags.cases,
-                            flags.max_workers, flags.max_events, flags.max_faults);
+  rep.options = fmt::format("{} cases, bounds {} workers / {} events / {} faults{}", flags.cases,
+                            options.bounds.max_workers, options.bounds.max_events, options.bounds.max_faults,
+                            options.bounds.swarm ? ", swarm" : "");
   rep.shard = flags.shard;
   rep.all_matched = true;
 
@@ -104,7 +157,7 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
     if (outcome->hit_index && !flags.output.out_dir.empty()) {
       replay_file = JoinPath(flags.output.out_dir, ReplayFileName(t.scenario.name));
       std::string origin = fmt::format("{} (case {} of seed {}, shrunk {} times)", CommandLine(),
-                                       *outcome->hit_index, flags.seed, outcome->shrink_steps);
+                                       *outcome->hit_index, options.seed, outcome->shrink_steps);
       Scenario replay = ReplayScenario(t.scenario, outcome->minimal_config, outcome->minimal_result, origin);
       replay.name = ScenarioNameFrom(t.scenario.name + "-counterexample");
       Status s = WriteFileAtomically(replay_file, WriteScenario(replay));
@@ -119,13 +172,24 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
     // violation is not a failure yet (`xackly merge` decides), finding any
     // violation of a correct one is.
     row.undecided = options.shard_count > 1 && !row.matched && !outcome->hit_index &&
-                    row.expected.kind != VerdictKind::kOk;
+                    !row.expected.IsOk();
     rep.all_matched = rep.all_matched && report::Passed(row);
     if (!flags.output.quiet) {
-      fmt::print("{:<24} expected {:<28} observed {:<14} {} ({} cases{}, {:.1f} s)\n", row.name,
-                 row.expected.ToString(), row.observed, report::ResultWord(row), row.cases_run,
-                 row.counterexample ? ", minimal: " + row.counterexample_size : "", row.seconds);
+      fmt::print("{:<24} expected {:<28} observed {:<14} {} ({} cases{}{}, {} rerun for determinism, {:.1f} s)\n",
+                 row.name, row.expected.ToString(), row.observed, report::ResultWord(row), row.cases_run,
+                 outcome->hit_index ? fmt::format(", first hit at case {}", *outcome->hit_index) : "",
+                 row.counterexample ? ", minimal: " + row.counterexample_size : "",
+                 outcome->determinism_reruns, row.seconds);
       std::fflush(stdout);
+    }
+    if (!flags.output.quiet && targets.size() == 1) {
+      std::vector<std::string> unreachable = UnreachableSites(base);
+      if (!unreachable.empty()) {
+        std::string list;
+        for (const std::string& u : unreachable) list += (list.empty() ? "" : ", ") + u;
+        fmt::print("{}: sites it cannot visit (derived from its operations; not search gaps): {}\n",
+                   row.name, list);
+      }
     }
     rep.checks.push_back(std::move(row));
   }
@@ -170,11 +234,22 @@ void RegisterCheckCommand(CLI::App& app, CommandResult& result) {
   AddOutputFlags(cmd, &flags->output, "xackly-out");
   cmd->add_option("--cases", flags->cases, "generated cases per protocol (default 100)")
       ->check(CLI::Range(1, 1000000));
-  cmd->add_option("--seed", flags->seed, "seed of the case generator (default 1)")->check(SeedValidator());
-  cmd->add_option("--max-workers", flags->max_workers, "most workers in a generated case (default 3)")
-      ->check(CLI::Range(1, 64));
-  cmd->add_option("--max-events", flags->max_events, "most events in a generated case (default 8)")
-      ->check(CLI::Range(1, 1000));
+  CLI::Option* seed = cmd->add_option("--seed", flags->seed,
+                                      "seed of the case generator (default 1; a scenario file's own seed)");
+  CLI::Option* workers =
+      cmd->add_option("--max-workers", flags->max_workers,
+                      "most workers in a generated case (default 3; a scenario file's [workload] workers)")
+          ->check(CLI::Range(1, 64));
+  CLI::Option* events =
+      cmd->add_option("--max-events", flags->max_events,
+                      "most events in a generated case (default 8; a scenario file's [workload] events)")
+          ->check(CLI::Range(1, 1000));
+  cmd->add_flag("--fixed-workload", flags->fixed_workload,
+                "every case has exactly the most workers and events instead of at most");
+  cmd->add_flag("--no-swarm", flags->no_swarm,
+                "keep the config's own timing and every fault kind in every case (default: each case draws "
+                "effect durations, production rate, restart delays, stall/jump/outage lengths and a subset "
+                "of fault kinds within ranges derived from the protocol's timers)");
   cmd->add_option("--max-faults", flags->max_faults, "most faults in a generated case (default 4)")
       ->check(CLI::Range(0, 64));
   cmd->add_option("-j,--jobs", flags->jobs,
@@ -183,7 +258,10 @@ void RegisterCheckCommand(CLI::App& app, CommandResult& result) {
       ->check(CLI::Range(1, 64));
   cmd->add_option("--shard", flags->shard,
                   "run only shard I of N (cases whose index is I-1 modulo N); `xackly merge` combines shards");
-  cmd->callback([flags, &result] {
+  cmd->callback([flags, &result, seed, workers, events] {
+    flags->seed_given = seed->count() > 0;
+    flags->workers_given = workers->count() > 0;
+    flags->events_given = events->count() > 0;
     int chosen = (flags->all ? 1 : 0) + (flags->target.protocol.empty() ? 0 : 1) +
                  (flags->target.scenario.empty() ? 0 : 1);
     if (chosen != 1) {

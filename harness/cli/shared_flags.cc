@@ -132,9 +132,9 @@ Status ApplyOverrides(const OverrideFlags& f, RunConfig* c) {
     c->faults.kinds = kinds;
     c->fault_schedule.reset();  // the kinds say what to draw; an explicit plan would ignore them
   }
-  if (!f.expect.empty() && !Expectation::Parse(f.expect, &c->expected)) {
-    return Status::InvalidArgument(fmt::format(
-        "--expect: '{}' is not a verdict (kind or kind:cause; kinds: {})", f.expect, VerdictKindList()));
+  std::string why;
+  if (!f.expect.empty() && !Expectation::Parse(f.expect, &c->expected, &why)) {
+    return Status::InvalidArgument(fmt::format("--expect: '{}': {}", f.expect, why));
   }
   Status valid = ValidateRunConfig(*c);
   if (!valid.ok()) return Status::InvalidArgument(valid.message());

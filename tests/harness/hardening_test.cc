@@ -132,7 +132,7 @@ TEST(LimitsTest, ValidateRunConfigAppliesTheFilesLimitsToConfigsBuiltAnyOtherWay
   const Case cases[] = {
       {"timing.step_ms: expected an integer in 1..31536000000, got 4611686018427387904",
        [](RunConfig& c) { c.timing.step_ms = 4611686018427387904; }},
-      {"timing.max_steps: expected an integer in 1..10000000, got 9223372036854775807",
+      {"timing.max_steps: expected an integer in 0..10000000, got 9223372036854775807",
        [](RunConfig& c) { c.timing.max_steps = INT64_MAX; }},
       {"protocol.dedupe_ttl_ms: expected an integer in 0..31536000000, got 9223372036854775807",
        [](RunConfig& c) { c.protocol.dedupe_ttl_ms = INT64_MAX; }},

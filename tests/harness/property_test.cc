@@ -77,14 +77,19 @@ RC_GTEST_PROP(PropertyTest, CppAndDeclarativeHandlersAgreeOnEveryCase, ()) {
   RC_ASSERT(RunCase(cpp).trace_hash == RunCase(declarative).trace_hash);
 }
 
-// The oracle raises no false alarm: without faults, every protocol is clean,
-// except naive-trim, whose retention trims unread entries whenever the
-// workers fall more than 3 entries behind (a real loss without any fault).
+// The oracle raises no false alarm: without faults, at the configs' own
+// timing, every protocol is clean, except naive-trim, whose retention trims
+// unread entries whenever the workers fall more than 3 entries behind (a
+// real loss without any fault). (Swarm timing is left out on purpose: an
+// effect that outlasts the claim window duplicates in every protocol
+// without dedupe, a real bug, not an alarm.)
 RC_GTEST_PROP(PropertyTest, WithoutFaultsNothingIsLostOrDuplicated, ()) {
   const ProtocolDef* p = *AnyProtocol();
   RC_PRE(p->name != "naive-trim");
   RunConfig base = RunConfig::For(*p);
-  GeneratedCase c = *GenCase(base, CaseBounds{});
+  CaseBounds own_timing;
+  own_timing.swarm = false;
+  GeneratedCase c = *GenCase(base, own_timing);
   c.faults.clear();
   RunResult r = RunCase(ApplyCase(base, c));
   RC_TAG(p->name);

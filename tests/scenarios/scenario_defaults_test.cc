@@ -60,7 +60,7 @@ TEST(ScenarioDefaults, FaultKeysOverrideOneByOne) {
   ExpectSameFaultModel(s.config.faults, want);
 }
 
-TEST(ScenarioDefaults, InlineProtocolWithoutBaseExpectsOkAndHasNoFaults) {
+TEST(ScenarioDefaults, InlineProtocolWithoutBaseExpectsOkUnderTheDefaultFaultModel) {
   Scenario s = ParseOk(R"(
 [protocol]
 steps = ["effect", "ack"]
@@ -70,7 +70,10 @@ steps = ["effect", "ack"]
   EXPECT_EQ(s.config.protocol.name, "effect-then-ack") << "named after the scenario";
   EXPECT_EQ(s.config.expected.ToString(), "ok");
   EXPECT_EQ(s.config.protocol.expected.ToString(), "ok");
-  EXPECT_TRUE(s.config.faults.kinds.empty());
+  // No [faults]: not silence, but the default model of its operations.
+  EXPECT_EQ(s.config.faults.kinds, DefaultFaultModel(s.config.protocol).kinds);
+  EXPECT_TRUE(s.config.faults.Has(FaultKind::kCrash));
+  EXPECT_EQ(s.config.faults.crash_points, CrashPointsOf(s.config.protocol));
   EXPECT_TRUE(s.config.protocol.loop == LoopConfig{});
   EXPECT_TRUE(s.config.protocol.janitor == JanitorConfig{});
 }

@@ -89,10 +89,12 @@ std::vector<ErrorCase> Cases() {
       {"JanitorPickWithoutJanitor", "protocol = \"no-dedupe\"\n[schedule]\npicks = \"j1\"\n",
        "bad.toml:3: schedule.picks: expected an actor of this run (p1, w1..w3), got 'j1' as pick 1"},
       {"BadExpect", "protocol = \"no-dedupe\"\nexpect = \"dupe\"\n",
-       "bad.toml:2: expect: expected \"<kind>\" or \"<kind>:<cause>\" with kind one of " +
-           VerdictKindList() + " (ok takes no cause), got 'dupe'"},
+       "bad.toml:2: expect: 'dupe': 'dupe' is not a verdict kind (kinds: " + VerdictKindList() +
+           "; combine with + and |, e.g. \"lost|stuck\", \"duplicate+pel-leak\")"},
       {"OkWithCause", "protocol = \"no-dedupe\"\nexpect = \"ok:crash\"\n",
-       "bad.toml:2: expect: expected \"<kind>\" or \"<kind>:<cause>\"", false},
+       "bad.toml:2: expect: 'ok:crash': ok takes no cause"},
+      {"UnknownCause", "protocol = \"no-dedupe\"\nexpect = \"lost:typo-cause\"\n",
+       "bad.toml:2: expect: 'lost:typo-cause': 'typo-cause' is not a cause of lost (known: ", false},
       {"ShortTraceHash", "protocol = \"no-dedupe\"\n[schedule]\ntrace_hash = \"9ca6e72d\"\n",
        "bad.toml:3: schedule.trace_hash: expected 16 hex digits, got '9ca6e72d'"},
       {"NonHexTraceHash", "protocol = \"no-dedupe\"\n[schedule]\ntrace_hash = \"9ca6e72d056edazz\"\n",

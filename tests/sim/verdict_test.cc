@@ -42,5 +42,47 @@ TEST(VerdictTest, AnotherKindNeverMatchesEvenWithTheExpectedCause) {
   EXPECT_TRUE(Matches({VerdictKind::kLost, "crash"}, {V(VerdictKind::kLost, "crash:after-ack")}));
 }
 
+TEST(VerdictTest, AlternativesMatchAnyOneOfThem) {
+  Expectation e;
+  ASSERT_TRUE(Expectation::Parse("lost|stuck", &e));
+  EXPECT_EQ(e.ToString(), "lost|stuck");
+  EXPECT_TRUE(Matches(e, {V(VerdictKind::kLost, "stranded")}));
+  EXPECT_TRUE(Matches(e, {V(VerdictKind::kStuck, "never-settled")}));
+  EXPECT_FALSE(Matches(e, {V(VerdictKind::kLost, "stranded"), V(VerdictKind::kStuck, "never-settled")}));
+  EXPECT_FALSE(Matches(e, {}));
+  EXPECT_FALSE(e.IsOk());
+}
+
+TEST(VerdictTest, CombinationsNeedEveryKindAndNoOther) {
+  Expectation e;
+  ASSERT_TRUE(Expectation::Parse("duplicate:crash+pel-leak", &e));
+  EXPECT_EQ(e.ToString(), "duplicate:crash+pel-leak");
+  EXPECT_TRUE(Matches(e, {V(VerdictKind::kPelLeak, "done-but-pending"), V(VerdictKind::kDuplicate, "crash:after-effect")}));
+  EXPECT_FALSE(Matches(e, {V(VerdictKind::kDuplicate, "crash:after-effect")}));
+  EXPECT_FALSE(Matches(e, {V(VerdictKind::kPelLeak, "x"), V(VerdictKind::kDuplicate, "stall")}));
+  // What a search looks for: every term shown, whatever else happened.
+  EXPECT_TRUE(Shows(e, {V(VerdictKind::kPelLeak, "x"), V(VerdictKind::kDuplicate, "crash:after-ack"),
+                        V(VerdictKind::kLost, "stranded")}));
+  EXPECT_FALSE(Shows(e, {V(VerdictKind::kPelLeak, "x")}));
+}
+
+TEST(VerdictTest, UnknownCausesAreRejectedWithTheList) {
+  Expectation e;
+  std::string why;
+  EXPECT_FALSE(Expectation::Parse("lost:typo-cause", &e, &why));
+  EXPECT_NE(why.find("'typo-cause' is not a cause of lost"), std::string::npos) << why;
+  EXPECT_NE(why.find("payload-deleted"), std::string::npos) << why;
+  EXPECT_FALSE(Expectation::Parse("duplicate:crash:after-nothing", &e, &why));
+  EXPECT_FALSE(Expectation::Parse("duplicate|", &e, &why));
+  EXPECT_FALSE(Expectation::Parse("ok+lost", &e, &why));
+  EXPECT_FALSE(Expectation::Parse("lost+lost", &e, &why));
+  // Families and known sites are causes.
+  EXPECT_TRUE(Expectation::Parse("duplicate:crash", &e));
+  EXPECT_TRUE(Expectation::Parse("duplicate:lost-reply:XACK", &e));
+  EXPECT_TRUE(Expectation::Parse("lost:payload-deleted|stuck:never-settled", &e));
+  EXPECT_TRUE(Expectation::Parse("ok", &e));
+  EXPECT_TRUE(e.IsOk());
+}
+
 }  // namespace
 }  // namespace xackly

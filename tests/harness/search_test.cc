@@ -1,0 +1,159 @@
+// Issue 15: a search users can trust at its defaults. Swarm ranges come from
+// the protocol's own timers; what a check finds does not depend on --cases;
+// a scenario's seed and workload are used; bad `expect` text and the step
+// guard are reported as what they are (exit 2, exit 3), never as verdicts.
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "harness/check.h"
+#include "harness/exit_codes.h"
+#include "tests/harness/test_util.h"
+
+namespace xackly {
+namespace {
+
+RunConfig Base(const std::string& protocol) { return RunConfig::For(*FindProtocol(protocol)); }
+
+TEST(SearchTest, SwarmRangesReachTheProtocolsOwnTimers) {
+  // eager-claim claims entries idle 50 ms every 100 ms.
+  SwarmRanges eager = SwarmRangesFor(Base("eager-claim"), CaseBounds{});
+  EXPECT_GE(eager.fault_phase_ms, 2 * (100 + 50));
+  EXPECT_GE(eager.effect_max_ms, 50) << "effects must be able to outlast the claim threshold";
+  EXPECT_LE(eager.stall_min_ms, 50);
+  EXPECT_GE(eager.stall_max_ms, 50);
+  // txn-dedupe: 30 s claim window every 5 s; two cycles fit in the phase.
+  SwarmRanges txn = SwarmRangesFor(Base("txn-dedupe"), CaseBounds{});
+  EXPECT_GE(txn.fault_phase_ms, 2 * (30000 + 5000));
+  EXPECT_GE(txn.clock_jump_max_ms, 30000);
+  EXPECT_GE(txn.produce_every_max_ms * 8, txn.fault_phase_ms / 2) << "events can spread over the phase";
+  // dlq-after-3: the third redelivery happens with faults on.
+  SwarmRanges dlq = SwarmRangesFor(Base("dlq-after-3"), CaseBounds{});
+  EXPECT_GE(dlq.fault_phase_ms, 3 * (30000 + 5000));
+  // short-ttl-dedupe: the 10 s TTL expires inside the phase, and a claim follows.
+  SwarmRanges ttl = SwarmRangesFor(Base("short-ttl-dedupe"), CaseBounds{});
+  EXPECT_GE(ttl.fault_phase_ms, 10000 + 35000);
+}
+
+TEST(SearchTest, SwarmCasesDrawTimingButKeepTheProtocolsSettings) {
+  RunConfig base = Base("eager-claim");
+  rc::Gen<GeneratedCase> gen = GenCase(base, CaseBounds{});
+  std::set<int64_t> effects;
+  for (int i = 0; i < 40; ++i) {
+    GeneratedCase c = NthCase(gen, 1, i, CaseSize(i)).value();
+    RunConfig config = ApplyCase(base, c);
+    EXPECT_EQ(config.protocol.loop, base.protocol.loop) << "the protocol's own settings never change";
+    EXPECT_EQ(config.timing.fault_phase_ms, SwarmRangesFor(base, CaseBounds{}).fault_phase_ms);
+    effects.insert(config.timing.effect_ms);
+  }
+  EXPECT_GT(effects.size(), 3u) << "effect durations vary between cases";
+}
+
+TEST(SearchTest, CaseSizesRampAndRestartEveryFiveCases) {
+  EXPECT_EQ(CaseSize(0), 0);
+  EXPECT_EQ(CaseSize(4), 100);
+  EXPECT_EQ(CaseSize(5), 0);
+  int rechecks = 0;
+  for (int i = 0; i < 2000; ++i) rechecks += IsRecheckCase(1, i) ? 1 : 0;
+  EXPECT_GT(rechecks, 60);   // about 5%
+  EXPECT_LT(rechecks, 140);
+}
+
+TEST(SearchTest, TheFirstHitDoesNotDependOnHowManyCasesWereAskedFor) {
+  CasePool pool(1, TestServerOptions());
+  for (const char* protocol : {"naive-trim", "eager-claim", "no-dedupe", "racy-trim"}) {
+    std::optional<int> first;
+    for (int cases : {30, 300}) {
+      CheckOptions options;
+      options.cases = cases;
+      options.seed = 3;
+      options.max_shrink_runs = 10;  // where the hit is, not how small it shrinks
+      Result<CheckOutcome> r = RunCheck(Base(protocol), pool, options);
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      ASSERT_TRUE(r->hit_index.has_value()) << protocol << " not found in " << cases << " cases";
+      if (!first) first = r->hit_index;
+      EXPECT_EQ(*r->hit_index, *first) << protocol << " with --cases " << cases;
+      EXPECT_TRUE(r->matched) << protocol;
+    }
+  }
+}
+
+TEST(SearchTest, EveryCheckRerunsAShareOfItsCasesForDeterminism) {
+  CasePool pool(1, TestServerOptions());
+  CheckOptions options;
+  options.cases = 100;
+  Result<CheckOutcome> r = RunCheck(Base("txn-dedupe"), pool, options);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  int want = 0;
+  for (int i = 0; i < 100; ++i) want += IsRecheckCase(options.seed, i) ? 1 : 0;
+  EXPECT_GT(want, 0);
+  EXPECT_EQ(r->determinism_reruns, want);
+  EXPECT_TRUE(r->matched);
+}
+
+// --- The command line ------------------------------------------------------
+
+class SearchCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("xackly-search-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string Write(const std::string& name, const std::string& text) {
+    std::string path = (dir_ / name).string();
+    std::ofstream(path) << text;
+    return path;
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(SearchCliTest, AnUnknownExpectedCauseIsAnInputErrorListingTheKnownOnes) {
+  std::string file = Write("typo.toml", "protocol = \"txn-dedupe\"\nexpect = \"lost:typo-cause\"\n");
+  CommandOutput out = RunXackly({"check", "--scenario", file, "--cases", "5", "--out", ""});
+  EXPECT_EQ(out.exit_code, kExitUsage) << out.output;
+  EXPECT_TRUE(Contains(out.output, "typo.toml:2: expect")) << out.output;
+  EXPECT_TRUE(Contains(out.output, "'typo-cause' is not a cause of lost")) << out.output;
+  EXPECT_TRUE(Contains(out.output, "payload-deleted")) << out.output;
+}
+
+TEST_F(SearchCliTest, TheStepGuardIsExitThreeNamingTheKnob) {
+  std::string file = Write("tight.toml",
+                           "protocol = \"txn-dedupe\"\n[workload]\nevents = 50\n[timing]\nmax_steps = 30\n");
+  CommandOutput out = RunXackly({"run", "--scenario", file, "--faults", "none"});
+  EXPECT_EQ(out.exit_code, kExitHarnessFailure) << out.output;
+  EXPECT_TRUE(Contains(out.output, "harness limit")) << out.output;
+  EXPECT_TRUE(Contains(out.output, "max_steps")) << out.output;
+  EXPECT_FALSE(Contains(out.output, "stuck")) << out.output;
+}
+
+TEST_F(SearchCliTest, CheckUsesTheScenariosSeedAndWorkloadAndSaysSo) {
+  std::string file = Write("mine.toml", "protocol = \"no-dedupe\"\nseed = 77\n[workload]\nworkers = 2\nevents = 5\n");
+  CommandOutput out = RunXackly({"check", "--scenario", file, "--cases", "20", "--out", ""});
+  EXPECT_EQ(out.exit_code, kExitOk) << out.output;
+  EXPECT_TRUE(Contains(out.output, "seed 77 (the file's seed)")) << out.output;
+  EXPECT_TRUE(Contains(out.output, "at most 2 workers and 5 events (the file's [workload])")) << out.output;
+  CommandOutput flag = RunXackly({"check", "--scenario", file, "--cases", "20", "--seed", "4", "--out", ""});
+  EXPECT_TRUE(Contains(flag.output, "seed 4 (--seed)")) << flag.output;
+}
+
+TEST_F(SearchCliTest, AnInlineProtocolWithoutFaultsGetsTheDefaultModelAndSaysSo) {
+  std::string file = Write("inline.toml",
+                           "[protocol]\nsteps = [\"effect\", \"ack\"]\n");
+  CommandOutput out = RunXackly({"check", "--scenario", file, "--cases", "30", "--out", ""});
+  EXPECT_TRUE(Contains(out.output, "fault model crash")) << out.output;
+  // No dedupe: the default model finds the duplicate, not a silent green.
+  EXPECT_EQ(out.exit_code, kExitVerdictMismatch) << out.output;
+  std::string none = Write("none.toml",
+                           "[protocol]\nsteps = [\"begin\", \"mark-done\", \"effect\", \"commit\", \"ack\"]\n"
+                           "dedupe = \"sql\"\neffect = \"sql\"\n[faults]\nkinds = []\n");
+  CommandOutput quiet = RunXackly({"check", "--scenario", none, "--cases", "5", "--out", ""});
+  EXPECT_EQ(quiet.exit_code, kExitOk) << quiet.output;
+  EXPECT_TRUE(Contains(quiet.output, "injects NO faults")) << quiet.output;
+}
+
+}  // namespace
+}  // namespace xackly
