@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
+
 namespace xackly {
 
 Result<std::string> ReadFile(const std::string& path) {
@@ -16,10 +18,37 @@ Result<std::string> ReadFile(const std::string& path) {
   if (std::filesystem::is_directory(path, ec)) return Status::IoError(path + ": is a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::IoError(path + ": cannot open: " + std::strerror(errno));
-  std::ostringstream out;
-  out << in.rdbuf();
+  // Read in chunks up to the limit: /dev/zero or a FIFO has no size to ask.
+  std::string out;
+  char chunk[65536];
+  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
+    out.append(chunk, static_cast<size_t>(in.gcount()));
+    if (out.size() > kMaxInputFileBytes) {
+      return Status::InvalidArgument(
+          fmt::format("{}: larger than {} MiB; not a scenario or script", path, kMaxInputFileBytes >> 20));
+    }
+  }
   if (in.bad()) return Status::IoError(path + ": read failed");
-  return out.str();
+  return out;
+}
+
+Status CheckWritableFilePath(const std::string& path) {
+  std::filesystem::path target(path);
+  std::error_code ec;
+  if (!target.has_filename()) return Status::InvalidArgument(path + ": not a file name");
+  if (std::filesystem::is_directory(target, ec)) {
+    return Status::InvalidArgument(path + " is a directory (name the file to write)");
+  }
+  if (!target.has_parent_path()) return Status::Ok();
+  std::filesystem::create_directories(target.parent_path(), ec);
+  if (ec || !std::filesystem::is_directory(target.parent_path(), ec)) {
+    return Status::InvalidArgument(target.parent_path().string() + ": cannot create: " +
+                                   (ec ? ec.message() : std::string("not a directory")));
+  }
+  if (::access(target.parent_path().c_str(), W_OK) != 0) {
+    return Status::InvalidArgument(target.parent_path().string() + ": not writable: " + std::strerror(errno));
+  }
+  return Status::Ok();
 }
 
 Status WriteFileAtomically(const std::string& path, std::string_view content) {

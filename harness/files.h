@@ -2,6 +2,7 @@
 // (scenario files, replay files, reports, traces).
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -9,9 +10,19 @@
 
 namespace xackly {
 
-// The whole file. kNotFound when it does not exist, kIoError otherwise; the
-// message names the path.
+// The largest file ReadFile takes (scenario, replay and script files are
+// far smaller).
+inline constexpr size_t kMaxInputFileBytes = size_t{16} << 20;
+
+// The whole file. kNotFound when it does not exist, kInvalidArgument when
+// it is larger than kMaxInputFileBytes (read in chunks, so /dev/zero or a
+// FIFO ends too), kIoError otherwise; the message names the path.
 Result<std::string> ReadFile(const std::string& path);
+
+// Checks, before a run, that `path` can later be written by
+// WriteFileAtomically: not a directory, and its parent a directory (or
+// creatable). kInvalidArgument naming the path and why otherwise.
+Status CheckWritableFilePath(const std::string& path);
 
 // Writes `content` to `path` through a temporary file (".<name>.tmp.<pid>"
 // in the same directory) renamed into place, so a failure never leaves a

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/limits.h"
 #include "sim/stream.h"
 
 namespace xackly {
@@ -236,7 +237,10 @@ Result<FaultSpec> ParseFaultSpec(std::string_view text) {
   };
   auto parse_nth = [](std::string_view word, int* out) {
     int64_t n = 0;
-    if (word.empty() || word[0] != '#' || !ParseDecimal(word.substr(1), &n)) return false;
+    // Checked before the narrowing: #4294967297 must not become #1.
+    if (word.empty() || word[0] != '#' || !ParseDecimal(word.substr(1), &n) || n < 0 || n > kMaxSteps) {
+      return false;
+    }
     *out = static_cast<int>(n);
     return true;
   };
@@ -282,6 +286,7 @@ Result<FaultSpec> ParseFaultSpec(std::string_view text) {
       if (w.size() != 3 || w[1] != "event" || !ParseDecimal(w[2], &n)) {
         return bad("expected 'poison event <n>'");
       }
+      if (n < 1 || n > kMaxEvents) return bad(fmt::format("event must be in 1..{}", kMaxEvents));
       s.event = static_cast<int>(n);
       break;
     }

@@ -27,6 +27,8 @@ inline constexpr int64_t kMaxDurationMs = 365LL * 24 * 60 * 60 * 1000;
 inline constexpr int64_t kMaxRunSpanMs = 100 * kMaxDurationMs;
 // timing.max_steps.
 inline constexpr int64_t kMaxSteps = 10'000'000;
+// events of a run (and so the highest event a fault can name).
+inline constexpr int kMaxEvents = 100'000;
 // Counts that are not actors or events: read/claim counts, trim length,
 // deliveries before dead-lettering, scheduled and poison fault counts.
 inline constexpr int kMaxCount = 100'000;

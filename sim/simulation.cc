@@ -65,7 +65,8 @@ int64_t TimeBudgetMs(const RunConfig& c) {
   const Timing& t = c.timing;
   const ProtocolDef& p = c.protocol;
   const FaultModel& f = c.faults;
-  int64_t sum = SaturatingMul(t.max_steps, t.step_ms);
+  const int64_t steps = t.max_steps > 0 ? t.max_steps : DefaultMaxSteps(c.events);  // the guard Run uses
+  int64_t sum = SaturatingMul(steps, t.step_ms);
   sum = SaturatingAdd(sum, FaultPhaseEndMs(t, c.events, c.producers));
   for (int64_t d : {t.effect_ms, t.produce_every_ms, t.restart_delay_ms, t.reconnect_ms,
                     t.quiet_window_ms, p.dedupe_ttl_ms, p.loop.claim_min_idle_ms,

@@ -73,10 +73,10 @@ int RunAndReport(const char* command, const Scenario& scenario, const std::strin
                  const RunOptions& options) {
   // Bad output flags are found before the run, not after it.
   Status output_ok = CheckOutputFlags(options.output);
-  std::error_code ec;
-  if (output_ok.ok() && !options.trace_file.empty() && std::filesystem::is_directory(options.trace_file, ec)) {
-    output_ok = Status::InvalidArgument(
-        fmt::format("--trace: {} is a directory (name the file to write the trace to)", options.trace_file));
+  if (output_ok.ok() && !options.trace_file.empty()) {
+    if (Status trace_ok = CheckWritableFilePath(options.trace_file); !trace_ok.ok()) {
+      output_ok = Status::InvalidArgument("--trace: " + trace_ok.message());
+    }
   }
   if (!output_ok.ok()) {
     PrintError(command, output_ok);

@@ -302,6 +302,7 @@ TEST_F(CliHardeningTest, BadOutputFlagsAreBadInputFoundBeforeTheRun) {
   };
   const std::vector<Case> cases = {
       {{"run", "--protocol", "no-dedupe", "--trace", root_.path()}, "is a directory"},
+      {{"run", "--protocol", "no-dedupe", "--trace", a_file + "/t"}, "--trace: " + a_file + ": cannot create"},
       {{"run", "--protocol", "no-dedupe", "--out", root_.path() + "/o", "--format", "pdf"}, "--format"},
       {{"run", "--protocol", "no-dedupe", "--out", a_file + "/sub"}, "--out: " + a_file + "/sub: cannot create"},
       {{"check", "--protocol", "no-dedupe", "--out", a_file}, "--out: " + a_file + ": cannot create"},

@@ -33,6 +33,9 @@ TEST(FaultSpecTest, BadSpecsAreRefusedWithTheReason) {
       {"explode w1 after-effect #1", "unknown fault kind"},
       {"crash w1 after-lunch #1", "unknown crash point 'after-lunch'"},
       {"crash w1 after-effect #0", "nth must be >= 1"},
+      // Never narrowed into a different, valid fault (#4294967297 is not #1).
+      {"crash w1 after-effect #4294967297", "expected '<kind> <actor> <site> #<n>'"},
+      {"poison event 4294967297", "event must be in 1..100000"},
       {"crash x1 after-effect #1", "actor must be"},
       {"lost-reply w1 ping #1", "unknown request 'ping'"},  // any COMMAND name is a site; lowercase is not
       {"xdel everything @1ms", "xdel target must be"},
