@@ -11,7 +11,7 @@
 // line "file.toml:LINE: field.path: what was expected, got what".
 //
 // --- Top level (before any [table]) ---------------------------------------
-//   protocol = "txn-dedupe"   A catalog protocol by name (`xackly list` shows
+//   protocol = "txn-dedupe"   A catalog protocol by name (`xackly protocols` shows
 //                             them). Or leave this out and write an inline
 //                             [protocol] table instead (below). One is required.
 //   name = "..."              1..128 characters A-Z a-z 0-9 . _ - (not starting
