@@ -160,7 +160,7 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
                                        *outcome->hit_index, options.seed, outcome->shrink_steps);
       Scenario replay = ReplayScenario(t.scenario, outcome->minimal_config, outcome->minimal_result, origin);
       replay.name = ScenarioNameFrom(t.scenario.name + "-counterexample");
-      Status s = WriteFileAtomically(replay_file, WriteScenario(replay));
+      Status s = WriteReplayFile(replay_file, std::move(replay));
       if (!s.ok()) {
         PrintError("check", s);
         return kExitHarnessFailure;

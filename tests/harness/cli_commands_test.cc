@@ -127,6 +127,43 @@ TEST(CliCommandsTest, CheckShrinksToAMinimalCaseThatReplaysExactly) {
   }
 }
 
+// A replay file of a script protocol names the script as seen from the
+// replay file's own directory: it replays from wherever --out put it.
+TEST(CliCommandsTest, AScriptCounterexampleReplaysFromItsOutDirectory) {
+  ScopedTempRoot root;
+  // An external effect and then XACK, no dedupe, claims after 10 s: a slow
+  // effect or a crash before XACK runs an effect twice.
+  const std::string script = R"(
+function consumer(w)
+  w:redis("XGROUP", "CREATE", w.stream, w.group, "0", "MKSTREAM")
+  while true do
+    local r = w:redis("XAUTOCLAIM", w.stream, w.group, w.consumer, 10000, "0-0", "COUNT", 10)
+    local batch = xackly.is_error(r) and {} or xackly.entries(r[2])
+    if #batch == 0 then batch = w:read(">", {count = 5, block_ms = 1000}) end
+    for _, e in ipairs(batch) do
+      if not e.deleted then w:effect(e.fields.event_id, "external", {entry = e}) end
+      w:redis("XACK", w.stream, w.group, e.id)
+    end
+  end
+end
+)";
+  ASSERT_TRUE(WriteFileAtomically(root.path() + "/src/effect-then-ack.lua", script).ok());
+  ASSERT_TRUE(WriteFileAtomically(root.path() + "/src/effect-then-ack.toml",
+                                  "name = \"effect-then-ack\"\nexpect = \"duplicate\"\n"
+                                  "[protocol]\nscript = \"effect-then-ack.lua\"\n")
+                  .ok());
+  const std::string out_dir = root.path() + "/nested/out";
+  CommandOutput check = RunXackly({"check", "--scenario", root.path() + "/src/effect-then-ack.toml", "--out",
+                                   out_dir, "--quiet"});
+  ASSERT_EQ(check.exit_code, kExitOk) << check.output;
+  const std::string file = out_dir + "/effect-then-ack.replay.toml";
+  Result<std::string> text = ReadFile(file);
+  ASSERT_TRUE(text.ok()) << check.output;
+  EXPECT_TRUE(Contains(*text, "\nscript = \"../../src/effect-then-ack.lua\"")) << *text;
+  CommandOutput replay = RunXackly({"replay", file});
+  EXPECT_EQ(replay.exit_code, kExitOk) << replay.output;
+}
+
 TEST(CliCommandsTest, ATamperedReplayFileIsCaughtByItsTraceHash) {
   ScopedTempRoot out;
   CommandOutput check = RunXackly({"check", "--protocol", "no-dedupe", "--cases", "50", "--out", out.path(), "--quiet"});
