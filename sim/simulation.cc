@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/command_timers.h"
 #include "sim/limits.h"
 #include "sim/oracle_feed.h"
 #include "sim/rng.h"
@@ -276,6 +277,12 @@ class Simulation {
   bool AllWorkersIdle() const;
   int64_t NextWakeTime() const;
   int64_t QuietWindowMs() const;
+  // The quiet window now: the config's, plus twice the longest timer a
+  // protocol script has used so far (a claim waits that long, then the
+  // claimer's next round).
+  int64_t CurrentQuietWindowMs() const {
+    return SaturatingAdd(quiet_window_ms_, SaturatingMul(2, script_timer_ms_));
+  }
   Status FinalReads(Oracle::FinalState* fs);
 
   const RunConfig& config_;
@@ -317,6 +324,9 @@ class Simulation {
   std::string reply_text_;
   std::vector<Actor*> runnable_;  // scratch for Run's pick, reused every step
   int64_t quiet_window_ms_ = 0;   // QuietWindowMs(), fixed by the config
+  // A script's timers, read off what it does (sim/command_timers.h): the
+  // longest claim threshold, key expiry, sleep or park seen so far.
+  int64_t script_timer_ms_ = 0;
   Status script_error_;           // a protocol script's error ends the run with it
   // Commands a script queued after MULTI, per actor slot, until EXEC/DISCARD.
   std::map<std::string, std::optional<std::vector<std::vector<std::string>>>> multi_;
@@ -920,6 +930,12 @@ Status Simulation::ExecuteStep(Actor& a) {
   Step& s = *a.pending;
   const OpInfo& info = InfoOf(s.op);
   a.ready_at_ms = now_ + s.busy_ms;
+  if (config_.protocol.script != nullptr) {
+    const int64_t timer_ms = s.op == Op::kCommand                     ? CommandTimerMs(s.argv)
+                             : s.op == Op::kSleep || s.op == Op::kPark ? s.duration_ms
+                                                                       : 0;
+    script_timer_ms_ = std::max(script_timer_ms_, timer_ms);
+  }
   switch (info.channel) {
     case Channel::kLocal:
       if (s.op == Op::kPark && a.kind == ActorKind::kWorker && produced_ > a.produced_seen) {
@@ -1250,7 +1266,7 @@ Result<RunResult> Simulation::Run() {
         break;
       }
       int64_t quiet_since = std::max(drain_start_ms_, oracle_.last_progress_ms());
-      if (now_ - quiet_since >= quiet_window_ms_) {
+      if (now_ - quiet_since >= CurrentQuietWindowMs()) {
         Note("quiescent", fmt::format("no progress for {} ms", now_ - quiet_since));
         break;
       }
@@ -1263,7 +1279,7 @@ Result<RunResult> Simulation::Run() {
     if (runnable.empty()) {
       int64_t next = NextWakeTime();
       if (!fault_phase_) {
-        int64_t quiet_deadline = std::max(drain_start_ms_, oracle_.last_progress_ms()) + quiet_window_ms_;
+        int64_t quiet_deadline = std::max(drain_start_ms_, oracle_.last_progress_ms()) + CurrentQuietWindowMs();
         next = std::min(next, quiet_deadline);
       }
       if (next == INT64_MAX) {

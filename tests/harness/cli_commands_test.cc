@@ -164,6 +164,43 @@ end
   EXPECT_EQ(replay.exit_code, kExitOk) << replay.output;
 }
 
+// A correct script whose recovery waits two hours (its XAUTOCLAIM threshold)
+// is judged after that wait, not after the default quiet window: a crash
+// between its commit and its XACK is recovered, not `pel-leak`.
+TEST(CliCommandsTest, AScriptsOwnLongClaimThresholdIsWaitedFor) {
+  ScopedTempRoot root;
+  const std::string script = R"lua(
+local function handle(w, e)
+  if e.deleted then w:redis("XACK", w.stream, w.group, e.id) return end
+  w:sql("BEGIN")
+  if w:sql("INSERT OR IGNORE INTO processed VALUES (?)", e.fields.event_id).changes == 1 then
+    w:effect(e.fields.event_id, "sql", {entry = e})
+  end
+  w:sql("COMMIT")
+  w:point("point:before-ack")
+  w:redis("XACK", w.stream, w.group, e.id)
+end
+function consumer(w)
+  w:redis("XGROUP", "CREATE", w.stream, w.group, "0", "MKSTREAM")
+  while true do
+    local r = w:redis("XAUTOCLAIM", w.stream, w.group, w.consumer, 7200000, "0-0", "COUNT", 10)
+    for _, e in ipairs(xackly.entries(r[2])) do handle(w, e) end
+    for _, e in ipairs(w:read(">", {count = 5, block_ms = 60000})) do handle(w, e) end
+  end
+end
+)lua";
+  ASSERT_TRUE(WriteFileAtomically(root.path() + "/slow-claim.lua", script).ok());
+  ASSERT_TRUE(WriteFileAtomically(root.path() + "/slow-claim.toml",
+                                  "name = \"slow-claim\"\nexpect = \"ok\"\n"
+                                  "[workload]\nworkers = 1\nevents = 2\n"
+                                  "[protocol]\nscript = \"slow-claim.lua\"\n"
+                                  "[schedule]\nfaults = [\"crash w1 point:before-ack #1\"]\n")
+                  .ok());
+  CommandOutput run = RunXackly({"run", "--scenario", root.path() + "/slow-claim.toml", "--out", root.path()});
+  EXPECT_EQ(run.exit_code, kExitOk) << run.output;
+  EXPECT_TRUE(Contains(run.output, "crash")) << run.output;
+}
+
 TEST(CliCommandsTest, ATamperedReplayFileIsCaughtByItsTraceHash) {
   ScopedTempRoot out;
   CommandOutput check = RunXackly({"check", "--protocol", "no-dedupe", "--cases", "50", "--out", out.path(), "--quiet"});

@@ -1,0 +1,27 @@
+// The timers a protocol script names in its Redis commands.
+//
+// A built-in protocol declares its timers (claim threshold, claim period,
+// block time, TTLs) and the simulator sizes its quiet window from them: a run
+// ends when nothing has progressed for longer than any timer could take to
+// fire. A script's timers are constants inside the script, so the simulator
+// reads them off the commands it sends instead: a claim threshold in XCLAIM
+// or XAUTOCLAIM, XPENDING's IDLE filter, a key's expiry (SET EX/PX, SETEX,
+// PSETEX, EXPIRE, PEXPIRE, GETEX EX/PX). Without this a correct script whose
+// recovery waits two hours was judged `pel-leak` after the default window.
+//
+// Timers inside the user's own EVAL/FCALL cannot be read; docs/scripts.md
+// says how to declare them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace xackly {
+
+// The longest duration, in milliseconds, that `argv`'s arguments name as a
+// timer (0: none, or malformed numbers). Absolute expiries (EXAT, PXAT,
+// EXPIREAT) are not durations and are ignored. Saturates at one year.
+int64_t CommandTimerMs(const std::vector<std::string>& argv);
+
+}  // namespace xackly

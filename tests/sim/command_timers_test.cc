@@ -1,0 +1,40 @@
+// The timers a script's commands name: what sizes a script run's quiet
+// window, so a correct script with slow recovery is not judged early.
+#include "sim/command_timers.h"
+
+#include <gtest/gtest.h>
+
+#include "sim/limits.h"
+
+namespace xackly {
+namespace {
+
+TEST(CommandTimersTest, ClaimThresholdsAreRead) {
+  EXPECT_EQ(CommandTimerMs({"XAUTOCLAIM", "s", "g", "c", "7200000", "0-0", "COUNT", "10"}), 7200000);
+  EXPECT_EQ(CommandTimerMs({"xclaim", "s", "g", "c", "60000", "1-0", "JUSTID"}), 60000);
+  EXPECT_EQ(CommandTimerMs({"XPENDING", "s", "g", "IDLE", "30000", "-", "+", "10"}), 30000);
+  EXPECT_EQ(CommandTimerMs({"XPENDING", "s", "g", "-", "+", "10"}), 0);  // no IDLE filter
+}
+
+TEST(CommandTimersTest, KeyExpiriesAreReadInMilliseconds) {
+  EXPECT_EQ(CommandTimerMs({"SET", "done:1", "1", "NX", "EX", "3600"}), 3600000);
+  EXPECT_EQ(CommandTimerMs({"SET", "lock", "me", "PX", "5000", "NX"}), 5000);
+  EXPECT_EQ(CommandTimerMs({"SETEX", "k", "10", "v"}), 10000);
+  EXPECT_EQ(CommandTimerMs({"PSETEX", "k", "250", "v"}), 250);
+  EXPECT_EQ(CommandTimerMs({"EXPIRE", "k", "60"}), 60000);
+  EXPECT_EQ(CommandTimerMs({"PEXPIRE", "k", "60"}), 60);
+  EXPECT_EQ(CommandTimerMs({"GETEX", "k", "PX", "900"}), 900);
+}
+
+TEST(CommandTimersTest, WhatIsNotADurationIsNoTimer) {
+  EXPECT_EQ(CommandTimerMs({"SET", "k", "EX"}), 0);                     // value "EX", no option
+  EXPECT_EQ(CommandTimerMs({"SET", "k", "v", "PXAT", "99999999"}), 0);  // absolute
+  EXPECT_EQ(CommandTimerMs({"EXPIRE", "k", "-1"}), 0);
+  EXPECT_EQ(CommandTimerMs({"XCLAIM", "s", "g", "c", "1e3", "1-0"}), 0);
+  EXPECT_EQ(CommandTimerMs({"XACK", "s", "g", "1-0"}), 0);
+  EXPECT_EQ(CommandTimerMs({}), 0);
+  EXPECT_EQ(CommandTimerMs({"SET", "k", "v", "EX", "99999999999999999"}), kMaxDurationMs);
+}
+
+}  // namespace
+}  // namespace xackly
