@@ -35,20 +35,41 @@ int64_t ArgMs(const std::vector<std::string>& argv, size_t i, int64_t unit_ms) {
   return i < argv.size() ? DurationMs(argv[i], unit_ms) : 0;
 }
 
-}  // namespace
-
-int64_t CommandTimerMs(const std::vector<std::string>& argv) {
-  if (argv.empty()) return 0;
-  const std::string verb = VerbOf(argv[0]);
+// A claim threshold `argv` names (0: none).
+int64_t ClaimThresholdMs(const std::vector<std::string>& argv, const std::string& verb) {
   // XCLAIM / XAUTOCLAIM key group consumer min-idle-time ...
   if (verb == "XCLAIM" || verb == "XAUTOCLAIM") return ArgMs(argv, 4, 1);
   // XPENDING key group IDLE min-idle-time start end count [consumer]
   if (verb == "XPENDING") return argv.size() > 3 && VerbOf(argv[3]) == "IDLE" ? ArgMs(argv, 4, 1) : 0;
+  return 0;
+}
+
+// A key expiry `argv` names (0: none).
+int64_t KeyExpiryMs(const std::vector<std::string>& argv, const std::string& verb) {
   if (verb == "SET") return ExpiryOptionMs(argv, 3);
   if (verb == "GETEX") return ExpiryOptionMs(argv, 2);
   if (verb == "SETEX" || verb == "EXPIRE") return ArgMs(argv, 2, 1000);
   if (verb == "PSETEX" || verb == "PEXPIRE") return ArgMs(argv, 2, 1);
   return 0;
+}
+
+}  // namespace
+
+int64_t ScriptTimers::Longest() const { return std::max({claim_threshold_ms, key_expiry_ms, wait_ms}); }
+
+void ScriptTimers::AddCommand(const std::vector<std::string>& argv) {
+  if (argv.empty()) return;
+  const std::string verb = VerbOf(argv[0]);
+  claim_threshold_ms = std::max(claim_threshold_ms, ClaimThresholdMs(argv, verb));
+  key_expiry_ms = std::max(key_expiry_ms, KeyExpiryMs(argv, verb));
+}
+
+void ScriptTimers::AddWait(int64_t ms) { wait_ms = std::max(wait_ms, ms); }
+
+int64_t CommandTimerMs(const std::vector<std::string>& argv) {
+  ScriptTimers t;
+  t.AddCommand(argv);
+  return t.Longest();
 }
 
 }  // namespace xackly

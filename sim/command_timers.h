@@ -19,6 +19,20 @@
 
 namespace xackly {
 
+// The timers a script used in one run, by what they time (ms; 0: none
+// seen). The quiet window uses the longest; the search sizes its stalls
+// and clock jumps by the claim threshold and the key expiry.
+struct ScriptTimers {
+  int64_t claim_threshold_ms = 0;  // XCLAIM/XAUTOCLAIM min-idle, XPENDING IDLE
+  int64_t key_expiry_ms = 0;       // SET EX/PX, SETEX, PSETEX, EXPIRE, PEXPIRE, GETEX
+  int64_t wait_ms = 0;             // w:sleep, w:read block times
+
+  int64_t Longest() const;
+  // Adds the timer `argv` names, if any.
+  void AddCommand(const std::vector<std::string>& argv);
+  void AddWait(int64_t ms);
+};
+
 // The longest duration, in milliseconds, that `argv`'s arguments name as a
 // timer (0: none, or malformed numbers). Absolute expiries (EXAT, PXAT,
 // EXPIREAT) are not durations and are ignored. Saturates at one year.

@@ -281,7 +281,7 @@ class Simulation {
   // protocol script has used so far (a claim waits that long, then the
   // claimer's next round).
   int64_t CurrentQuietWindowMs() const {
-    return SaturatingAdd(quiet_window_ms_, SaturatingMul(2, script_timer_ms_));
+    return SaturatingAdd(quiet_window_ms_, SaturatingMul(2, script_timers_.Longest()));
   }
   Status FinalReads(Oracle::FinalState* fs);
 
@@ -326,7 +326,7 @@ class Simulation {
   int64_t quiet_window_ms_ = 0;   // QuietWindowMs(), fixed by the config
   // A script's timers, read off what it does (sim/command_timers.h): the
   // longest claim threshold, key expiry, sleep or park seen so far.
-  int64_t script_timer_ms_ = 0;
+  ScriptTimers script_timers_;
   Status script_error_;           // a protocol script's error ends the run with it
   // Commands a script queued after MULTI, per actor slot, until EXEC/DISCARD.
   std::map<std::string, std::optional<std::vector<std::vector<std::string>>>> multi_;
@@ -931,10 +931,8 @@ Status Simulation::ExecuteStep(Actor& a) {
   const OpInfo& info = InfoOf(s.op);
   a.ready_at_ms = now_ + s.busy_ms;
   if (config_.protocol.script != nullptr) {
-    const int64_t timer_ms = s.op == Op::kCommand                     ? CommandTimerMs(s.argv)
-                             : s.op == Op::kSleep || s.op == Op::kPark ? s.duration_ms
-                                                                       : 0;
-    script_timer_ms_ = std::max(script_timer_ms_, timer_ms);
+    if (s.op == Op::kCommand) script_timers_.AddCommand(s.argv);
+    if (s.op == Op::kSleep || s.op == Op::kPark) script_timers_.AddWait(s.duration_ms);
   }
   switch (info.channel) {
     case Channel::kLocal:
@@ -1338,6 +1336,7 @@ Result<RunResult> Simulation::Run() {
   }
   result.effect_counts = oracle_.effect_counts();
   result.notes = std::move(notes_);
+  result.script_timers = script_timers_;
   // Destroy coroutines before the actors' connections and the store go away.
   for (auto& a : actors_) a->task = Task<void>();
   return result;

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/command_timers.h"
 #include "sim/faults.h"
 #include "sim/oracle.h"
 #include "sim/protocol.h"
@@ -88,6 +89,7 @@ struct RunResult {
   std::map<std::string, std::vector<HistoryItem>> histories;
   std::map<std::string, int> effect_counts;
   std::vector<std::string> notes;      // oracle self-check findings, replay divergence...
+  ScriptTimers script_timers;          // a protocol script's timers, as it used them
 
   std::string TraceHashHex() const { return Trace::HashHex(trace_hash); }
 };

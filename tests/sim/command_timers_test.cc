@@ -36,5 +36,17 @@ TEST(CommandTimersTest, WhatIsNotADurationIsNoTimer) {
   EXPECT_EQ(CommandTimerMs({"SET", "k", "v", "EX", "99999999999999999"}), kMaxDurationMs);
 }
 
+TEST(CommandTimersTest, ARunsTimersAreKeptByWhatTheyTime) {
+  ScriptTimers t;
+  t.AddCommand({"XAUTOCLAIM", "s", "g", "c", "60000", "0-0"});
+  t.AddCommand({"SET", "done:1", "1", "NX", "PX", "5000"});
+  t.AddCommand({"XPENDING", "s", "g", "IDLE", "30000", "-", "+", "10"});
+  t.AddWait(2000);
+  EXPECT_EQ(t.claim_threshold_ms, 60000);
+  EXPECT_EQ(t.key_expiry_ms, 5000);
+  EXPECT_EQ(t.wait_ms, 2000);
+  EXPECT_EQ(t.Longest(), 60000);
+}
+
 }  // namespace
 }  // namespace xackly
