@@ -1,6 +1,6 @@
 // The private directory of one redis-server: its config, socket, log, clock
 // page and persisted files. Named <root>/xackly-XXXXXX, mode 0700, where
-// root is $TMPDIR or /tmp. Each carries an owner marker (the pid of the
+// root is DefaultTempRoot() (below). Each carries an owner marker (the pid of the
 // xackly process that made it) so that a later xackly can tell a directory
 // left behind by a killed run from one that is still in use.
 #pragma once
@@ -40,7 +40,8 @@ class ServerDir {
   const std::string path_;
 };
 
-// $TMPDIR when set and non-empty, else /tmp.
+// $TMPDIR when set and non-empty, else /dev/shm when writable (memory: fsync
+// is free, so appendfsync-always servers do not wait on the disk), else /tmp.
 std::string DefaultTempRoot();
 
 // Removes every <root>/xackly-* directory owned by this uid whose owner
