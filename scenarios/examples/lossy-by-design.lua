@@ -18,7 +18,7 @@ function consumer(w)
   while true do
     for _, e in ipairs(w:read(">", {block_ms = 2000})) do
       if not e.deleted then
-        w:effect(e.fields.event_id, "external", {entry = e, key = e.fields.event_id})
+        w:effect(e.fields.event_id, "external", {entry = e})
       end
       w:redis("XACK", w.stream, w.group, e.id)  -- done or failed: dropped either way
     end

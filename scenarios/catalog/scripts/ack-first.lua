@@ -34,7 +34,7 @@ function consumer(w)
     if err then create_group(w) break end
     if #batch == 0 then break end
     after = batch[#batch].id
-    handle_batch(w, batch, true)
+    handle_batch(w, batch)
   end
   local next_claim = w:now() + CLAIM_EVERY_MS
   while true do
@@ -43,7 +43,7 @@ function consumer(w)
       repeat
         local r = w:redis("XAUTOCLAIM", w.stream, w.group, w.consumer, MIN_IDLE_MS, cursor, "COUNT", 10)
         if xackly.is_error(r) then create_group(w) break end
-        handle_batch(w, xackly.entries(r[2]), true)
+        handle_batch(w, xackly.entries(r[2]))
         cursor = r[1]
       until cursor == "0-0"
       next_claim = w:now() + CLAIM_EVERY_MS
@@ -54,7 +54,7 @@ function consumer(w)
     elseif #batch == 0 then  -- nothing new: wait for new entries, the next claim or BLOCK_MS
       w:park(math.min(BLOCK_MS, math.max(1, next_claim - w:now())))
     else
-      handle_batch(w, batch, false)
+      handle_batch(w, batch)
     end
   end
 end

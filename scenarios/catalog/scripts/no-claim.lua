@@ -49,7 +49,7 @@ function consumer(w)
     if err then create_group(w) break end
     if #batch == 0 then break end
     after = batch[#batch].id
-    handle_batch(w, batch, true)
+    handle_batch(w, batch)
   end
   while true do
     local batch, err = w:read(">")
@@ -58,7 +58,7 @@ function consumer(w)
     elseif #batch == 0 then  -- nothing new: wait for new entries or BLOCK_MS
       w:park(BLOCK_MS)
     else
-      handle_batch(w, batch, false)
+      handle_batch(w, batch)
     end
   end
 end
