@@ -252,10 +252,20 @@ class TableReader {
     }
   }
 
+  // `valid` names, and names that `also` accepts (a protocol script's sites).
   void Names(const char* key, std::vector<std::string> S::*m, const std::vector<std::string>& valid,
-             const char* noun, const char* doc) {
+             const char* noun, bool (*also)(std::string_view), const char* doc) {
     EnumTable<std::string> table{noun, {}};
     for (const std::string& name : valid) table.names.emplace_back(name, name);
+    const toml::node* n = Find(key);
+    if (n != nullptr && n->as_array() != nullptr) {
+      for (const toml::node& item : *n->as_array()) {
+        std::optional<std::string> name = item.value<std::string>();
+        if (name && also(*name) && std::find(valid.begin(), valid.end(), *name) == valid.end()) {
+          table.names.emplace_back(*name, *name);
+        }
+      }
+    }
     EnumList(key, m, table, doc);
   }
 

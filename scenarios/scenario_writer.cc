@@ -105,7 +105,7 @@ class TableWriter {
     Put(key, value_.*m != base_.*m, Array(names, [](const std::string& n) { return n; }), doc);
   }
   void Names(const char* key, std::vector<std::string> S::*m, const std::vector<std::string>&,
-             const char*, const char* doc) {
+             const char*, bool (*)(std::string_view), const char* doc) {
     Put(key, value_.*m != base_.*m, Array(value_.*m, [](const std::string& n) { return n; }), doc);
   }
   void Text(const char* key, std::string S::*m, bool (*)(std::string_view), const char*,

@@ -160,13 +160,18 @@ void DescribeJanitor(V& v) {
   v.Int("every_ms", &JanitorConfig::every_ms, 1, kMaxDurationMs, nullptr);
 }
 
+// A protocol script's site names (sim/faults.h IsScriptSiteName): before-XACK,
+// after-INSERT, point:<name> (crash/stall); XACK, COMMIT (lost-*).
+inline bool IsScriptCrashSite(std::string_view s) { return IsScriptSiteName(s, /*crash_site=*/true); }
+inline bool IsScriptLostSite(std::string_view s) { return IsScriptSiteName(s, /*crash_site=*/false); }
+
 // [faults]
 template <typename V>
 void DescribeFaults(V& v) {
   v.EnumSet("kinds", &FaultModel::kinds, FaultKinds(), "enabled fault kinds");
   v.Names("crash_points", &FaultModel::crash_points, AllCrashPoints(), "crash point",
-          "crash/stall sites; empty: all");
-  v.Names("lost_sites", &FaultModel::lost_sites, AllLostSites(), "request",
+          &IsScriptCrashSite, "crash/stall sites; empty: all");
+  v.Names("lost_sites", &FaultModel::lost_sites, AllLostSites(), "request", &IsScriptLostSite,
           "lost-* sites; empty: XACK, XADD, COMMIT, EVAL");
   v.Rate("crash_rate", &FaultModel::crash_ppm, "per visit of a crash point");
   v.Rate("stall_rate", &FaultModel::stall_ppm, nullptr);

@@ -1,8 +1,11 @@
 // `xackly check`: property-based checking of one protocol, one scenario, or
 // the whole catalog. Generates cases, shrinks the first one that shows what
 // is looked for (harness/check.h) and writes it as a replay file.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <thread>
@@ -62,6 +65,35 @@ CheckOptions OptionsFor(const Target& t, const CheckFlags& flags, uint64_t seed)
     if (!flags.events_given) options.bounds.max_events = c.events;
   }
   return options;
+}
+
+// `check --all` after the C++ catalog: the catalog as protocol scripts
+// (scenarios/catalog/scripts/) and the worked examples (scenarios/examples/),
+// every *.toml in name order, from $XACKLY_SCENARIO_DIR or else the source
+// tree this binary was built from. Without either, a note says so.
+Status AddScriptTargets(std::vector<Target>* targets) {
+  const char* env = std::getenv("XACKLY_SCENARIO_DIR");
+  std::filesystem::path root = env != nullptr && *env != '\0' ? env : XACKLY_SCENARIO_DIR;
+  std::vector<std::string> files;
+  for (const char* sub : {"catalog/scripts", "examples"}) {
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(root / sub, ec)) {
+      if (entry.path().extension() == ".toml") files.push_back(entry.path().string());
+    }
+  }
+  if (files.empty()) {
+    fmt::print("xackly check --all: no protocol scripts under {} (set XACKLY_SCENARIO_DIR to a copy of "
+               "scenarios/): checking the C++ catalog only\n",
+               root.string());
+    return Status::Ok();
+  }
+  std::sort(files.begin(), files.end());
+  for (const std::string& file : files) {
+    Result<Scenario> s = LoadScenarioFile(file);
+    if (!s.ok()) return s.status();
+    targets->push_back({std::move(s).value(), file});
+  }
+  return Status::Ok();
 }
 
 int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
@@ -230,7 +262,9 @@ void RegisterCheckCommand(CLI::App& app, CommandResult& result) {
       "Exit 0: every observed verdict matches its expectation; 1: one does not; 2: bad input; 3: "
       "harness or server failure.");
   AddTargetFlags(cmd, &flags->target);
-  cmd->add_flag("--all", flags->all, "check every catalog protocol and print a table");
+  cmd->add_flag("--all", flags->all,
+                "check every catalog protocol, then the protocol scripts (the catalog as scripts and the "
+                "examples in scenarios/), and print a table");
   AddOutputFlags(cmd, &flags->output, "xackly-out");
   cmd->add_option("--cases", flags->cases, "generated cases per protocol (default 100)")
       ->check(CLI::Range(1, 1000000));
@@ -275,6 +309,12 @@ void RegisterCheckCommand(CLI::App& app, CommandResult& result) {
         TargetFlags t;
         t.protocol = p.name;
         targets.push_back({*LoadTarget(t), ""});
+      }
+      Status scripts = AddScriptTargets(&targets);
+      if (!scripts.ok()) {
+        PrintError("check", scripts);
+        result.exit_code = kExitUsage;
+        return;
       }
     } else {
       Result<Scenario> s = LoadTarget(flags->target);

@@ -168,6 +168,11 @@ Task<int> Perform(ScriptActor& actor, ScriptWorld& world, ScriptCall call) {
     case ScriptCall::Kind::kSleep:
       co_await world.Sleep(call.ms);
       co_return 0;
+    case ScriptCall::Kind::kPark: {
+      bool woken = co_await world.Park(call.ms);
+      lua_pushboolean(co, woken);
+      co_return 1;
+    }
   }
   co_return 0;
 }
@@ -208,10 +213,11 @@ void ScriptActor::PushActorObject(const ScriptActorInfo& info) {
       {"redis", &ScriptActor::Redis}, {"read", &ScriptActor::Read},
       {"sql", &ScriptActor::Sql},     {"effect", &ScriptActor::Effect},
       {"point", &ScriptActor::Point}, {"sleep", &ScriptActor::Sleep},
-      {"now", &ScriptActor::Now},     {nullptr, nullptr},
+      {"now", &ScriptActor::Now},     {"park", &ScriptActor::Park},
+      {nullptr, nullptr},
   };
   lua_createtable(L, 0, 1);  // metatable
-  lua_createtable(L, 0, 7);  // methods
+  lua_createtable(L, 0, 8);  // methods
   lua_pushlightuserdata(L, this);
   luaL_setfuncs(L, kMethods, 1);
   lua_setfield(L, -2, "__index");
@@ -352,6 +358,17 @@ int ScriptActor::Sleep(lua_State* L) {
   ScriptActor& self = Begin(L, "sleep", ScriptCall::Kind::kSleep);
   lua_Integer ms = luaL_checkinteger(L, 2);
   if (ms < 0) return luaL_error(L, "w:sleep: milliseconds must be >= 0");
+  self.pending_->ms = ms;
+  return lua_yield(L, 0);
+}
+
+// w:park(max_ms): what a BLOCK read does between its empty answer and its
+// next one, as its own call: waits until new entries arrive (true) or
+// max_ms pass (false). Lets a loop decide how long to wait after its read.
+int ScriptActor::Park(lua_State* L) {
+  ScriptActor& self = Begin(L, "park", ScriptCall::Kind::kPark);
+  lua_Integer ms = luaL_checkinteger(L, 2);
+  if (ms < 1) return luaL_error(L, "w:park: milliseconds must be >= 1");
   self.pending_->ms = ms;
   return lua_yield(L, 0);
 }

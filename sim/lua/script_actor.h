@@ -3,7 +3,7 @@
 // Each actor (a consumer worker, the producer, the janitor) runs its script
 // function -- consumer(w), producer(w) or janitor(w) -- as a Lua coroutine
 // in its own LuaProcess. Every call to the world (w:redis, w:read, w:sql,
-// w:effect, w:point, w:sleep) yields one ScriptCall; RunScriptActor, a
+// w:effect, w:point, w:sleep, w:park) yields one ScriptCall; RunScriptActor, a
 // C++ Task, performs it as awaited ScriptWorld calls (each one simulator
 // Step) and resumes the coroutine with the result. Destroying the Task
 // (a crash) destroys the Lua process with it, mid-call.
@@ -26,7 +26,7 @@ namespace xackly {
 
 // One request a script made: what it yields to the driver.
 struct ScriptCall {
-  enum class Kind : uint8_t { kRedis, kRead, kSql, kEffect, kPoint, kSleep };
+  enum class Kind : uint8_t { kRedis, kRead, kSql, kEffect, kPoint, kSleep, kPark };
   Kind kind = Kind::kRedis;
   std::vector<std::string> argv;   // kRedis: the command; kRead: its XREADGROUP
   bool reads_new = false;          // kRead: the id is ">"
@@ -35,7 +35,7 @@ struct ScriptCall {
   std::vector<SqlValue> params;    // kSql
   EffectCall effect;               // kEffect
   std::string name;                // kPoint
-  int64_t ms = 0;                  // kSleep
+  int64_t ms = 0;                  // kSleep; kPark: the longest wait
 };
 
 // One actor's coroutine in its process. Not copyable; owns the process.
@@ -74,6 +74,7 @@ class ScriptActor {
   static int Effect(lua_State* L);
   static int Point(lua_State* L);
   static int Sleep(lua_State* L);
+  static int Park(lua_State* L);
   static int Now(lua_State* L);
   // Starts pending_ for a call from `L`; raises when `L` is not the actor's
   // own coroutine (a yield from a nested coroutine would land in the

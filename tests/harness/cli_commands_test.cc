@@ -291,12 +291,22 @@ TEST(CliCommandsTest, CheckAllWritesMarkdownHtmlJunitAndJson) {
   for (size_t at = junit.find("<testcase "); at != std::string::npos; at = junit.find("<testcase ", at + 1)) {
     ++testcases;
   }
-  EXPECT_EQ(testcases, Catalog().size());
+  // One row per catalog protocol, then one per protocol script: the catalog
+  // as scripts and the examples (scenarios/catalog/scripts, scenarios/examples).
+  size_t scripts = 0;
+  for (const char* dir : {"/scenarios/catalog/scripts", "/scenarios/examples"}) {
+    for (const auto& entry : std::filesystem::directory_iterator(std::string(XACKLY_SOURCE_DIR) + dir)) {
+      if (entry.path().extension() == ".toml") ++scripts;
+    }
+  }
+  EXPECT_GE(scripts, Catalog().size());
+  EXPECT_EQ(testcases, Catalog().size() + scripts);
+  EXPECT_NE(junit.find("txn-dedupe-script"), std::string::npos);
   Result<report::Report> json = report::ParseJsonReport(*ReadFile(out.path() + "/report.json"));
   ASSERT_TRUE(json.ok()) << json.status().ToString();
   EXPECT_EQ(json->schema, 1);
   EXPECT_EQ(json->all_matched, check.exit_code == kExitOk);
-  ASSERT_EQ(json->checks.size(), Catalog().size());
+  ASSERT_EQ(json->checks.size(), Catalog().size() + scripts);
   for (const report::CheckReport& k : json->checks) {
     EXPECT_FALSE(k.observed.empty()) << k.name;
     EXPECT_FALSE(k.fired_totals.empty() && k.never_fired.empty()) << k.name << " has no coverage";

@@ -37,9 +37,16 @@ TEST(CatalogFiles, TheFolderHoldsExactlyTheCatalog) {
   for (const auto& entry : std::filesystem::directory_iterator(XACKLY_SCENARIO_CATALOG_DIR)) {
     files.insert(entry.path().filename().string());
   }
-  std::set<std::string> want;
+  std::set<std::string> want = {"scripts"};  // the catalog as protocol scripts
   for (const ProtocolDef& p : Catalog()) want.insert(p.name + ".toml");
   EXPECT_EQ(files, want);
+  // scripts/: each protocol's scenario file, and its script (kept equal to
+  // the C++ form by tests/sim/catalog_scripts_test.cc).
+  for (const ProtocolDef& p : Catalog()) {
+    EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(XACKLY_SCENARIO_CATALOG_DIR) / "scripts" /
+                                        (p.name + ".toml")))
+        << p.name;
+  }
 }
 
 TEST(CatalogFiles, EachFileExplainsItselfInItsHeader) {

@@ -112,6 +112,22 @@ crash_points = []
   EXPECT_EQ(s.config.faults.crash_points, CrashPointsOf(s.config.protocol));
 }
 
+TEST(ScenarioDefaults, AScriptsFaultModelNamesItsOwnSites) {
+  // A script's sites are named by its commands and its own points; the run
+  // keeps them as written (the script is what visits them).
+  Scenario s = ParseOk(R"(
+[protocol]
+script = "consumer.lua"
+[faults]
+kinds = ["crash", "lost-reply"]
+crash_points = ["after-INSERT", "before-XACK", "point:after-outbox", "after-effect"]
+lost_sites = ["XACK", "FCALL"]
+)");
+  EXPECT_EQ(s.config.faults.crash_points,
+            (std::vector<std::string>{"after-INSERT", "before-XACK", "point:after-outbox", "after-effect"}));
+  EXPECT_EQ(s.config.faults.lost_sites, (std::vector<std::string>{"XACK", "FCALL"}));
+}
+
 TEST(ScenarioDefaults, BaseSuppliesEverythingTheInlineTableLeavesOut) {
   Scenario s = ParseOk(R"(
 [protocol]

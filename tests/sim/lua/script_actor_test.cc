@@ -154,6 +154,20 @@ TEST(ScriptActorTest, BlockingReadParksInsteadOfSendingBlock) {
   }
 }
 
+TEST(ScriptActorTest, ParkIsOneCallThatSaysWhetherNewEntriesWokeIt) {
+  for (bool woken : {false, true}) {
+    FakeWorld world;
+    world.park_woken = woken;
+    world.redis = [](const std::vector<std::string>&) { return Reply::Nil(); };
+    std::vector<std::string> printed;
+    Status s = RunConsumer("function consumer(w) w:read('>'); print(w:park(1500)) end", world, {}, 42,
+                           &printed);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(world.log, (Log{"redis XREADGROUP GROUP workers w1 COUNT 10 STREAMS events >", "park 1500"}));
+    EXPECT_EQ(printed, Log{woken ? "true" : "false"});
+  }
+}
+
 TEST(ScriptActorTest, SqlParametersAndResults) {
   FakeWorld world;
   world.sql = [](const std::string&, const std::vector<SqlValue>&) {
@@ -204,6 +218,7 @@ TEST(ScriptActorTest, BadCallsAreErrorsAtTheCallersLine) {
       {"w:effect('order:1', 'sql', {timeout_ms = 5})", "apply to the external sink only"},
       {"w:point('after commit')", "is not a point name"},
       {"w:sleep(-1)", "milliseconds must be >= 0"},
+      {"w:park(0)", "w:park: milliseconds must be >= 1"},
       {"coroutine.wrap(function() w:redis('PING') end)()", "called from a coroutine the script created"},
       {"coroutine.yield()", "only w: calls suspend an actor"},
       {"local x = nil; x.y = 1", "attempt to index a nil value"},
