@@ -277,11 +277,17 @@ class Simulation {
   bool AllWorkersIdle() const;
   int64_t NextWakeTime() const;
   int64_t QuietWindowMs() const;
-  // The quiet window now: the config's, plus twice the longest timer a
-  // protocol script has used so far (a claim waits that long, then the
-  // claimer's next round).
+  // The longest of the timers the config declares (QuietWindowMs counts
+  // each of them in).
+  int64_t DeclaredLongestTimerMs() const;
+  // The quiet window now: the config's, plus twice what the longest timer a
+  // protocol script has used so far exceeds the declared ones by (a claim
+  // waits that long, then the claimer's next round). A script that keeps to
+  // its declared timers (a catalog script) ends exactly where its C++ form
+  // does.
   int64_t CurrentQuietWindowMs() const {
-    return SaturatingAdd(quiet_window_ms_, SaturatingMul(2, script_timers_.Longest()));
+    const int64_t beyond_ms = std::max<int64_t>(0, script_timers_.Longest() - declared_timer_ms_);
+    return SaturatingAdd(quiet_window_ms_, SaturatingMul(2, beyond_ms));
   }
   Status FinalReads(Oracle::FinalState* fs);
 
@@ -327,6 +333,7 @@ class Simulation {
   // A script's timers, read off what it does (sim/command_timers.h): the
   // longest claim threshold, key expiry, sleep or park seen so far.
   ScriptTimers script_timers_;
+  int64_t declared_timer_ms_ = 0;  // DeclaredLongestTimerMs(), fixed by the config
   Status script_error_;           // a protocol script's error ends the run with it
   // Commands a script queued after MULTI, per actor slot, until EXEC/DISCARD.
   std::map<std::string, std::optional<std::vector<std::vector<std::string>>>> multi_;
@@ -418,6 +425,7 @@ Status Simulation::Setup() {
   const Timing& t = config_.timing;
   fault_phase_end_ms_ = FaultPhaseEndMs(t, config_.events, config_.producers);
   quiet_window_ms_ = QuietWindowMs();
+  declared_timer_ms_ = DeclaredLongestTimerMs();
   if (config_.fault_schedule) {
     plan_ = std::make_unique<FaultPlan>(config_.faults, *config_.fault_schedule);
   } else {
@@ -594,6 +602,12 @@ int64_t Simulation::QuietWindowMs() const {
     }
   }
   return w + std::max(stall_ms, outage_ms);
+}
+
+int64_t Simulation::DeclaredLongestTimerMs() const {
+  const ProtocolDef& p = config_.protocol;
+  return std::max({p.loop.block_ms, p.loop.claim_min_idle_ms + p.loop.claim_every_ms, p.dedupe_ttl_ms,
+                   p.janitor.every_ms + p.janitor.consumer_idle_ms});
 }
 
 int64_t Simulation::NextWakeTime() const {

@@ -51,9 +51,6 @@ Result<Scenario> LoadScenarioFile(const std::string& path) {
     auto script = LuaScript::Load({shown, std::move(source).value()});
     if (!script.ok()) return script.status();
     p.script = std::move(script).value();
-    // A replay file written elsewhere (check's and run's --out) must still
-    // find the script: it names the script by its absolute path.
-    p.script_path = std::filesystem::absolute(script_path).lexically_normal().string();
   }
   return scenario;
 }
