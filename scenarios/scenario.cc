@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <set>
 #include <vector>
 
@@ -480,6 +481,8 @@ class ScenarioParser {
   std::optional<std::string> TopString(const char* key, std::string_view expected);
   void ReadProtocol();
   ProtocolDef ReadInlineProtocol(const toml::table& t);
+  // [protocol.params] of table `protocol` into s_.script_params.
+  void ReadScriptParams(const toml::table& params, const toml::table& protocol);
   void ReadExpect();
   void ReadSeed();
   void ReadSchedule();
@@ -600,13 +603,14 @@ ProtocolDef ScenarioParser::ReadInlineProtocol(const toml::table& t) {
   }
   p.name = s_.name;
   ReadTable(e_, &t, "protocol", &p, DescribeProtocol<TableReader<ProtocolDef>>,
-            {"base", "loop", "janitor", "script"});
+            {"base", "loop", "janitor", "script", "params"});
   if (const toml::node* script = t.get("script")) {  // a protocol script (docs/scripts.md)
     const char* expected = "a path to a Lua protocol script, relative to this file";
     std::optional<std::string> path = ReadString(e_, *script, "protocol.script", expected);
     if (path && path->empty()) e_->Fail(*script, "protocol.script", fmt::format("expected {}, got ''", expected));
     if (path) p.script_path = *path;
   }
+  if (const toml::table* params = SubTable(e_, t, "protocol", "params")) ReadScriptParams(*params, t);
   if (base == nullptr && t.get("steps") == nullptr && t.get("script") == nullptr) {
     e_->Fail(t, "protocol.steps",
              fmt::format("expected an array of steps ({}) when there is no base, got nothing",
@@ -617,6 +621,33 @@ ProtocolDef ScenarioParser::ReadInlineProtocol(const toml::table& t) {
   ReadTable(e_, SubTable(e_, t, "protocol", "janitor"), "protocol.janitor", &p.janitor,
             DescribeJanitor<TableReader<JanitorConfig>>);
   return p;
+}
+
+void ScenarioParser::ReadScriptParams(const toml::table& params, const toml::table& protocol) {
+  if (protocol.get("script") == nullptr) {
+    e_->Fail(params, "protocol.params", "expected only with protocol.script (they are a script's options), got no script");
+    return;
+  }
+  for (const auto& [key, node] : params) {
+    std::string name(key.str());
+    std::string path = "protocol.params." + name;
+    bool identifier = !name.empty() && name.size() <= 64 && !std::isdigit(static_cast<unsigned char>(name[0]));
+    for (char c : name) identifier = identifier && (std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_');
+    if (!identifier) {
+      e_->Fail(node, path, fmt::format("expected a key of 1..64 characters a-z 0-9 _ not starting with a digit, got {}", Quoted(name)));
+      return;
+    }
+    if (const auto* b = node.as_boolean()) {
+      s_.script_params[name] = b->get();
+    } else if (const auto* i = node.as_integer()) {
+      s_.script_params[name] = i->get();
+    } else if (const auto* str = node.as_string()) {
+      s_.script_params[name] = str->get();
+    } else {
+      e_->Fail(node, path, fmt::format("expected a string, an integer or a boolean, got {}", Got(node)));
+      return;
+    }
+  }
 }
 
 void ScenarioParser::ReadExpect() {
@@ -800,6 +831,24 @@ Result<Scenario> ParseScenario(std::string_view text, std::string_view source_na
   Scenario s = parser.Parse();
   if (errors.failed()) return errors.status();
   return s;
+}
+
+std::string ScriptParamsPrelude(const std::map<std::string, ScriptParam>& params) {
+  std::string out = "local params = {";
+  for (const auto& [key, value] : params) {
+    out += key + " = ";
+    if (const bool* b = std::get_if<bool>(&value)) {
+      out += *b ? "true" : "false";
+    } else if (const int64_t* i = std::get_if<int64_t>(&value)) {
+      out += *i == std::numeric_limits<int64_t>::min() ? "math.mininteger" : std::to_string(*i);
+    } else {
+      out += "\"";
+      for (unsigned char c : std::get<std::string>(value)) out += fmt::format("\\{:03d}", c);
+      out += "\"";
+    }
+    out += ", ";
+  }
+  return out + "}; ";
 }
 
 }  // namespace xackly

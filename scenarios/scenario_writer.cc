@@ -253,6 +253,17 @@ std::string WriteScenario(const Scenario& s) {
     ProtocolDef p = c.protocol;
     if (p.name.empty()) p.name = s.name;
     out += ProtocolTables(p);
+    std::string params;
+    for (const auto& [key, value] : s.script_params) {
+      if (const bool* b = std::get_if<bool>(&value)) {
+        params += fmt::format("{} = {}\n", key, *b ? "true" : "false");
+      } else if (const int64_t* i = std::get_if<int64_t>(&value)) {
+        params += fmt::format("{} = {}\n", key, *i);
+      } else {
+        params += fmt::format("{} = {}\n", key, Quote(std::get<std::string>(value)));
+      }
+    }
+    Section(&out, "protocol.params", "the script's options", params);
   }
   // An inline file's [faults] is the protocol's own model, which
   // RunConfig::For resolves into the run's; a run whose model differs from

@@ -1,8 +1,10 @@
 // `xackly check`: property-based checking of one protocol, one scenario, or
 // the whole catalog. Generates cases, shrinks the first one that shows what
 // is looked for (harness/check.h) and writes it as a replay file.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <thread>
@@ -25,6 +27,7 @@ namespace {
 struct CheckFlags {
   TargetFlags target;
   bool all = false;
+  std::string library;  // --library NAME|all: the pack in scenarios/library/
   OutputFlags output;
   int cases = 100;
   std::string seed = "1";  // SeedValidator
@@ -141,6 +144,11 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
   Progress progress(stderr, tty, flags.output.quiet);
   for (const Target& t : targets) {
     const RunConfig& base = t.scenario.config;
+    if (&t != &targets[0]) {  // each scenario file's own seed and [workload] bounds
+      CheckOptions own = OptionsFor(t, flags, seed);
+      options.seed = own.seed;
+      options.bounds = own.bounds;
+    }
     progress.Begin(t.scenario.name, static_cast<int>(ShardCaseIndexes(options).size()));
     options.on_progress = [&](const CheckProgress& p) {
       progress.Update(p.cases_done, p.hits, p.shrinking ? "shrinking" : "",
@@ -214,6 +222,40 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
   return rep.all_matched ? kExitOk : kExitVerdictMismatch;
 }
 
+// The scenario files of the library pack (docs/libraries.md): every *.toml
+// under scenarios/library/<name>/ (all: every library), relative to the
+// current directory (the root of a clone), sorted. Empty with a reason in
+// *why when there is no such library.
+std::vector<std::string> LibraryFiles(const std::string& name, std::string* why) {
+  namespace fs = std::filesystem;
+  const fs::path root = "scenarios/library";
+  std::error_code ec;
+  std::vector<std::string> names;
+  for (const auto& dir : fs::directory_iterator(root, ec)) {
+    if (dir.is_directory()) names.push_back(dir.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  std::string known;
+  for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
+  if (names.empty()) {
+    *why = "--library: no scenarios/library/ here (run from the root of a xackly clone)";
+    return {};
+  }
+  if (name != "all" && std::find(names.begin(), names.end(), name) == names.end()) {
+    *why = fmt::format("--library: unknown library '{}' (valid: {}, all)", name, known);
+    return {};
+  }
+  std::vector<std::string> files;
+  for (const std::string& n : names) {
+    if (name != "all" && n != name) continue;
+    for (const auto& f : fs::directory_iterator(root / n, ec)) {
+      if (f.path().extension() == ".toml") files.push_back(f.path().string());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
 }  // namespace
 
 void RegisterCheckCommand(CLI::App& app, CommandResult& result) {
@@ -231,6 +273,9 @@ void RegisterCheckCommand(CLI::App& app, CommandResult& result) {
       "harness or server failure.");
   AddTargetFlags(cmd, &flags->target);
   cmd->add_flag("--all", flags->all, "check every catalog protocol and print a table");
+  cmd->add_option("--library", flags->library,
+                  "check every scenario of one library in scenarios/library/NAME/ (all: every library; "
+                  "docs/libraries.md), run from the root of a clone");
   AddOutputFlags(cmd, &flags->output, "xackly-out");
   cmd->add_option("--cases", flags->cases, "generated cases per protocol (default 100)")
       ->check(CLI::Range(1, 1000000));
@@ -263,9 +308,9 @@ void RegisterCheckCommand(CLI::App& app, CommandResult& result) {
     flags->workers_given = workers->count() > 0;
     flags->events_given = events->count() > 0;
     int chosen = (flags->all ? 1 : 0) + (flags->target.protocol.empty() ? 0 : 1) +
-                 (flags->target.scenario.empty() ? 0 : 1);
+                 (flags->target.scenario.empty() ? 0 : 1) + (flags->library.empty() ? 0 : 1);
     if (chosen != 1) {
-      fmt::print(stderr, "xackly check: error: name exactly one of --protocol NAME, --scenario FILE, --all\n");
+      fmt::print(stderr, "xackly check: error: name exactly one of --protocol NAME, --scenario FILE, --library NAME, --all\n");
       result.exit_code = kExitUsage;
       return;
     }
@@ -275,6 +320,23 @@ void RegisterCheckCommand(CLI::App& app, CommandResult& result) {
         TargetFlags t;
         t.protocol = p.name;
         targets.push_back({*LoadTarget(t), ""});
+      }
+    }
+    if (flags->all || !flags->library.empty()) {  // --all: and the library pack, when run in a clone
+      std::string why;
+      for (const std::string& file : LibraryFiles(flags->all ? "all" : flags->library, &why)) {
+        Result<Scenario> s = LoadScenarioFile(file);
+        if (!s.ok()) {
+          PrintError("check", s.status());
+          result.exit_code = kExitUsage;
+          return;
+        }
+        targets.push_back({std::move(s).value(), file});
+      }
+      if (!flags->library.empty() && targets.empty()) {
+        fmt::print(stderr, "xackly check: error: {}\n", why);
+        result.exit_code = kExitUsage;
+        return;
       }
     } else {
       Result<Scenario> s = LoadTarget(flags->target);

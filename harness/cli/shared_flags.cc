@@ -48,7 +48,8 @@ Result<Scenario> LoadScenarioFile(const std::string& path) {
     if (!source.ok()) {
       return Status::InvalidArgument(fmt::format("{}: protocol.script: {}", path, source.status().message()));
     }
-    auto script = LuaScript::Load({shown, std::move(source).value()});
+    // [protocol.params] reach the script as the chunk-local `params`, on its first line.
+    auto script = LuaScript::Load({shown, ScriptParamsPrelude(scenario->script_params) + *source});
     if (!script.ok()) return script.status();
     p.script = std::move(script).value();
   }

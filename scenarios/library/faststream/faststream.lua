@@ -1,0 +1,99 @@
+-- FastStream Redis Streams subscriber (consumer group).
+--
+-- Release: ag2ai/faststream 0.7.4 (f080d353).
+-- Follows faststream/redis/subscriber/usecases/stream_subscriber.py: start
+-- (XGROUP CREATE at `$` when last_id is ">", the default; "already exists"
+-- ignored; the read callable is XREADGROUP ... BLOCK polling_interval `>`,
+-- or -- when min_idle_time is set -- XAUTOCLAIM COUNT 1 following the
+-- cursor INSTEAD of XREADGROUP), _consume (NOGROUP -> StreamGroupNotFoundError:
+-- the subscriber stops); faststream/redis/message.py (ack = XACK; nack and
+-- reject send nothing); the acknowledgement middleware (ack_policy
+-- REJECT_ON_ERROR by default: XACK after success, reject on an exception;
+-- ACK_FIRST: XACK before the handler; ACK: XACK even on error);
+-- schemas/stream_sub.py (no_ack is passed to XREADGROUP as NOACK, despite
+-- the warning that it "has no effect with consumer group").
+-- docs/docs/en/redis/streams/claiming.md "Pattern 1" (readers plus one
+-- dedicated claimer) and "Pattern 2" (min_idle_time on every subscriber).
+-- Research notes: docs/library-research/faststream-redis.md.
+--
+-- Simplified:
+-- * One subscriber = one worker slot. Pattern 1 = slot w1 runs the
+--   claimer subscriber (min_idle_time), the others the plain reader.
+-- * `max_records` unset means no COUNT; the model reads COUNT 10.
+-- * After a stopped subscriber the application is not restarted (its
+--   restart would re-create the group at `$`, skipping what was added).
+--
+-- params: pattern "reader" (default: no min_idle_time anywhere) |
+-- "claimer-only" (Pattern 2: min_idle_time on every subscriber) |
+-- "reader+claimer" (Pattern 1), min_idle_time_ms 60000 (the docs' value),
+-- group_start "$" (the default) | "0" (created by the user at deploy time),
+-- ack_policy "reject_on_error" | "ack_first" | "ack", no_ack false,
+-- polling_interval_ms 100, handler "plain" | "idem".
+
+local PATTERN = params.pattern or "reader"
+local MIN_IDLE_MS = params.min_idle_time_ms or 60000
+local ACK_POLICY = params.ack_policy or "reject_on_error"
+local POLL_MS = params.polling_interval_ms or 100
+
+-- The user's handler. True when it returned, false when it raised.
+local function handler(w, e)
+  local event = e.fields.event_id
+  if params.handler ~= "idem" then return (w:effect(event, "external", {entry = e})) end
+  if not w:sql("BEGIN").ok then return false end
+  local mark = w:sql("INSERT OR IGNORE INTO processed VALUES (?)", event)
+  if not mark.ok or (mark.changes == 1 and not w:effect(event, "sql", {entry = e})) then
+    w:sql("ROLLBACK")
+    return false
+  end
+  return w:sql("COMMIT").ok
+end
+
+local function consume(w, e)
+  if e.deleted then return end
+  if ACK_POLICY == "ack_first" then w:redis("XACK", w.stream, w.group, e.id) end
+  local ok = handler(w, e)
+  if ACK_POLICY == "ack" or (ACK_POLICY == "reject_on_error" and ok) then
+    w:redis("XACK", w.stream, w.group, e.id)
+  end  -- reject (on error): no command; the entry stays pending
+end
+
+local function reader(w)
+  while true do
+    local batch, err
+    if params.no_ack then  -- NOACK: w:read has no such option; no BLOCK on the wire
+      local reply = w:redis("XREADGROUP", "GROUP", w.group, w.consumer, "COUNT", 10, "NOACK",
+                            "STREAMS", w.stream, ">")
+      if xackly.is_error(reply) then
+        batch, err = {}, reply.err
+      else
+        batch = reply and xackly.entries(reply[1][2]) or {}
+        if #batch == 0 then w:sleep(POLL_MS) end
+      end
+    else
+      batch, err = w:read(">", {count = 10, block_ms = POLL_MS})
+    end
+    if err then return end  -- StreamGroupNotFoundError: the subscriber stops
+    for _, e in ipairs(batch) do consume(w, e) end
+  end
+end
+
+local function claimer(w)
+  local cursor = "0-0"
+  while true do
+    local r = w:redis("XAUTOCLAIM", w.stream, w.group, w.consumer, MIN_IDLE_MS, cursor, "COUNT", 1)
+    if xackly.is_error(r) then return end
+    local entries = xackly.entries(r[2])
+    for _, e in ipairs(entries) do consume(w, e) end
+    cursor = r[1]
+    if cursor == "0-0" and #entries == 0 then w:sleep(POLL_MS) end
+  end
+end
+
+function consumer(w)
+  w:redis("XGROUP", "CREATE", w.stream, w.group, params.group_start or "$", "MKSTREAM")
+  if PATTERN == "claimer-only" or (PATTERN == "reader+claimer" and w.slot == "w1") then
+    claimer(w)
+  else
+    reader(w)
+  end
+end

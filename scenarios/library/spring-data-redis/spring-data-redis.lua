@@ -1,0 +1,92 @@
+-- Spring Data Redis StreamMessageListenerContainer (and StreamReceiver),
+-- consumer-group mode.
+--
+-- Release: spring-projects/spring-data-redis 4.1.1 (2ab177e1).
+-- Follows src/main/java/org/springframework/data/redis/stream/:
+-- StreamPollTask.doLoop / readRecords / deserializeAndEmitRecords (offset
+-- advanced before the listener runs), DefaultStreamMessageListenerContainer.
+-- getReadFunction (NOACK iff auto-acknowledge) and getStreamReadOptions
+-- (BLOCK = pollTimeout 2 s, COUNT only with batchSize), ReadOffsetStrategy
+-- (LastConsumed: `>` every time; NextMessage: the given id, then the last id
+-- seen), StreamReadRequestBuilder (cancelSubscriptionOnError = t -> true).
+-- The listener is the documented pattern: process, then
+-- opsForStream().acknowledge (XACK). Nothing in the package ever reads
+-- XPENDING, claims or re-reads own pending entries. Research notes:
+-- docs/library-research/spring-data-redis.md.
+--
+-- Simplified:
+-- * One subscription = one worker slot; a cancelled subscription is the
+--   worker's function returning (the worker stops; not a crash).
+-- * No batchSize means no COUNT; the model reads COUNT 100 then.
+-- * StreamReceiver (params.api = "receiver") runs the same read/ack order;
+--   its demand-driven overflow buffer is not modelled (it only matters when
+--   the subscriber cancels with records buffered: more of the same loss).
+-- * The group is created by the user (the library never does): XGROUP CREATE
+--   at 0 once per process start, as the docs' examples do.
+--
+-- params: auto_ack false | true (receiveAutoAck, or the
+-- StreamReadRequest.builder(...).consumer(c).build() default: NOACK),
+-- offset "lastConsumed" | "0-0" (ReadOffset.from / StreamOffset.fromStart),
+-- cancel_on_error true | false, batch_size (unset), poll_timeout_ms 2000,
+-- handler "plain" | "idem" (the user's listener), timeout_ms (the listener's
+-- external call gives up after this; 0: never).
+
+local AUTO_ACK = params.auto_ack == true
+local OFFSET = params.offset or "lastConsumed"
+local CANCEL_ON_ERROR = params.cancel_on_error ~= false
+local COUNT = params.batch_size or 100
+local POLL_MS = params.poll_timeout_ms or 2000
+
+-- The user's listener. True when it returned normally (then it has XACKed,
+-- unless auto-ack), false when it threw.
+local function listener(w, e)
+  local event = e.fields.event_id
+  local ok
+  if params.handler == "idem" then
+    if not w:sql("BEGIN").ok then return false end
+    local mark = w:sql("INSERT OR IGNORE INTO processed VALUES (?)", event)
+    ok = mark.ok and (mark.changes == 0 or w:effect(event, "sql", {entry = e}))
+    if not ok then w:sql("ROLLBACK") return false end
+    ok = w:sql("COMMIT").ok
+  else
+    ok = w:effect(event, "external", {entry = e, timeout_ms = params.timeout_ms})
+  end
+  if ok and not AUTO_ACK then w:redis("XACK", w.stream, w.group, e.id) end
+  return ok
+end
+
+-- `>` blocks (parked) for the poll timeout; an explicit id is answered at
+-- once by Redis (BLOCK does not apply), so the library's poll loop spins.
+local function read(w, offset)
+  if offset == ">" then return w:read(">", {count = COUNT, block_ms = POLL_MS}) end
+  return w:read(offset, {count = COUNT})
+end
+
+function consumer(w)
+  w:redis("XGROUP", "CREATE", w.stream, w.group, "0", "MKSTREAM")  -- the user's set-up
+  local offset = OFFSET == "lastConsumed" and ">" or OFFSET
+  while true do
+    local batch, err
+    if AUTO_ACK and offset == ">" then
+      -- NOACK reads go through w:redis (w:read has no NOACK option); no BLOCK
+      -- on the wire, so an empty reply polls again after the poll timeout.
+      local reply = w:redis("XREADGROUP", "GROUP", w.group, w.consumer, "COUNT", COUNT, "NOACK",
+                            "STREAMS", w.stream, ">")
+      if xackly.is_error(reply) then
+        batch, err = {}, reply.err
+      else
+        batch = reply and xackly.entries(reply[1][2]) or {}
+        if #batch == 0 then w:sleep(POLL_MS) end
+      end
+    else
+      batch, err = read(w, offset)
+    end
+    if err and CANCEL_ON_ERROR then return end  -- the read error cancels the subscription
+    for _, e in ipairs(batch) do
+      if OFFSET ~= "lastConsumed" then offset = e.id end  -- NextMessage: the last id seen
+      if not e.deleted and not listener(w, e) and CANCEL_ON_ERROR then
+        return  -- the subscription is cancelled; the rest of the batch stays pending
+      end
+    end
+  end
+end
