@@ -80,6 +80,7 @@ function consumer(w)
       local claimed = w:redis("XCLAIM", w.stream, w.group, name, PROCESSING_MS, table.unpack(ids))
       if xackly.is_error(claimed) then return end
       for _, e in ipairs(xackly.entries(claimed)) do queue[#queue + 1] = e end
+      if claimed and #claimed > 0 then w:point("after-claim") end
     end
   end
 
@@ -96,10 +97,12 @@ function consumer(w)
       local batch, err = w:read(">", {count = QUEUE_DEPTH - #queue, block_ms = block, consumer = name})
       if err then create_group() end
       for _, e in ipairs(batch) do queue[#queue + 1] = e end
+      if #batch > 0 then w:point("after-read") end
     end
     local e = table.remove(queue, 1)
     if e ~= nil and not e.deleted then
       local outcome = app(w, e)
+      if outcome == "ok" then w:point("after-commit") end
       if outcome == "ok" or (outcome == "error" and ACK_ON_ERROR) then
         w:redis("XACK", w.stream, w.group, e.id)
       end

@@ -17,8 +17,11 @@
 -- Research notes: docs/library-research/faststream-redis.md.
 --
 -- Simplified:
--- * One subscriber = one worker slot. Pattern 1 = slot w1 runs the
---   claimer subscriber (min_idle_time), the others the plain reader.
+-- * One application process = one worker slot. Pattern 1 = every process
+--   runs both subscribers, the plain reader and the claimer
+--   (min_idle_time), taking turns: one read, then one XAUTOCLAIM step.
+--   (A claimer in only one process would leave a 1-worker case without a
+--   claimer, or without a reader.)
 -- * `max_records` unset means no COUNT; the model reads COUNT 10.
 -- * After a stopped subscriber the application is not restarted (its
 --   restart would re-create the group at `$`, skipping what was added).
@@ -50,50 +53,60 @@ end
 
 local function consume(w, e)
   if e.deleted then return end
-  if ACK_POLICY == "ack_first" then w:redis("XACK", w.stream, w.group, e.id) end
+  if ACK_POLICY == "ack_first" then
+    w:redis("XACK", w.stream, w.group, e.id)
+    w:point("after-ack")
+  end
   local ok = handler(w, e)
+  if ok then w:point("after-commit") end
   if ACK_POLICY == "ack" or (ACK_POLICY == "reject_on_error" and ok) then
     w:redis("XACK", w.stream, w.group, e.id)
   end  -- reject (on error): no command; the entry stays pending
 end
 
-local function reader(w)
-  while true do
-    local batch, err
-    if params.no_ack then  -- NOACK: w:read has no such option; no BLOCK on the wire
-      local reply = w:redis("XREADGROUP", "GROUP", w.group, w.consumer, "COUNT", 10, "NOACK",
-                            "STREAMS", w.stream, ">")
-      if xackly.is_error(reply) then
-        batch, err = {}, reply.err
-      else
-        batch = reply and xackly.entries(reply[1][2]) or {}
-        if #batch == 0 then w:sleep(POLL_MS) end
-      end
+-- One read of the plain subscriber; false when the subscriber stops.
+local function read_step(w)
+  local batch, err
+  if params.no_ack then  -- NOACK: w:read has no such option; no BLOCK on the wire
+    local reply = w:redis("XREADGROUP", "GROUP", w.group, w.consumer, "COUNT", 10, "NOACK",
+                          "STREAMS", w.stream, ">")
+    if xackly.is_error(reply) then
+      batch, err = {}, reply.err
     else
-      batch, err = w:read(">", {count = 10, block_ms = POLL_MS})
+      batch = reply and xackly.entries(reply[1][2]) or {}
+      if #batch == 0 then w:sleep(POLL_MS) end
     end
-    if err then return end  -- StreamGroupNotFoundError: the subscriber stops
-    for _, e in ipairs(batch) do consume(w, e) end
+  else
+    batch, err = w:read(">", {count = 10, block_ms = POLL_MS})
   end
+  if err then return false end  -- StreamGroupNotFoundError: the subscriber stops
+  if #batch > 0 then w:point("after-read") end
+  for _, e in ipairs(batch) do consume(w, e) end
+  return true
 end
 
-local function claimer(w)
-  local cursor = "0-0"
-  while true do
-    local r = w:redis("XAUTOCLAIM", w.stream, w.group, w.consumer, MIN_IDLE_MS, cursor, "COUNT", 1)
-    if xackly.is_error(r) then return end
-    local entries = xackly.entries(r[2])
-    for _, e in ipairs(entries) do consume(w, e) end
-    cursor = r[1]
-    if cursor == "0-0" and #entries == 0 then w:sleep(POLL_MS) end
-  end
+-- One XAUTOCLAIM of the claimer subscriber (COUNT 1, following the cursor);
+-- returns the next cursor, or nil when the subscriber stops.
+local function claim_step(w, cursor, sleep_when_idle)
+  local r = w:redis("XAUTOCLAIM", w.stream, w.group, w.consumer, MIN_IDLE_MS, cursor, "COUNT", 1)
+  if xackly.is_error(r) then return nil end
+  local entries = xackly.entries(r[2])
+  if #entries > 0 then w:point("after-claim") end
+  for _, e in ipairs(entries) do consume(w, e) end
+  if sleep_when_idle and r[1] == "0-0" and #entries == 0 then w:sleep(POLL_MS) end
+  return r[1]
 end
 
 function consumer(w)
   w:redis("XGROUP", "CREATE", w.stream, w.group, params.group_start or "$", "MKSTREAM")
-  if PATTERN == "claimer-only" or (PATTERN == "reader+claimer" and w.slot == "w1") then
-    claimer(w)
-  else
-    reader(w)
+  local cursor = "0-0"
+  while cursor do
+    if PATTERN == "claimer-only" then
+      cursor = claim_step(w, cursor, true)
+    elseif read_step(w) then
+      if PATTERN == "reader+claimer" then cursor = claim_step(w, cursor, false) end
+    else
+      return
+    end
   end
 end

@@ -69,9 +69,11 @@ function consumer(w)
     elseif backlog then
       backlog = #batch > 0 and batch[#batch].id or nil
     end
+    if #batch > 0 then w:point("after-read") end
     for _, e in ipairs(batch) do
       if e.fields.event_id ~= nil then  -- no body: skipped, never acked
         while not output(w, e) do w:sleep(100) end
+        w:point("after-commit")  -- written; its XACK waits for the commit timer
         acks[#acks + 1] = e.id
       end
     end

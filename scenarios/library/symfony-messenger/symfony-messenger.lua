@@ -65,6 +65,7 @@ local function run(w, name)
       end
       if idle >= REDELIVER_MS then
         w:redis("XCLAIM", w.stream, w.group, name, REDELIVER_MS, id, "JUSTID")
+        w:point("after-claim")
         could_have_pending = true
       end
     end
@@ -77,6 +78,7 @@ local function run(w, name)
       if not could_have_pending and next_claim <= w:now() then claim_old_pending() end
       local batch, err = w:read(could_have_pending and "0" or ">", {count = 1, block_ms = 1, consumer = name})
       if err then return false end
+      if #batch > 0 then w:point("after-read") end
       if #batch > 0 or not could_have_pending then return batch[1] end
       could_have_pending = false  -- own pending drained: read new entries
     end
@@ -91,6 +93,7 @@ local function run(w, name)
       w:redis("XACK", w.stream, w.group, e.id)
       w:redis("XDEL", w.stream, e.id)
     elseif handler(w, e) then  -- Worker::ack -> Connection::ack
+      w:point("after-commit")
       w:redis("XACK", w.stream, w.group, e.id)
       if DELETE_AFTER_ACK then w:redis("XDEL", w.stream, e.id) end
     end

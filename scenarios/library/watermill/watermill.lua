@@ -55,6 +55,7 @@ end
 -- processMessage: hand the message out until it is acked, then XACK.
 local function process(w, e)
   while not user_handler(w, e) do w:sleep(NACK_SLEEP_MS) end
+  w:point("after-commit")  -- the handler is done, the library has not acked yet
   w:redis("XACK", w.stream, w.group, e.id)
 end
 
@@ -67,6 +68,7 @@ local function claim_pass(w)
       local id, owner = row[1], row[2]
       local claimed = w:redis("XCLAIM", w.stream, w.group, w.consumer, MAX_IDLE_MS, id)
       if xackly.is_error(claimed) then return end  -- `continue OUTER_LOOP`: the pass ends
+      if claimed and #claimed > 0 then w:point("after-claim") end
       for _, e in ipairs(xackly.entries(claimed)) do
         if e.deleted then w:redis("XACK", w.stream, w.group, e.id) else process(w, e) end
       end
@@ -101,6 +103,7 @@ function consumer(w)
         inflight[#inflight + 1] = e
       end
       if #batch == 0 then break end
+      w:point("after-read")
     end
     local e = table.remove(inflight, 1)
     if e ~= nil then process(w, e) end
