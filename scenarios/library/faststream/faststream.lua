@@ -25,6 +25,10 @@
 -- * `max_records` unset means no COUNT; the model reads COUNT 10.
 -- * After a stopped subscriber the application is not restarted (its
 --   restart would re-create the group at `$`, skipping what was added).
+-- * xackly creates the group at 0 before any worker starts, so the
+--   subscriber's own XGROUP CREATE (at `$` by default) answers BUSYGROUP:
+--   events published before the first subscriber starts are NOT skipped
+--   here, as they would be in a fresh deployment (docs/libraries.md).
 --
 -- params: pattern "reader" (default: no min_idle_time anywhere) |
 -- "claimer-only" (Pattern 2: min_idle_time on every subscriber) |
