@@ -483,6 +483,8 @@ class ScenarioParser {
   ProtocolDef ReadInlineProtocol(const toml::table& t);
   // [protocol.params] of table `protocol` into s_.script_params.
   void ReadScriptParams(const toml::table& params, const toml::table& protocol);
+  // [protocol] include into s_.script_includes.
+  void ReadScriptIncludes(const toml::node& include, const toml::table& protocol);
   void ReadExpect();
   void ReadSeed();
   void ReadSchedule();
@@ -603,7 +605,7 @@ ProtocolDef ScenarioParser::ReadInlineProtocol(const toml::table& t) {
   }
   p.name = s_.name;
   ReadTable(e_, &t, "protocol", &p, DescribeProtocol<TableReader<ProtocolDef>>,
-            {"base", "loop", "janitor", "script", "params"});
+            {"base", "loop", "janitor", "script", "params", "include"});
   if (const toml::node* script = t.get("script")) {  // a protocol script (docs/scripts.md)
     const char* expected = "a path to a Lua protocol script, relative to this file";
     std::optional<std::string> path = ReadString(e_, *script, "protocol.script", expected);
@@ -611,6 +613,7 @@ ProtocolDef ScenarioParser::ReadInlineProtocol(const toml::table& t) {
     if (path) p.script_path = *path;
   }
   if (const toml::table* params = SubTable(e_, t, "protocol", "params")) ReadScriptParams(*params, t);
+  if (const toml::node* include = t.get("include")) ReadScriptIncludes(*include, t);
   if (base == nullptr && t.get("steps") == nullptr && t.get("script") == nullptr) {
     e_->Fail(t, "protocol.steps",
              fmt::format("expected an array of steps ({}) when there is no base, got nothing",
@@ -647,6 +650,28 @@ void ScenarioParser::ReadScriptParams(const toml::table& params, const toml::tab
       e_->Fail(node, path, fmt::format("expected a string, an integer or a boolean, got {}", Got(node)));
       return;
     }
+  }
+}
+
+void ScenarioParser::ReadScriptIncludes(const toml::node& include, const toml::table& protocol) {
+  const char* expected = "an array of paths to Lua files, relative to this file";
+  if (protocol.get("script") == nullptr) {
+    e_->Fail(include, "protocol.include", "expected only with protocol.script, got no script");
+    return;
+  }
+  const toml::array* files = include.as_array();
+  if (files == nullptr) {
+    e_->Fail(include, "protocol.include", fmt::format("expected {}, got {}", expected, Got(include)));
+    return;
+  }
+  for (const toml::node& file : *files) {
+    std::optional<std::string> path = ReadString(e_, file, "protocol.include", expected);
+    if (!path) return;
+    if (path->empty()) {
+      e_->Fail(file, "protocol.include", fmt::format("expected {}, got ''", expected));
+      return;
+    }
+    s_.script_includes.push_back(*path);
   }
 }
 
@@ -833,6 +858,17 @@ Result<Scenario> ParseScenario(std::string_view text, std::string_view source_na
   return s;
 }
 
+// `text` as a Lua string literal: every byte a decimal escape.
+static std::string LuaQuoted(std::string_view text) {
+  std::string out = "\"";
+  for (unsigned char c : text) out += fmt::format("\\{:03d}", c);
+  return out + "\"";
+}
+
+std::string ScriptIncludePrelude(std::string_view name, std::string_view text) {
+  return fmt::format("load({}, {}, \"t\")(); ", LuaQuoted(text), LuaQuoted("@" + std::string(name)));
+}
+
 std::string ScriptParamsPrelude(const std::map<std::string, ScriptParam>& params) {
   std::string out = "local params = {";
   for (const auto& [key, value] : params) {
@@ -842,9 +878,7 @@ std::string ScriptParamsPrelude(const std::map<std::string, ScriptParam>& params
     } else if (const int64_t* i = std::get_if<int64_t>(&value)) {
       out += *i == std::numeric_limits<int64_t>::min() ? "math.mininteger" : std::to_string(*i);
     } else {
-      out += "\"";
-      for (unsigned char c : std::get<std::string>(value)) out += fmt::format("\\{:03d}", c);
-      out += "\"";
+      out += LuaQuoted(std::get<std::string>(value));
     }
     out += ", ";
   }

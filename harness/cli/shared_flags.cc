@@ -48,8 +48,20 @@ Result<Scenario> LoadScenarioFile(const std::string& path) {
     if (!source.ok()) {
       return Status::InvalidArgument(fmt::format("{}: protocol.script: {}", path, source.status().message()));
     }
-    // [protocol.params] reach the script as the chunk-local `params`, on its first line.
-    auto script = LuaScript::Load({shown, ScriptParamsPrelude(scenario->script_params) + *source});
+    // [protocol.params] reach the script as the chunk-local `params`, and the
+    // [protocol] include files run before it, all on its first line.
+    std::string prelude = ScriptParamsPrelude(scenario->script_params);
+    for (const std::string& include : scenario->script_includes) {
+      std::filesystem::path include_path(include);
+      if (include_path.is_relative()) include_path = std::filesystem::path(path).parent_path() / include_path;
+      std::string include_shown = include_path.lexically_normal().string();
+      Result<std::string> included = ReadFile(include_shown);
+      if (!included.ok()) {
+        return Status::InvalidArgument(fmt::format("{}: protocol.include: {}", path, included.status().message()));
+      }
+      prelude += ScriptIncludePrelude(include_shown, *included);
+    }
+    auto script = LuaScript::Load({shown, prelude + *source});
     if (!script.ok()) return script.status();
     p.script = std::move(script).value();
   }

@@ -2,6 +2,9 @@
 // (docs/scripts.md), so one library script serves several settings
 // (scenarios/library/). They must survive a replay file's round trip and
 // reach the script as exactly the values the file wrote.
+#include <string>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "scenarios/scenario.h"
@@ -52,6 +55,26 @@ TEST(ScriptParams, ReachTheScriptAsTheSameLuaValuesWithoutMovingItsLines) {
       << "no params: an empty table";
 }
 
+TEST(ScriptIncludes, AreKeptByAReplayFileAndRunBeforeTheScriptWithTheirOwnLineNumbers) {
+  Result<Scenario> s = ParseScenario("[protocol]\nscript = \"c.lua\"\ninclude = [\"../common.lua\", \"x.lua\"]\n",
+                                     "p.toml");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->script_includes, (std::vector<std::string>{"../common.lua", "x.lua"}));
+  Result<Scenario> again = ParseScenario(WriteScenario(*s), "p.replay.toml");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->script_includes, s->script_includes);
+
+  std::string common = "-- shared\nfunction twice(x)\n  return 2 * x\nend\n";
+  std::string prelude = ScriptIncludePrelude("lib/common.lua", common);
+  EXPECT_EQ(prelude.find('\n'), std::string::npos);
+  EXPECT_TRUE(LuaScript::Load({"c.lua", prelude + "assert(twice(21) == 42)\nfunction consumer(w) end\n"}).ok())
+      << "the include's globals are the script's";
+  auto broken = LuaScript::Load({"c.lua", ScriptIncludePrelude("lib/common.lua", "\n\nerror('in common')\n") +
+                                              "function consumer(w) end\n"});
+  ASSERT_FALSE(broken.ok());
+  EXPECT_NE(broken.status().message().find("lib/common.lua:3:"), std::string::npos) << broken.status().message();
+}
+
 TEST(ScriptParams, BadParamsAreRefusedWithLineAndField) {
   struct Case {
     const char* text;
@@ -64,6 +87,10 @@ TEST(ScriptParams, BadParamsAreRefusedWithLineAndField) {
                 "p.toml:4: protocol.params.x: expected a string, an integer or a boolean, got 1.5"},
            Case{"[protocol]\nscript = \"c.lua\"\n[protocol.params]\nBad-Key = 1\n",
                 "p.toml:4: protocol.params.Bad-Key: expected a key of 1..64 characters a-z 0-9 _"},
+           Case{"[protocol]\nsteps = [\"ack\"]\ninclude = [\"a.lua\"]\n",
+                "p.toml:3: protocol.include: expected only with protocol.script"},
+           Case{"[protocol]\nscript = \"c.lua\"\ninclude = \"a.lua\"\n",
+                "p.toml:3: protocol.include: expected an array of paths to Lua files"},
        }) {
     Result<Scenario> s = ParseScenario(c.text, "p.toml");
     ASSERT_FALSE(s.ok()) << c.text;

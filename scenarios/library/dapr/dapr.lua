@@ -32,7 +32,7 @@
 --
 -- params (defaults: the code's, in ms): processing_timeout_ms 60000,
 -- redeliver_interval_ms 15000, queue_depth 100, version "1.18" | "1.16",
--- handler "plain" | "idem".
+-- handler "plain" | "idem" (user_handler in ../common.lua).
 
 local PROCESSING_MS = params.processing_timeout_ms or 60000
 local REDELIVER_MS = params.redeliver_interval_ms or 15000
@@ -40,27 +40,11 @@ local QUEUE_DEPTH = params.queue_depth or 100
 local ACK_ON_ERROR = params.version ~= "1.16"
 local RECLAIM = PROCESSING_MS > 0 and REDELIVER_MS > 0
 
--- The app's handler. Returns "ok", "error" or "deadline".
+-- The app's handler (user_handler, ../common.lua) under the deadline.
+-- Returns "ok", "error" or "deadline".
 local function app(w, e)
-  local event = e.fields.event_id
-  local timeout = RECLAIM and PROCESSING_MS or nil
-  if params.handler ~= "idem" then
-    local ok, outcome = w:effect(event, "external", {entry = e, timeout_ms = timeout})
-    return ok and "ok" or (outcome == "timeout" and "deadline" or "error")
-  end
-  if not w:sql("BEGIN").ok then return "error" end
-  local mark = w:sql("INSERT OR IGNORE INTO processed VALUES (?)", event)
-  if mark.ok and mark.changes == 1 then
-    local ok, outcome = w:effect(event, "sql", {entry = e})
-    if not ok then
-      w:sql("ROLLBACK")
-      return outcome == "timeout" and "deadline" or "error"
-    end
-  elseif not mark.ok then
-    w:sql("ROLLBACK")
-    return "error"
-  end
-  return w:sql("COMMIT").ok and "ok" or "error"
+  local ok, outcome = user_handler(w, e, params.handler, {timeout_ms = RECLAIM and PROCESSING_MS or nil})
+  return ok and "ok" or (outcome == "timeout" and "deadline" or "error")
 end
 
 function consumer(w)

@@ -22,28 +22,15 @@
 -- * xackly creates the group at 0 before any worker starts (CAP creates it
 --   at `$`).
 --
--- params: stream_entries_count 10, handler "plain" | "idem".
+-- params: stream_entries_count 10, handler "plain" | "idem" (user_handler in ../common.lua).
 
 local COUNT = params.stream_entries_count or 10
-
--- The user's CAP subscriber. True when it returned.
-local function subscriber(w, e)
-  local event = e.fields.event_id
-  if params.handler ~= "idem" then return (w:effect(event, "external", {entry = e})) end
-  if not w:sql("BEGIN").ok then return false end
-  local mark = w:sql("INSERT OR IGNORE INTO processed VALUES (?)", event)
-  if not mark.ok or (mark.changes == 1 and not w:effect(event, "sql", {entry = e})) then
-    w:sql("ROLLBACK")
-    return false
-  end
-  return w:sql("COMMIT").ok
-end
 
 local function consume(w, batch)
   if #batch > 0 then w:point("after-read") end
   for _, e in ipairs(batch) do
     -- no fields: RedisMessage.Create throws -> OnConsumeError, no commit, no reject
-    if not e.deleted and e.fields.event_id ~= nil and subscriber(w, e) then
+    if not e.deleted and e.fields.event_id ~= nil and user_handler(w, e, params.handler) then
       w:point("after-commit")
       w:redis("XACK", w.stream, w.group, e.id)  -- CommitAsync
     end

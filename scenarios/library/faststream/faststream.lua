@@ -35,25 +35,12 @@
 -- "reader+claimer" (Pattern 1), min_idle_time_ms 60000 (the docs' value),
 -- group_start "$" (the default) | "0" (created by the user at deploy time),
 -- ack_policy "reject_on_error" | "ack_first" | "ack", no_ack false,
--- polling_interval_ms 100, handler "plain" | "idem".
+-- polling_interval_ms 100, handler "plain" | "idem" (user_handler in ../common.lua).
 
 local PATTERN = params.pattern or "reader"
 local MIN_IDLE_MS = params.min_idle_time_ms or 60000
 local ACK_POLICY = params.ack_policy or "reject_on_error"
 local POLL_MS = params.polling_interval_ms or 100
-
--- The user's handler. True when it returned, false when it raised.
-local function handler(w, e)
-  local event = e.fields.event_id
-  if params.handler ~= "idem" then return (w:effect(event, "external", {entry = e})) end
-  if not w:sql("BEGIN").ok then return false end
-  local mark = w:sql("INSERT OR IGNORE INTO processed VALUES (?)", event)
-  if not mark.ok or (mark.changes == 1 and not w:effect(event, "sql", {entry = e})) then
-    w:sql("ROLLBACK")
-    return false
-  end
-  return w:sql("COMMIT").ok
-end
 
 local function consume(w, e)
   if e.deleted then return end
@@ -61,7 +48,7 @@ local function consume(w, e)
     w:redis("XACK", w.stream, w.group, e.id)
     w:point("after-ack")
   end
-  local ok = handler(w, e)
+  local ok = user_handler(w, e, params.handler)
   if ok then w:point("after-commit") end
   if ACK_POLICY == "ack" or (ACK_POLICY == "reject_on_error" and ok) then
     w:redis("XACK", w.stream, w.group, e.id)
@@ -71,15 +58,8 @@ end
 -- One read of the plain subscriber; false when the subscriber stops.
 local function read_step(w)
   local batch, err
-  if params.no_ack then  -- NOACK: w:read has no such option; no BLOCK on the wire
-    local reply = w:redis("XREADGROUP", "GROUP", w.group, w.consumer, "COUNT", 10, "NOACK",
-                          "STREAMS", w.stream, ">")
-    if xackly.is_error(reply) then
-      batch, err = {}, reply.err
-    else
-      batch = reply and xackly.entries(reply[1][2]) or {}
-      if #batch == 0 then w:sleep(POLL_MS) end
-    end
+  if params.no_ack then
+    batch, err = read_noack(w, 10, POLL_MS)  -- the real read BLOCKs for polling_interval
   else
     batch, err = w:read(">", {count = 10, block_ms = POLL_MS})
   end

@@ -25,24 +25,11 @@
 -- params (defaults are the library's, in ms): client_id "" (the default: one
 -- consumer name shared by every instance) | "own" (the worker's own name;
 -- restart_naming "same" keeps it across restarts, "fresh" does not),
--- limit 10, commit_period_ms 1000, timeout_ms 1000, handler "plain" | "idem".
+-- limit 10, commit_period_ms 1000, timeout_ms 1000, handler "plain" | "idem" (user_handler in ../common.lua).
 
 local LIMIT = params.limit or 10
 local COMMIT_MS = params.commit_period_ms or 1000
 local TIMEOUT_MS = params.timeout_ms or 1000
-
--- The user's pipeline and output. True when the output committed.
-local function output(w, e)
-  local event = e.fields.event_id
-  if params.handler ~= "idem" then return (w:effect(event, "external", {entry = e})) end
-  if not w:sql("BEGIN").ok then return false end
-  local mark = w:sql("INSERT OR IGNORE INTO processed VALUES (?)", event)
-  if not mark.ok or (mark.changes == 1 and not w:effect(event, "sql", {entry = e})) then
-    w:sql("ROLLBACK")
-    return false
-  end
-  return w:sql("COMMIT").ok
-end
 
 function consumer(w)
   local client_id = params.client_id == "own" and w.consumer or (params.client_id or "")
@@ -72,7 +59,7 @@ function consumer(w)
     if #batch > 0 then w:point("after-read") end
     for _, e in ipairs(batch) do
       if e.fields.event_id ~= nil then  -- no body: skipped, never acked
-        while not output(w, e) do w:sleep(100) end
+        while not user_handler(w, e, params.handler) do w:sleep(100) end
         w:point("after-commit")  -- written; its XACK waits for the commit timer
         acks[#acks + 1] = e.id
       end

@@ -31,7 +31,7 @@
 -- StreamReadRequest.builder(...).consumer(c).build() default: NOACK),
 -- offset "lastConsumed" | "0-0" (ReadOffset.from / StreamOffset.fromStart),
 -- cancel_on_error true | false, batch_size (unset), poll_timeout_ms 2000,
--- handler "plain" | "idem" (the user's listener), timeout_ms (the listener's
+-- handler "plain" | "idem" (user_handler in ../common.lua) (the user's listener), timeout_ms (the listener's
 -- external call gives up after this; 0: never).
 
 local AUTO_ACK = params.auto_ack == true
@@ -41,20 +41,10 @@ local COUNT = params.batch_size or 100
 local POLL_MS = params.poll_timeout_ms or 2000
 local SPIN_MS = 100  -- the model's pace of an explicit-id poll loop (see the header)
 
--- The user's listener. True when it returned normally (then it has XACKed,
--- unless auto-ack), false when it threw.
+-- The user's listener (user_handler, ../common.lua): the documented pattern
+-- XACKs at its end (unless auto-ack). True when it returned, false: it threw.
 local function listener(w, e)
-  local event = e.fields.event_id
-  local ok
-  if params.handler == "idem" then
-    if not w:sql("BEGIN").ok then return false end
-    local mark = w:sql("INSERT OR IGNORE INTO processed VALUES (?)", event)
-    ok = mark.ok and (mark.changes == 0 or w:effect(event, "sql", {entry = e}))
-    if not ok then w:sql("ROLLBACK") return false end
-    ok = w:sql("COMMIT").ok
-  else
-    ok = w:effect(event, "external", {entry = e, timeout_ms = params.timeout_ms})
-  end
+  local ok = user_handler(w, e, params.handler, {timeout_ms = params.timeout_ms})
   if ok then w:point("after-commit") end  -- the listener's work is done, its XACK not sent
   if ok and not AUTO_ACK then w:redis("XACK", w.stream, w.group, e.id) end
   return ok
@@ -75,16 +65,7 @@ function consumer(w)
   while true do
     local batch, err
     if AUTO_ACK and offset == ">" then
-      -- NOACK reads go through w:redis (w:read has no NOACK option); no BLOCK
-      -- on the wire, so an empty reply polls again after the poll timeout.
-      local reply = w:redis("XREADGROUP", "GROUP", w.group, w.consumer, "COUNT", COUNT, "NOACK",
-                            "STREAMS", w.stream, ">")
-      if xackly.is_error(reply) then
-        batch, err = {}, reply.err
-      else
-        batch = reply and xackly.entries(reply[1][2]) or {}
-        if #batch == 0 then w:sleep(POLL_MS) end
-      end
+      batch, err = read_noack(w, COUNT, POLL_MS)  -- the real read BLOCKs for the poll timeout
     else
       batch, err = read(w, offset)
     end

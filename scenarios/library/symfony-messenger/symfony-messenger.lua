@@ -29,26 +29,12 @@
 -- literal default shared by every worker) | "unique" (the worker's own name:
 -- restart_naming decides whether it survives a restart),
 -- redeliver_timeout_ms 3600000, claim_interval_ms 60000, sleep_ms 1000,
--- delete_after_ack true, handler "plain" | "idem".
+-- delete_after_ack true, handler "plain" | "idem" (user_handler in ../common.lua).
 
 local REDELIVER_MS = params.redeliver_timeout_ms or 3600000
 local CLAIM_INTERVAL_MS = params.claim_interval_ms or 60000
 local SLEEP_MS = params.sleep_ms or 1000
 local DELETE_AFTER_ACK = params.delete_after_ack ~= false
-
--- The user's handler (a Messenger message handler). True when it returned.
-local function handler(w, e)
-  local event = e.fields.event_id
-  if params.handler ~= "idem" then return (w:effect(event, "external", {entry = e})) end
-  -- idem: doctrine_transaction middleware around the handler, processed-id row with a UNIQUE key
-  if not w:sql("BEGIN").ok then return false end
-  local mark = w:sql("INSERT OR IGNORE INTO processed VALUES (?)", event)
-  if not mark.ok or (mark.changes == 1 and not w:effect(event, "sql", {entry = e})) then
-    w:sql("ROLLBACK")
-    return false
-  end
-  return w:sql("COMMIT").ok
-end
 
 -- One process life; returns when the transport throws (NOGROUP).
 local function run(w, name)
@@ -92,7 +78,7 @@ local function run(w, name)
     elseif e.deleted then  -- RedisReceiver::get: null data -> reject
       w:redis("XACK", w.stream, w.group, e.id)
       w:redis("XDEL", w.stream, e.id)
-    elseif handler(w, e) then  -- Worker::ack -> Connection::ack
+    elseif user_handler(w, e, params.handler) then  -- Worker::ack -> Connection::ack
       w:point("after-commit")
       w:redis("XACK", w.stream, w.group, e.id)
       if DELETE_AFTER_ACK then w:redis("XDEL", w.stream, e.id) end

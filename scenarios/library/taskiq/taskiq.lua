@@ -23,26 +23,13 @@
 --
 -- params (defaults are the library's, in ms): idle_timeout_ms 600000, xread_block_ms 2000,
 -- lock_timeout_ms 0 (None: the lock never expires), ack_type "when_saved" |
--- "when_received", handler "plain" | "idem".
+-- "when_received", handler "plain" | "idem" (user_handler in ../common.lua).
 
 local IDLE_MS = params.idle_timeout_ms or 600000
 local LOCK_TIMEOUT_MS = params.lock_timeout_ms or 0
 local ACK_FIRST = params.ack_type == "when_received"
 local LOCK_KEY = "autoclaim:taskiq:" .. "workers"
 local BLOCK_MS = params.xread_block_ms or 2000
-
--- The user's task. True when it returned.
-local function task(w, e)
-  local event = e.fields.event_id
-  if params.handler ~= "idem" then return (w:effect(event, "external", {entry = e})) end
-  if not w:sql("BEGIN").ok then return false end
-  local mark = w:sql("INSERT OR IGNORE INTO processed VALUES (?)", event)
-  if not mark.ok or (mark.changes == 1 and not w:effect(event, "sql", {entry = e})) then
-    w:sql("ROLLBACK")
-    return false
-  end
-  return w:sql("COMMIT").ok
-end
 
 -- The receiver: ack when received, or after the result is saved (success or not).
 local function receive(w, e)
@@ -51,7 +38,7 @@ local function receive(w, e)
     w:redis("XACK", w.stream, w.group, e.id)
     w:point("after-ack")
   end
-  local ok = task(w, e)
+  local ok = user_handler(w, e, params.handler)
   if ok then w:point("after-commit") end
   if not ACK_FIRST then w:redis("XACK", w.stream, w.group, e.id) end
 end

@@ -27,7 +27,7 @@
 --
 -- params (defaults are the library's): max_idle_ms 60000, claim_interval_ms
 -- 5000, block_ms 100, claim_batch_size 100, release "1.4.3" | "1.1.0",
--- handler "plain" | "idem" (the user's handler, not the library's).
+-- handler "plain" | "idem" (user_handler in ../common.lua) (the user's handler, not the library's).
 
 local MAX_IDLE_MS = params.max_idle_ms or 60000
 local CLAIM_EVERY_MS = params.claim_interval_ms or 5000
@@ -37,24 +37,9 @@ local DELCONSUMER_AFTER_CLAIM = params.release == "1.1.0"
 local NACK_SLEEP_MS = params.nack_resend_sleep_ms or 100
 local INFLIGHT = 3  -- one entry in the handler, one in the channel's buffer, one held by the reader
 
--- The user's handler. "plain": the external effect, no dedupe. "idem": a
--- processed row keyed by event_id and the effect in one SQL transaction.
--- True when the message is acked (Ack), false for a Nack.
-local function user_handler(w, e)
-  local event = e.fields.event_id
-  if params.handler ~= "idem" then return (w:effect(event, "external", {entry = e})) end
-  if not w:sql("BEGIN").ok then return false end
-  local mark = w:sql("INSERT OR IGNORE INTO processed VALUES (?)", event)
-  if not mark.ok or (mark.changes == 1 and not w:effect(event, "sql", {entry = e})) then
-    w:sql("ROLLBACK")
-    return false
-  end
-  return w:sql("COMMIT").ok
-end
-
 -- processMessage: hand the message out until it is acked, then XACK.
 local function process(w, e)
-  while not user_handler(w, e) do w:sleep(NACK_SLEEP_MS) end
+  while not user_handler(w, e, params.handler) do w:sleep(NACK_SLEEP_MS) end
   w:point("after-commit")  -- the handler is done, the library has not acked yet
   w:redis("XACK", w.stream, w.group, e.id)
 end
