@@ -168,6 +168,7 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
                                        *outcome->hit_index, options.seed, outcome->shrink_steps);
       Scenario replay = ReplayScenario(t.scenario, outcome->minimal_config, outcome->minimal_result, origin);
       replay.name = ScenarioNameFrom(t.scenario.name + "-counterexample");
+      if (!t.scenario_file.empty()) RebaseScriptPaths(&replay, t.scenario_file, replay_file);
       Status s = WriteFileAtomically(replay_file, WriteScenario(replay));
       if (!s.ok()) {
         PrintError("check", s);

@@ -127,6 +127,7 @@ int RunAndReport(const char* command, const Scenario& scenario, const std::strin
   if (!options.output.out_dir.empty() && options.write_replay) {
     replay_file = JoinPath(options.output.out_dir, ReplayFileName(scenario.name));
     Scenario replay = ReplayScenario(scenario, config, *run, CommandLine());
+    if (!scenario_file.empty()) RebaseScriptPaths(&replay, scenario_file, replay_file);
     Status s = WriteFileAtomically(replay_file, WriteScenario(replay));
     if (!s.ok()) {
       PrintError(command, s);

@@ -68,6 +68,20 @@ Result<Scenario> LoadScenarioFile(const std::string& path) {
   return scenario;
 }
 
+void RebaseScriptPaths(Scenario* s, const std::string& from_file, const std::string& to_file) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path from_dir = fs::absolute(fs::path(from_file), ec).parent_path();
+  const fs::path to_dir = fs::absolute(fs::path(to_file), ec).parent_path();
+  auto rebase = [&](std::string* path) {
+    if (path->empty() || fs::path(*path).is_absolute()) return;
+    fs::path moved = (from_dir / *path).lexically_normal().lexically_relative(to_dir);
+    if (!moved.empty()) *path = moved.string();
+  };
+  rebase(&s->config.protocol.script_path);
+  for (std::string& include : s->script_includes) rebase(&include);
+}
+
 Result<Scenario> LoadTarget(const TargetFlags& flags) {
   if (!flags.scenario.empty()) return LoadScenarioFile(flags.scenario);
   const ProtocolDef* p = FindProtocol(flags.protocol);
