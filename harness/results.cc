@@ -1,11 +1,6 @@
 #include "harness/results.h"
 
-#include <filesystem>
-
 #include <fmt/format.h>
-
-#include "harness/files.h"
-#include "sim/script_world.h"
 
 namespace xackly {
 
@@ -111,18 +106,6 @@ report::CheckReport ToCheckReport(const std::string& name, const std::string& de
   r.never_fired = outcome.coverage.NeverFired();
   r.seconds = outcome.seconds;
   return r;
-}
-
-Status WriteReplayFile(const std::string& file, Scenario replay) {
-  ProtocolDef& p = replay.config.protocol;
-  if (p.script != nullptr) {  // the path the script was loaded from, seen from `file`
-    std::error_code ec;
-    const std::filesystem::path script = std::filesystem::absolute(p.script->path(), ec);
-    const std::filesystem::path dir = std::filesystem::absolute(file, ec).parent_path();
-    std::filesystem::path rebased = script.lexically_normal().lexically_relative(dir.lexically_normal());
-    p.script_path = (ec || rebased.empty() ? script : rebased).string();
-  }
-  return WriteFileAtomically(file, WriteScenario(replay));
 }
 
 Scenario ReplayScenario(const Scenario& like, const RunConfig& config, const RunResult& result,

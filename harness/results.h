@@ -34,11 +34,6 @@ report::CheckReport ToCheckReport(const std::string& name, const std::string& de
 Scenario ReplayScenario(const Scenario& like, const RunConfig& config, const RunResult& result,
                         const std::string& origin);
 
-// Writes `replay` to `file` (atomically). A protocol script is named
-// relative to the file's directory, so the replay file runs from where it
-// is written, whatever the directory the scenario was loaded from.
-Status WriteReplayFile(const std::string& file, Scenario replay);
-
 // "1 event, 1 worker, 1 fault, 9 steps"
 std::string CaseSize(const RunConfig& config, const RunResult& result);
 

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <set>
 #include <vector>
 
@@ -490,6 +491,10 @@ class ScenarioParser {
   std::optional<std::string> TopString(const char* key, std::string_view expected);
   void ReadProtocol();
   ProtocolDef ReadInlineProtocol(const toml::table& t);
+  // [protocol.params] of table `protocol` into s_.script_params.
+  void ReadScriptParams(const toml::table& params, const toml::table& protocol);
+  // [protocol] include into s_.script_includes.
+  void ReadScriptIncludes(const toml::node& include, const toml::table& protocol);
   void ReadExpect();
   void ReadSeed();
   void ReadSchedule();
@@ -610,13 +615,15 @@ ProtocolDef ScenarioParser::ReadInlineProtocol(const toml::table& t) {
   }
   p.name = s_.name;
   ReadTable(e_, &t, "protocol", &p, DescribeProtocol<TableReader<ProtocolDef>>,
-            {"base", "loop", "janitor", "script"});
+            {"base", "loop", "janitor", "script", "params", "include"});
   if (const toml::node* script = t.get("script")) {  // a protocol script (docs/scripts.md)
     const char* expected = "a path to a Lua protocol script, relative to this file";
     std::optional<std::string> path = ReadString(e_, *script, "protocol.script", expected);
     if (path && path->empty()) e_->Fail(*script, "protocol.script", fmt::format("expected {}, got ''", expected));
     if (path) p.script_path = *path;
   }
+  if (const toml::table* params = SubTable(e_, t, "protocol", "params")) ReadScriptParams(*params, t);
+  if (const toml::node* include = t.get("include")) ReadScriptIncludes(*include, t);
   if (base == nullptr && t.get("steps") == nullptr && t.get("script") == nullptr) {
     e_->Fail(t, "protocol.steps",
              fmt::format("expected an array of steps ({}) when there is no base, got nothing",
@@ -627,6 +634,55 @@ ProtocolDef ScenarioParser::ReadInlineProtocol(const toml::table& t) {
   ReadTable(e_, SubTable(e_, t, "protocol", "janitor"), "protocol.janitor", &p.janitor,
             DescribeJanitor<TableReader<JanitorConfig>>);
   return p;
+}
+
+void ScenarioParser::ReadScriptParams(const toml::table& params, const toml::table& protocol) {
+  if (protocol.get("script") == nullptr) {
+    e_->Fail(params, "protocol.params", "expected only with protocol.script (they are a script's options), got no script");
+    return;
+  }
+  for (const auto& [key, node] : params) {
+    std::string name(key.str());
+    std::string path = "protocol.params." + name;
+    bool identifier = !name.empty() && name.size() <= 64 && !std::isdigit(static_cast<unsigned char>(name[0]));
+    for (char c : name) identifier = identifier && (std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_');
+    if (!identifier) {
+      e_->Fail(node, path, fmt::format("expected a key of 1..64 characters a-z 0-9 _ not starting with a digit, got {}", Quoted(name)));
+      return;
+    }
+    if (const auto* b = node.as_boolean()) {
+      s_.script_params[name] = b->get();
+    } else if (const auto* i = node.as_integer()) {
+      s_.script_params[name] = i->get();
+    } else if (const auto* str = node.as_string()) {
+      s_.script_params[name] = str->get();
+    } else {
+      e_->Fail(node, path, fmt::format("expected a string, an integer or a boolean, got {}", Got(node)));
+      return;
+    }
+  }
+}
+
+void ScenarioParser::ReadScriptIncludes(const toml::node& include, const toml::table& protocol) {
+  const char* expected = "an array of paths to Lua files, relative to this file";
+  if (protocol.get("script") == nullptr) {
+    e_->Fail(include, "protocol.include", "expected only with protocol.script, got no script");
+    return;
+  }
+  const toml::array* files = include.as_array();
+  if (files == nullptr) {
+    e_->Fail(include, "protocol.include", fmt::format("expected {}, got {}", expected, Got(include)));
+    return;
+  }
+  for (const toml::node& file : *files) {
+    std::optional<std::string> path = ReadString(e_, file, "protocol.include", expected);
+    if (!path) return;
+    if (path->empty()) {
+      e_->Fail(file, "protocol.include", fmt::format("expected {}, got ''", expected));
+      return;
+    }
+    s_.script_includes.push_back(*path);
+  }
 }
 
 void ScenarioParser::ReadExpect() {
@@ -810,6 +866,33 @@ Result<Scenario> ParseScenario(std::string_view text, std::string_view source_na
   Scenario s = parser.Parse();
   if (errors.failed()) return errors.status();
   return s;
+}
+
+// `text` as a Lua string literal: every byte a decimal escape.
+static std::string LuaQuoted(std::string_view text) {
+  std::string out = "\"";
+  for (unsigned char c : text) out += fmt::format("\\{:03d}", c);
+  return out + "\"";
+}
+
+std::string ScriptIncludePrelude(std::string_view name, std::string_view text) {
+  return fmt::format("load({}, {}, \"t\")(); ", LuaQuoted(text), LuaQuoted("@" + std::string(name)));
+}
+
+std::string ScriptParamsPrelude(const std::map<std::string, ScriptParam>& params) {
+  std::string out = "local params = {";
+  for (const auto& [key, value] : params) {
+    out += key + " = ";
+    if (const bool* b = std::get_if<bool>(&value)) {
+      out += *b ? "true" : "false";
+    } else if (const int64_t* i = std::get_if<int64_t>(&value)) {
+      out += *i == std::numeric_limits<int64_t>::min() ? "math.mininteger" : std::to_string(*i);
+    } else {
+      out += LuaQuoted(std::get<std::string>(value));
+    }
+    out += ", ";
+  }
+  return out + "}; ";
 }
 
 }  // namespace xackly

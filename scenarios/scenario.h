@@ -96,6 +96,14 @@
 //     on_deleted = "ack"              ack | skip: an entry whose payload is gone
 //     dead_letter_after = 0           deliveries before dead-lettering; 0: never
 //     dead_letter_order = "save-then-ack"   save-then-ack | ack-then-save
+//   include = ["../common.lua"]   Only with `script`: Lua files (relative to this
+//                             file) that run before the script, each as its own
+//                             chunk (errors name that file), sharing its globals:
+//                             code several scripts use, without a module system.
+//   [protocol.params]             Only with `script`: options the script reads as
+//     auto_ack = true             the chunk-local table `params` (params.auto_ack),
+//     claim_every_ms = 5000       so one script serves several settings. Keys:
+//     consumer = "shared"         [a-z_][a-z0-9_]*, values: string, integer, boolean.
 //   [protocol.janitor]
 //     trim = "none"                   none | maxlen | safe-minid | racy-minid
 //     trim_maxlen = 0                 delete_idle_consumers = false
@@ -139,14 +147,21 @@
 // every catalog protocol in inline form.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
+#include <vector>
 
 #include "sim/simulation.h"
 #include "sim/status.h"
 
 namespace xackly {
+
+// One [protocol.params] value.
+using ScriptParam = std::variant<bool, int64_t, std::string>;
 
 struct Scenario {
   std::string name;          // defaults to the source name's stem
@@ -159,7 +174,21 @@ struct Scenario {
   RunConfig config;
   std::optional<std::string> trace_hash;  // [schedule] trace_hash, lowercase
   std::string origin;        // free text, e.g. the command that wrote the file
+  // [protocol.params] of a protocol script, by key (empty without a script).
+  std::map<std::string, ScriptParam> script_params;
+  // [protocol] include: Lua files run before the script, as the file names them.
+  std::vector<std::string> script_includes;
 };
+
+// The Lua text that gives a script its [protocol.params]: one line without a
+// newline, `local params = {key = value, ...}; `, meant to be put in front of
+// the script's first line (so its line numbers stay the same). Strings are
+// written with decimal escapes, so no value can end the literal early.
+std::string ScriptParamsPrelude(const std::map<std::string, ScriptParam>& params);
+// One line without a newline that runs `text` as a chunk named `name` (its
+// errors say name:line), to be put in front of the script's first line:
+// `load("<text>", "@name", "t")(); `.
+std::string ScriptIncludePrelude(std::string_view name, std::string_view text);
 
 // Parses a scenario file's text. The text must be UTF-8 without NUL bytes. `source_name` (usually the file's path)
 // prefixes every error and gives the default name (its stem). On success the

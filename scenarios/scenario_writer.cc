@@ -153,9 +153,14 @@ void Section(std::string* out, std::string_view header, const char* comment,
 }
 
 // The [protocol] tables of `p`, in full.
-std::string ProtocolTables(const ProtocolDef& p) {
+std::string ProtocolTables(const ProtocolDef& p, const std::vector<std::string>& includes = {}) {
   std::string out;
   std::string script = p.script_path.empty() ? "" : WithComment("script = " + Quote(p.script_path), "a protocol script (docs/scripts.md)") + "\n";
+  if (!includes.empty()) {
+    std::string list;
+    for (const std::string& file : includes) list += (list.empty() ? "" : ", ") + Quote(file);
+    script += WithComment("include = [" + list + "]", "Lua files run before the script") + "\n";
+  }
   Section(&out, "protocol", "inline, declarative definition",
           script + TableLines(p, nullptr, DescribeProtocol<TableWriter<ProtocolDef>>), true);
   Section(&out, "protocol.loop", "the worker loop",
@@ -252,7 +257,18 @@ std::string WriteScenario(const Scenario& s) {
   if (catalog == nullptr) {
     ProtocolDef p = c.protocol;
     if (p.name.empty()) p.name = s.name;
-    out += ProtocolTables(p);
+    out += ProtocolTables(p, s.script_includes);
+    std::string params;
+    for (const auto& [key, value] : s.script_params) {
+      if (const bool* b = std::get_if<bool>(&value)) {
+        params += fmt::format("{} = {}\n", key, *b ? "true" : "false");
+      } else if (const int64_t* i = std::get_if<int64_t>(&value)) {
+        params += fmt::format("{} = {}\n", key, *i);
+      } else {
+        params += fmt::format("{} = {}\n", key, Quote(std::get<std::string>(value)));
+      }
+    }
+    Section(&out, "protocol.params", "the script's options", params);
   }
   // An inline file's [faults] is the protocol's own model, which
   // RunConfig::For resolves into the run's; a run whose model differs from

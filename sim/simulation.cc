@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -337,6 +338,11 @@ class Simulation {
   Status script_error_;           // a protocol script's error ends the run with it
   // Commands a script queued after MULTI, per actor slot, until EXEC/DISCARD.
   std::map<std::string, std::optional<std::vector<std::vector<std::string>>>> multi_;
+  // The consumer names each incarnation (owner_id) read or claimed as: a
+  // script may read under a name that is not its actor's (a name shared by
+  // every worker, as Dapr, Symfony and Redpanda Connect do); while the
+  // incarnation lives, so does that consumer (the oracle's stranded/stuck).
+  std::map<int, std::set<std::string>> consumer_names_;
 
   // Sends `argv` on `conn` at the current virtual time.
   Result<Reply> Send(Connection& conn, const std::vector<std::string>& argv) {
@@ -760,12 +766,14 @@ void Simulation::ObserveCommand(Actor& a, const std::vector<std::string>& argv, 
         argv[2] != names_.group) {
       return;
     }
+    consumer_names_[a.owner_id].insert(argv[3]);
     if (auto entries = ParseReadReply(r)) {
       DeliveryVia via = argv.back() == ">" ? DeliveryVia::kNew : DeliveryVia::kOwnPending;
       oracle_.Delivered(now_, argv[3], *entries, via);
     }
   } else if ((verb == "XCLAIM" || verb == "XAUTOCLAIM") && key == st && argv.size() > 3 &&
              argv[2] == names_.group && ArgIndex(argv, "JUSTID") == 0) {
+    consumer_names_[a.owner_id].insert(argv[3]);
     if (verb == "XCLAIM") {
       if (auto entries = ParseRangeReply(r)) oracle_.Delivered(now_, argv[3], *entries, DeliveryVia::kClaim);
     } else if (auto c = ParseAutoClaimReply(r)) {
@@ -1218,7 +1226,10 @@ Status Simulation::FinalReads(Oracle::FinalState* fs) {
   if (auto e = ParseRangeReply(r[2])) fs->dead_letters = std::move(*e);
   if (redis_effects) fs->redis_effects = ParseRedisEffects(r[3]);
   for (const auto& a : actors_) {
-    if (a->kind == ActorKind::kWorker && a->state != ActorState::kDone) fs->live_consumers.insert(a->name);
+    if (a->kind != ActorKind::kWorker || a->state == ActorState::kDone) continue;
+    fs->live_consumers.insert(a->name);
+    auto names = consumer_names_.find(a->owner_id);
+    if (names != consumer_names_.end()) fs->live_consumers.insert(names->second.begin(), names->second.end());
   }
   return Status::Ok();
 }

@@ -28,6 +28,7 @@ namespace {
 struct CheckFlags {
   TargetFlags target;
   bool all = false;
+  std::string library;  // --library NAME|all: the pack in scenarios/library/
   OutputFlags output;
   int cases = 100;
   std::string seed = "1";  // SeedValidator
@@ -67,19 +68,54 @@ CheckOptions OptionsFor(const Target& t, const CheckFlags& flags, uint64_t seed)
   return options;
 }
 
-// `check --all` after the C++ catalog: the catalog as protocol scripts
-// (scenarios/catalog/scripts/) and the worked examples (scenarios/examples/),
-// every *.toml in name order, from $XACKLY_SCENARIO_DIR or else the source
-// tree this binary was built from. Without either, a note says so.
-Status AddScriptTargets(std::vector<Target>* targets) {
+// Where the scenario files of `check --all` and `--library` live:
+// $XACKLY_SCENARIO_DIR, else the source tree this binary was built from.
+std::filesystem::path ScenarioRoot() {
   const char* env = std::getenv("XACKLY_SCENARIO_DIR");
-  std::filesystem::path root = env != nullptr && *env != '\0' ? env : XACKLY_SCENARIO_DIR;
+  return env != nullptr && *env != '\0' ? env : XACKLY_SCENARIO_DIR;
+}
+
+// Every *.toml directly in `dir`, appended in name order.
+void AppendScenarioFiles(const std::filesystem::path& dir, std::vector<std::string>* files) {
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (entry.path().extension() == ".toml") found.push_back(entry.path().string());
+  }
+  std::sort(found.begin(), found.end());
+  files->insert(files->end(), found.begin(), found.end());
+}
+
+// The scenario files after the C++ catalog. `library` empty (`--all`): the
+// catalog as protocol scripts (scenarios/catalog/scripts/), the worked
+// examples (scenarios/examples/) and every library of the pack
+// (scenarios/library/<name>/, docs/libraries.md); without any, a note says
+// so. Else (`--library NAME`) that library's files, or every library's for
+// "all"; an unknown name is an error listing the known ones.
+Status AddScenarioTargets(const std::string& library, std::vector<Target>* targets) {
+  namespace fs = std::filesystem;
+  const fs::path root = ScenarioRoot();
+  std::vector<std::string> libraries;
+  std::error_code ec;
+  for (const auto& dir : fs::directory_iterator(root / "library", ec)) {
+    if (dir.is_directory()) libraries.push_back(dir.path().filename().string());
+  }
+  std::sort(libraries.begin(), libraries.end());
+  if (!library.empty() && library != "all" &&
+      std::find(libraries.begin(), libraries.end(), library) == libraries.end()) {
+    std::string known;
+    for (const std::string& n : libraries) known += n + ", ";
+    return Status::InvalidArgument(fmt::format("--library: unknown library '{}' (valid: {}all; from {}, set "
+                                               "XACKLY_SCENARIO_DIR to a copy of scenarios/)",
+                                               library, known, (root / "library").string()));
+  }
   std::vector<std::string> files;
-  for (const char* sub : {"catalog/scripts", "examples"}) {
-    std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator(root / sub, ec)) {
-      if (entry.path().extension() == ".toml") files.push_back(entry.path().string());
-    }
+  if (library.empty()) {
+    AppendScenarioFiles(root / "catalog" / "scripts", &files);
+    AppendScenarioFiles(root / "examples", &files);
+  }
+  for (const std::string& n : libraries) {
+    if (library.empty() || library == "all" || library == n) AppendScenarioFiles(root / "library" / n, &files);
   }
   if (files.empty()) {
     fmt::print("xackly check --all: no protocol scripts under {} (set XACKLY_SCENARIO_DIR to a copy of "
@@ -87,7 +123,6 @@ Status AddScriptTargets(std::vector<Target>* targets) {
                root.string());
     return Status::Ok();
   }
-  std::sort(files.begin(), files.end());
   for (const std::string& file : files) {
     Result<Scenario> s = LoadScenarioFile(file);
     if (!s.ok()) return s.status();
@@ -173,6 +208,11 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
   Progress progress(stderr, tty, flags.output.quiet);
   for (const Target& t : targets) {
     const RunConfig& base = t.scenario.config;
+    if (&t != &targets[0]) {  // each scenario file's own seed and [workload] bounds
+      CheckOptions own = OptionsFor(t, flags, seed);
+      options.seed = own.seed;
+      options.bounds = own.bounds;
+    }
     progress.Begin(t.scenario.name, static_cast<int>(ShardCaseIndexes(options).size()));
     options.on_progress = [&](const CheckProgress& p) {
       progress.Update(p.cases_done, p.hits, p.shrinking ? "shrinking" : "",
@@ -192,7 +232,8 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
                                        *outcome->hit_index, options.seed, outcome->shrink_steps);
       Scenario replay = ReplayScenario(t.scenario, outcome->minimal_config, outcome->minimal_result, origin);
       replay.name = ScenarioNameFrom(t.scenario.name + "-counterexample");
-      Status s = WriteReplayFile(replay_file, std::move(replay));
+      if (!t.scenario_file.empty()) RebaseScriptPaths(&replay, t.scenario_file, replay_file);
+      Status s = WriteFileAtomically(replay_file, WriteScenario(replay));
       if (!s.ok()) {
         PrintError("check", s);
         return kExitHarnessFailure;
@@ -263,8 +304,11 @@ void RegisterCheckCommand(CLI::App& app, CommandResult& result) {
       "harness or server failure.");
   AddTargetFlags(cmd, &flags->target);
   cmd->add_flag("--all", flags->all,
-                "check every catalog protocol, then the protocol scripts (the catalog as scripts and the "
-                "examples in scenarios/), and print a table");
+                "check every catalog protocol, then the protocol scripts (the catalog as scripts, the "
+                "examples and the library pack in scenarios/), and print a table");
+  cmd->add_option("--library", flags->library,
+                  "check every scenario of one library in scenarios/library/NAME/ (all: every library; "
+                  "docs/libraries.md)");
   AddOutputFlags(cmd, &flags->output, "xackly-out");
   cmd->add_option("--cases", flags->cases, "generated cases per protocol (default 100)")
       ->check(CLI::Range(1, 1000000));
@@ -297,9 +341,9 @@ void RegisterCheckCommand(CLI::App& app, CommandResult& result) {
     flags->workers_given = workers->count() > 0;
     flags->events_given = events->count() > 0;
     int chosen = (flags->all ? 1 : 0) + (flags->target.protocol.empty() ? 0 : 1) +
-                 (flags->target.scenario.empty() ? 0 : 1);
+                 (flags->target.scenario.empty() ? 0 : 1) + (flags->library.empty() ? 0 : 1);
     if (chosen != 1) {
-      fmt::print(stderr, "xackly check: error: name exactly one of --protocol NAME, --scenario FILE, --all\n");
+      fmt::print(stderr, "xackly check: error: name exactly one of --protocol NAME, --scenario FILE, --library NAME, --all\n");
       result.exit_code = kExitUsage;
       return;
     }
@@ -310,7 +354,9 @@ void RegisterCheckCommand(CLI::App& app, CommandResult& result) {
         t.protocol = p.name;
         targets.push_back({*LoadTarget(t), ""});
       }
-      Status scripts = AddScriptTargets(&targets);
+    }
+    if (flags->all || !flags->library.empty()) {
+      Status scripts = AddScenarioTargets(flags->all ? "" : flags->library, &targets);
       if (!scripts.ok()) {
         PrintError("check", scripts);
         result.exit_code = kExitUsage;

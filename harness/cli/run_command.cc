@@ -127,7 +127,8 @@ int RunAndReport(const char* command, const Scenario& scenario, const std::strin
   if (!options.output.out_dir.empty() && options.write_replay) {
     replay_file = JoinPath(options.output.out_dir, ReplayFileName(scenario.name));
     Scenario replay = ReplayScenario(scenario, config, *run, CommandLine());
-    Status s = WriteReplayFile(replay_file, std::move(replay));
+    if (!scenario_file.empty()) RebaseScriptPaths(&replay, scenario_file, replay_file);
+    Status s = WriteFileAtomically(replay_file, WriteScenario(replay));
     if (!s.ok()) {
       PrintError(command, s);
       return kExitHarnessFailure;

@@ -29,6 +29,11 @@ void AddTargetFlags(CLI::App* cmd, TargetFlags* flags);
 Result<Scenario> LoadTarget(const TargetFlags& flags);
 // Reads and parses a scenario file.
 Result<Scenario> LoadScenarioFile(const std::string& path);
+// A protocol script's paths (script, include) are relative to the scenario
+// file: rewrites them for a copy of `*s` written to `to_file` instead of
+// `from_file`, so a replay file in --out still finds its script. Paths that
+// are absolute, or a scenario without a script, are left as they are.
+void RebaseScriptPaths(Scenario* s, const std::string& from_file, const std::string& to_file);
 
 // Accepts what ParseSeed accepts (a seed as scenario files take it): CLI11
 // alone would wrap "-1" and clamp values above 2^64-1.

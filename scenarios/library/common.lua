@@ -1,0 +1,43 @@
+-- Shared by the library scripts in scenarios/library/ (each scenario names
+-- it with `[protocol] include = ["../common.lua"]`): the USER's side of a
+-- consumer -- what the application does with one entry -- which is not any
+-- library's code, and one read the libraries share.
+
+-- The user's handler, as [protocol.params] handler names it:
+-- "plain": the external effect (a payment API call), no dedupe.
+-- "idem": a processed row keyed by the event's business id and the effect in
+--   one SQL transaction; a repeat finds the row and only commits.
+-- opts.timeout_ms: the plain handler's call gives up after this long.
+-- Returns ok (the handler returned normally; false: it raised) and, for a
+-- failed effect, its outcome ("failed", "timeout", "unavailable").
+function user_handler(w, e, handler, opts)
+  local event = e.fields.event_id
+  if handler ~= "idem" then
+    return w:effect(event, "external", {entry = e, timeout_ms = opts and opts.timeout_ms})
+  end
+  if not w:sql("BEGIN").ok then return false end
+  local mark = w:sql("INSERT OR IGNORE INTO processed VALUES (?)", event)
+  if not mark.ok then
+    w:sql("ROLLBACK")
+    return false
+  end
+  if mark.changes == 1 then
+    local ok, outcome = w:effect(event, "sql", {entry = e})
+    if not ok then
+      w:sql("ROLLBACK")
+      return false, outcome
+    end
+  end
+  return w:sql("COMMIT").ok
+end
+
+-- XREADGROUP ... NOACK `>` (w:read has no NOACK option), without BLOCK on
+-- the wire: an empty reply sleeps `poll_ms` instead. Returns entries, err.
+function read_noack(w, count, poll_ms)
+  local reply = w:redis("XREADGROUP", "GROUP", w.group, w.consumer, "COUNT", count, "NOACK",
+                        "STREAMS", w.stream, ">")
+  if xackly.is_error(reply) then return {}, reply.err end
+  local batch = reply and xackly.entries(reply[1][2]) or {}
+  if #batch == 0 then w:sleep(poll_ms) end
+  return batch
+end

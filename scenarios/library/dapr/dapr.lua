@@ -1,0 +1,95 @@
+-- Dapr pubsub.redis component (components-contrib), one topic, in a sidecar.
+--
+-- Release: dapr/components-contrib v1.18.4 (58a79245); the error path of
+-- v1.16.13 (edbe0418) with params.version = "1.16".
+-- Follows pubsub/redis/redis.go: Subscribe / CreateConsumerGroup (XGROUP
+-- CREATE at 0), pollNewMessagesLoop (XREADGROUP GROUP <consumerID>
+-- <consumerID> COUNT queueDepth ... `>`: the group name is also the consumer
+-- name, shared by every replica; NOGROUP -> create the group again),
+-- enqueueMessages (an in-memory queue of queueDepth), worker / processMessage
+-- (the handler under a processingTimeout deadline; success -> XACK; an error
+-- before the deadline -> XACK from v1.17.0 on, no XACK before; the deadline
+-- -> no XACK), reclaimPendingMessagesLoop / reclaimPendingMessages (at start,
+-- then every redeliverInterval: XPENDING - + 100 over the whole group, XCLAIM
+-- the ids idle >= processingTimeout and enqueue them AGAIN into the same
+-- queue), and common/component/redis/redis.go ParseClientFromProperties (the
+-- code's defaults: processingTimeout 60 s, redeliverInterval 15 s -- the
+-- documented ones in metadata.yaml are swapped). Research notes:
+-- docs/library-research/dapr-pubsub-redis.md.
+--
+-- Simplified:
+-- * The poller, the `concurrency` (10) handler goroutines and the reclaimer
+--   are one worker slot: ONE handler at a time (concurrency 1), the poller
+--   tops the queue up between two handled messages (blocking only when the
+--   queue is empty), the reclaimer runs between two handled messages.
+--   The queue and its re-enqueueing are modelled exactly; with one handler
+--   slot a backlog waits longer than with ten, which only moves the point
+--   where the queue wait reaches processingTimeout.
+-- * The Dapr runtime (HTTP call to the app, resiliency retries, dead-letter
+--   topics) collapses into the handler's outcome: ok, error (the external
+--   call failed: a poison event), or the deadline (the call is still
+--   running at processingTimeout).
+--
+-- params (defaults: the code's, in ms): processing_timeout_ms 60000,
+-- redeliver_interval_ms 15000, queue_depth 100, version "1.18" | "1.16",
+-- handler "plain" | "idem" (user_handler in ../common.lua).
+
+local PROCESSING_MS = params.processing_timeout_ms or 60000
+local REDELIVER_MS = params.redeliver_interval_ms or 15000
+local QUEUE_DEPTH = params.queue_depth or 100
+local ACK_ON_ERROR = params.version ~= "1.16"
+local RECLAIM = PROCESSING_MS > 0 and REDELIVER_MS > 0
+
+-- The app's handler (user_handler, ../common.lua) under the deadline.
+-- Returns "ok", "error" or "deadline".
+local function app(w, e)
+  local ok, outcome = user_handler(w, e, params.handler, {timeout_ms = RECLAIM and PROCESSING_MS or nil})
+  return ok and "ok" or (outcome == "timeout" and "deadline" or "error")
+end
+
+function consumer(w)
+  local name = w.group  -- consumerID: the group and the consumer name of every replica
+  local queue = {}
+  local function create_group() w:redis("XGROUP", "CREATE", w.stream, w.group, "0", "MKSTREAM") end
+
+  local function reclaim()
+    while true do
+      local rows = w:redis("XPENDING", w.stream, w.group, "-", "+", 100)
+      if xackly.is_error(rows) then return end
+      local ids = {}
+      for _, row in ipairs(rows) do
+        if row[3] >= PROCESSING_MS then ids[#ids + 1] = row[1] end
+      end
+      if #ids == 0 then return end
+      local claimed = w:redis("XCLAIM", w.stream, w.group, name, PROCESSING_MS, table.unpack(ids))
+      if xackly.is_error(claimed) then return end
+      for _, e in ipairs(xackly.entries(claimed)) do queue[#queue + 1] = e end
+      if claimed and #claimed > 0 then w:point("after-claim") end
+    end
+  end
+
+  create_group()
+  if RECLAIM then reclaim() end
+  local next_reclaim = w:now() + REDELIVER_MS
+  while true do
+    if RECLAIM and w:now() >= next_reclaim then
+      reclaim()
+      next_reclaim = w:now() + REDELIVER_MS
+    end
+    if #queue < QUEUE_DEPTH then
+      local block = #queue == 0 and (RECLAIM and math.max(1, next_reclaim - w:now()) or 2000) or nil
+      local batch, err = w:read(">", {count = QUEUE_DEPTH - #queue, block_ms = block, consumer = name})
+      if err then create_group() end
+      for _, e in ipairs(batch) do queue[#queue + 1] = e end
+      if #batch > 0 then w:point("after-read") end
+    end
+    local e = table.remove(queue, 1)
+    if e ~= nil and not e.deleted then
+      local outcome = app(w, e)
+      if outcome == "ok" then w:point("after-commit") end
+      if outcome == "ok" or (outcome == "error" and ACK_ON_ERROR) then
+        w:redis("XACK", w.stream, w.group, e.id)
+      end
+    end
+  end
+end
