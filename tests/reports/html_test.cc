@@ -143,12 +143,12 @@ TEST(HtmlTest, LabelsUnderTheLanesDoNotOverlap) {
     std::string text;
   };
   std::vector<Span> spans;
-  const std::regex phase("<g class=\"phase\">.*?<text x=\"([-0-9.]+)\" y=\"([-0-9.]+)\">([^<]*)</text>");
+  const std::regex phase("<g class=\"phase\">[\\s\\S]*?<text x=\"([-0-9.]+)\" y=\"([-0-9.]+)\">([^<]*)</text>");
   for (auto it = std::sregex_iterator(html.begin(), html.end(), phase); it != std::sregex_iterator(); ++it) {
     const double x = std::stod((*it)[1]);
     spans.push_back({x, x + 6.2 * static_cast<double>((*it)[3].length()), std::stod((*it)[2]), (*it)[3]});
   }
-  const std::regex band("<g class=\"squeezed\">.*?<text x=\"([-0-9.]+)\" y=\"([-0-9.]+)\">([^<]*)</text>");
+  const std::regex band("<g class=\"squeezed\">[\\s\\S]*?<text x=\"([-0-9.]+)\" y=\"([-0-9.]+)\">([^<]*)</text>");
   for (auto it = std::sregex_iterator(html.begin(), html.end(), band); it != std::sregex_iterator(); ++it) {
     const double half = 3.1 * static_cast<double>((*it)[3].length());
     const double x = std::stod((*it)[1]);
