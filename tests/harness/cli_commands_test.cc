@@ -141,7 +141,8 @@ TEST(CliCommandsTest, ATamperedReplayFileIsCaughtByItsTraceHash) {
 }
 
 TEST(CliCommandsTest, TxnDedupePassesFiveHundredCasesOfItsFullFaultModel) {
-  CommandOutput out = RunXackly({"check", "--protocol", "txn-dedupe", "--cases", "500", "--out", ""});
+  ScopedTempRoot dir;  // --out '' is refused (it used to mean "no files" silently)
+  CommandOutput out = RunXackly({"check", "--protocol", "txn-dedupe", "--cases", "500", "--out", dir.path()});
   EXPECT_EQ(out.exit_code, kExitOk) << out.output;
   EXPECT_TRUE(Contains(out.output, "500 (0 violated)")) << out.output;
 }
