@@ -191,6 +191,22 @@ TEST(FirstHourTest, ExplainShowsTheViolatingPathNotTheWholeTrace) {
   EXPECT_TRUE(IsJson(json.output));
 }
 
+// On a terminal the text report is coloured, unless NO_COLOR is set
+// (https://no-color.org). script(1) gives the command a pseudo-terminal.
+TEST(FirstHourTest, NoColorTurnsTheColourOff) {
+  if (!std::filesystem::exists("/usr/bin/script")) GTEST_SKIP() << "no /usr/bin/script (bsdutils) for a pseudo-terminal";
+  ScopedTempRoot dir;
+  const std::string command = std::string(XACKLY_TEST_EXE) + " check --protocol no-dedupe --cases 10 -j 1 --out " +
+                              dir.path() + "/out";
+  const std::regex sgr("\x1b\\[[0-9;]*m");
+  CommandOutput colour = RunProgram("/usr/bin/script", {"-qec", command, "/dev/null"}, {"NO_COLOR="});
+  ASSERT_EQ(colour.exit_code, kExitOk) << colour.output;
+  EXPECT_TRUE(std::regex_search(colour.output, sgr)) << "a terminal gets colour";
+  CommandOutput plain = RunProgram("/usr/bin/script", {"-qec", command, "/dev/null"}, {"NO_COLOR=1"});
+  ASSERT_EQ(plain.exit_code, kExitOk) << plain.output;
+  EXPECT_FALSE(std::regex_search(plain.output, sgr)) << plain.output;
+}
+
 // Outside a TTY progress prints a few plain lines; the last one must be the
 // final state, not the one at the last quarter (issue 17: "0 smaller cases
 // kept" while the report said 27 shrinks).
