@@ -223,6 +223,8 @@ struct Step {
   double slot = 0;
   int lane = -1;
   int effect_number = 0;
+  bool repeat = false;  // on the path, but the same actor, request and reply as an earlier path step
+  bool key = false;     // the last step of the violating events' histories: where the violation happens
 };
 
 struct Break {
@@ -297,11 +299,25 @@ Layout Lay(const CaseReport& c, const std::set<int64_t>& path) {
             [](const std::string& a, const std::string& b) { return LaneKey(a) < LaneKey(b); });
   for (size_t i = 0; i < layout.lanes.size(); ++i) lane_of[layout.lanes[i]] = static_cast<int>(i);
 
-  // Squeeze runs of kQuietRun or more off-path lane steps (faults and
-  // lifecycle changes always stay full size).
+  // A path step that only repeats an earlier one (a janitor polling the
+  // entry every tick) is squeezed like an off-path step; the key step never.
+  int64_t key_line = -1;
+  for (const auto& [event, items] : c.histories) {
+    for (const HistoryItem& i : items) key_line = std::max(key_line, i.line);
+  }
+  std::set<std::string> path_seen;
+  for (Step& s : layout.steps) {
+    s.key = s.line == key_line;
+    if (!s.on_path || s.phase || s.key) continue;
+    s.repeat = !path_seen.insert(s.t->actor + '\x1f' + s.t->request + '\x1f' + s.t->reply).second;
+  }
+
+  // Squeeze runs of kQuietRun or more off-path (or repeated) lane steps
+  // (faults and lifecycle changes always stay full size).
   const auto quiet_candidate = [](const Step& s) {
-    return !s.on_path && !s.phase && (s.t->kind == LineKind::kRedis || s.t->kind == LineKind::kLocal ||
-                                      s.t->kind == LineKind::kSql || s.t->kind == LineKind::kHarness);
+    return (!s.on_path || s.repeat) && !s.phase &&
+           (s.t->kind == LineKind::kRedis || s.t->kind == LineKind::kLocal || s.t->kind == LineKind::kSql ||
+            s.t->kind == LineKind::kHarness);
   };
   for (size_t i = 0; i < layout.steps.size();) {
     size_t j = i;
@@ -519,14 +535,14 @@ void Timeline(const CaseReport& c, int n, const std::set<int64_t>& path, std::st
       if (s.phase || s.lane != static_cast<int>(lane)) continue;
       const double y = LaneY(s.lane);
       out += fmt::format(
-          "<g class=\"step {}{}{}\" id=\"c{}-l{}\" data-line=\"{}\" data-t=\"{}\" data-x=\"{}\" tabindex=\"0\">"
+          "<g class=\"step {}{}{}{}\" id=\"c{}-l{}\" data-line=\"{}\" data-t=\"{}\" data-x=\"{}\" tabindex=\"0\">"
           "<title>{}</title>",
-          s.category, s.on_path ? " violation" : "", s.quiet ? " quiet" : "", n, s.line, s.line, s.t->t_ms,
-          Num(s.x), E(Tooltip(s.line, *s.t)));
-      if (s.on_path) out += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"15\" class=\"halo\"/>", Num(s.x), Num(y));
+          s.category, s.on_path ? " violation" : "", s.quiet ? " quiet" : "", s.key ? " key" : "", n, s.line, s.line,
+          s.t->t_ms, Num(s.x), E(Tooltip(s.line, *s.t)));
+      if (s.on_path && !s.quiet) out += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"15\" class=\"halo\"/>", Num(s.x), Num(y));
       out += s.quiet ? fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"2\" class=\"g-other\"/>", Num(s.x), Num(y))
                      : Glyph(s.category, s.x, y);
-      if (s.on_path) {
+      if (s.on_path && !s.quiet) {
         const std::string label = Label(*s.t, s.category, s.effect_number);
         if (!label.empty()) {
           out += fmt::format("<text x=\"{}\" y=\"{}\" class=\"step-label\">{}</text>", Num(s.x),
@@ -789,11 +805,12 @@ details { margin-top: 12px; } summary { cursor:pointer; color:#374151; }
 
 const char* kScript = R"(
 for (const svg of document.querySelectorAll('svg.timeline')) {
-  // A timeline wider than its box opens scrolled so that the last step on the
-  // violating path (where the violation happens) is in view.
+  // A timeline wider than its box opens scrolled so that the key step (where
+  // the violation happens; else the last step on the violating path) is in view.
   const box = svg.parentElement;
-  let last = -1;
-  for (const g of svg.querySelectorAll('.step.violation')) last = Math.max(last, parseFloat(g.dataset.x));
+  const key = svg.querySelector('.step.key');
+  let last = key ? parseFloat(key.dataset.x) : -1;
+  if (!key) for (const g of svg.querySelectorAll('.step.violation')) last = Math.max(last, parseFloat(g.dataset.x));
   if (box && last + 90 > box.clientWidth) box.scrollLeft = last + 90 - box.clientWidth;
   const panel = document.getElementById(svg.dataset.detail);
   const n = svg.id.split('-')[1];

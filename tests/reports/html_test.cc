@@ -174,6 +174,34 @@ TEST(HtmlTest, LabelsUnderTheLanesDoNotOverlap) {
   }
 }
 
+// racy-trim's counterexample has ~2300 path lines, almost all a janitor
+// polling the entry with the same request and reply: drawn full size they
+// made a 125 000 px timeline. Repeats are squeezed like off-path steps.
+TEST(HtmlTest, RepeatedPathStepsAreSqueezed) {
+  CaseReport c = NoDedupeCase();
+  ASSERT_FALSE(c.trace.empty());
+  const int64_t t = c.trace.back().t_ms;
+  for (int i = 0; i < 300; ++i) {
+    TraceLine poll;
+    poll.t_ms = t + 1 + i;
+    poll.actor = "j1";
+    poll.kind = LineKind::kRedis;
+    poll.request = "XPENDING events workers";
+    poll.reply = "[1, \"0-1\", \"0-1\", [[\"w1\", \"1\"]]]";
+    poll.argv = {"XPENDING", "events", "workers"};
+    poll.ids = {"0-1"};
+    c.trace.push_back(poll);
+  }
+  ASSERT_GT(PathLines(c).size(), 300u);
+  RunConfig config = RunConfig::For(*FindProtocol("no-dedupe"));
+  const std::string html = RenderHtml(ReportOf({CheckFromCase(config, c)}));
+  std::smatch width;
+  ASSERT_TRUE(std::regex_search(html, width, std::regex("class=\"timeline\"[^>]* width=\"([0-9.]+)\"")));
+  EXPECT_LT(std::stod(width[1]), 2000.0);
+  EXPECT_NE(html.find("class=\"squeezed\""), std::string::npos);
+  EXPECT_NE(html.find(" key\""), std::string::npos) << "the key step is marked for the scroll";
+}
+
 TEST(HtmlTest, CoverageOfASingleCheckIsNotCalledTheOtherChecks) {
   CheckReport k;
   k.name = "txn-dedupe";
