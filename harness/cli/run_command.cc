@@ -130,15 +130,32 @@ void PrintTimeline(std::FILE* out, RunOptions::Timeline timeline, const RunResul
              "\nTimeline of the violating path ({} of {} trace lines; virtual ms, actor, request -> reply; "
              "--all-steps shows every one):\n",
              on_path.size(), run.trace.size());
+  // A path line that repeats one shown before (same actor, request and
+  // reply: a janitor polling the entry every tick) is counted, not shown.
+  std::set<std::string> shown;
+  int64_t skipped = 0, repeats = 0;
+  const auto flush = [&] {
+    if (skipped == 0) return;
+    fmt::print(out, "  ... {}{}\n", report::Count(skipped, "line"),
+               repeats == 0 ? "" : fmt::format(" ({} repeating path lines shown above)", repeats));
+    skipped = repeats = 0;
+  };
   int64_t next = 0;
   for (int64_t line : on_path) {
     if (line < 0 || line >= static_cast<int64_t>(run.trace.size())) continue;
-    if (line > next) fmt::print(out, "  ... {} line{}\n", line - next, line - next == 1 ? "" : "s");
-    fmt::print(out, "> {}\n", Trace::Render(run.trace[static_cast<size_t>(line)]));
+    const TraceLine& t = run.trace[static_cast<size_t>(line)];
+    skipped += line - next;
     next = line + 1;
+    if (!shown.insert(t.actor + '\x1f' + t.request + '\x1f' + t.reply).second) {
+      ++skipped;
+      ++repeats;
+      continue;
+    }
+    flush();
+    fmt::print(out, "> {}\n", Trace::Render(t));
   }
-  int64_t rest = static_cast<int64_t>(run.trace.size()) - next;
-  if (rest > 0) fmt::print(out, "  ... {} line{}\n", rest, rest == 1 ? "" : "s");
+  skipped += static_cast<int64_t>(run.trace.size()) - next;
+  flush();
 }
 
 }  // namespace
