@@ -1,6 +1,8 @@
 // Progress of a long run on the terminal. On a TTY: one line redrawn in
-// place (cases done, violations found, rate); elsewhere or with --quiet:
-// no redrawing and no control characters, only occasional plain lines.
+// place (cases done, violations found, rate, elapsed time and an estimate
+// of the time left); elsewhere: no redrawing and no control characters,
+// only occasional plain lines, the last of which (written by End) is the
+// final state. With --quiet: nothing.
 #pragma once
 
 #include <chrono>
@@ -23,7 +25,8 @@ class Progress {
   // says more ("3 smaller cases kept"). Plain output prints a line at every
   // quarter of the work and at every change of phase.
   void Update(int done, int found, const std::string& phase = "", const std::string& detail = "");
-  // Clears the in-place line (TTY) so the caller can print a result line.
+  // Clears the in-place line (TTY) so the caller can print a result line;
+  // elsewhere prints the last state when the last plain line was older.
   void End();
 
   static bool IsTty(std::FILE* f);
@@ -37,6 +40,8 @@ class Progress {
   int last_quarter_ = -1;
   std::string last_phase_;
   bool drawn_ = false;
+  std::string last_line_;     // the latest state, as a plain line
+  bool last_printed_ = true;  // whether last_line_ was printed
   std::chrono::steady_clock::time_point started_;
   std::chrono::steady_clock::time_point last_draw_;
 };

@@ -74,7 +74,7 @@ std::vector<CoverageRow> CoverageRows(const CheckReport& check) {
 }
 
 const char* ResultWord(const CheckReport& check) {
-  if (check.matched) return "ok";
+  if (check.matched) return "matched";
   return check.undecided ? "undecided" : "MISMATCH";
 }
 
@@ -104,6 +104,10 @@ std::string FormatDuration(int64_t ms) {
   }
   if (ms < 600'000) return fmt::format("{} s", (ms + 500) / 1000);
   return fmt::format("{} min", (ms + 30'000) / 60'000);
+}
+
+std::string Count(int64_t n, const std::string& noun) {
+  return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
 }
 
 }  // namespace xackly::report

@@ -122,7 +122,8 @@ std::vector<CoverageRow> CoverageRows(const CheckReport& check);
 // A check passes when it matched its expectation or is undecided in a shard.
 inline bool Passed(const CheckReport& check) { return check.matched || check.undecided; }
 
-// A check's result in one word: "ok", "undecided" or "MISMATCH".
+// A check's result in one word: "matched", "undecided" or "MISMATCH"
+// (never "ok", which is a verdict: "observed ok").
 const char* ResultWord(const CheckReport& check);
 
 // A check gets a detail section in every format when it did not pass or has
@@ -135,5 +136,9 @@ std::string Summary(const Report& report);
 // A duration for people: "7 ms", "2.5 s", "30 s", "12 min".
 // REQUIRES: ms >= 0
 std::string FormatDuration(int64_t ms);
+
+// "1 case", "3 cases", "0 workers": `n` and `noun`, plural with an "s"
+// unless n is 1. Every format counts with it.
+std::string Count(int64_t n, const std::string& noun);
 
 }  // namespace xackly::report

@@ -25,12 +25,14 @@ namespace {
 // --- Geometry (px) -----------------------------------------------------------
 constexpr double kAxisHeight = 46;
 constexpr double kLaneHeight = 62;
-constexpr double kBottomHeight = 48;
+constexpr size_t kBottomRows = 4;      // rows of labels under the lanes
+constexpr double kBottomHeight = 62;
 constexpr double kLeftPad = 30;
 constexpr double kRightPad = 100;
-constexpr double kPathSlot = 70;       // width of a step on the violating path
+constexpr double kPathSlot = 52;       // width of a step on the violating path
 constexpr double kStepSlot = 24;       // width of any other step
-constexpr double kQuietSlot = 5;       // width of a step inside a squeezed run
+constexpr double kQuietSlot = 5;       // width of a step inside a short squeezed run
+constexpr double kQuietBandMax = 60;   // most width a squeezed run takes, however long
 constexpr double kPhaseSlot = 18;      // width of a phase marker
 constexpr double kBreakGap = 44;       // a cut gap of 1 s .. 10 s
 constexpr int64_t kBreakMs = 1000;     // gaps from here on are cut
@@ -221,6 +223,8 @@ struct Step {
   double slot = 0;
   int lane = -1;
   int effect_number = 0;
+  bool repeat = false;  // on the path, but the same actor, request and reply as an earlier path step
+  bool key = false;     // the last step of the violating events' histories: where the violation happens
 };
 
 struct Break {
@@ -295,17 +299,36 @@ Layout Lay(const CaseReport& c, const std::set<int64_t>& path) {
             [](const std::string& a, const std::string& b) { return LaneKey(a) < LaneKey(b); });
   for (size_t i = 0; i < layout.lanes.size(); ++i) lane_of[layout.lanes[i]] = static_cast<int>(i);
 
-  // Squeeze runs of kQuietRun or more off-path lane steps (faults and
-  // lifecycle changes always stay full size).
+  // A path step that only repeats an earlier one (a janitor polling the
+  // entry every tick) is squeezed like an off-path step; the key step never.
+  int64_t key_line = -1;
+  for (const auto& [event, items] : c.histories) {
+    for (const HistoryItem& i : items) key_line = std::max(key_line, i.line);
+  }
+  std::set<std::string> path_seen;
+  for (Step& s : layout.steps) {
+    s.key = s.line == key_line;
+    if (!s.on_path || s.phase || s.key) continue;
+    s.repeat = !path_seen.insert(s.t->actor + '\x1f' + s.t->request + '\x1f' + s.t->reply).second;
+  }
+
+  // Squeeze runs of kQuietRun or more off-path (or repeated) lane steps
+  // (faults and lifecycle changes always stay full size).
   const auto quiet_candidate = [](const Step& s) {
-    return !s.on_path && !s.phase && (s.t->kind == LineKind::kRedis || s.t->kind == LineKind::kLocal ||
-                                      s.t->kind == LineKind::kSql || s.t->kind == LineKind::kHarness);
+    return (!s.on_path || s.repeat) && !s.phase &&
+           (s.t->kind == LineKind::kRedis || s.t->kind == LineKind::kLocal || s.t->kind == LineKind::kSql ||
+            s.t->kind == LineKind::kHarness);
   };
   for (size_t i = 0; i < layout.steps.size();) {
     size_t j = i;
     while (j < layout.steps.size() && quiet_candidate(layout.steps[j])) ++j;
     if (j - i >= kQuietRun) {
-      for (size_t k = i; k < j; ++k) layout.steps[k].quiet = true;
+      // A long run shares kQuietBandMax, so the violating steps after it stay on screen.
+      const double slot = std::min(kQuietSlot, kQuietBandMax / static_cast<double>(j - i));
+      for (size_t k = i; k < j; ++k) {
+        layout.steps[k].quiet = true;
+        layout.steps[k].slot = slot;
+      }
     }
     i = j == i ? i + 1 : j;
   }
@@ -316,13 +339,13 @@ Layout Lay(const CaseReport& c, const std::set<int64_t>& path) {
   for (size_t i = 0; i < layout.steps.size(); ++i) {
     Step& s = layout.steps[i];
     if (!s.phase) s.lane = lane_of[s.t->actor];
-    s.slot = s.quiet ? kQuietSlot : s.phase ? kPhaseSlot : s.on_path ? kPathSlot : kStepSlot;
+    if (!s.quiet) s.slot = s.phase ? kPhaseSlot : s.on_path ? kPathSlot : kStepSlot;
     if (prev == nullptr) {
       x += s.slot / 2;
     } else {
       const int64_t dt = s.t->t_ms - prev->t->t_ms;
       const bool squeezed = s.quiet && prev->quiet;
-      const double gap = squeezed ? std::min(GapWidth(dt), 2.0) : GapWidth(dt);
+      const double gap = squeezed ? std::min(GapWidth(dt), s.slot * 0.4) : GapWidth(dt);
       if (!squeezed && dt >= kBreakMs) layout.breaks.push_back({x + prev->slot / 2 + gap / 2, dt});
       x += prev->slot / 2 + gap + s.slot / 2;
     }
@@ -350,6 +373,38 @@ const Step* NextStep(const Layout& layout, size_t from, Pred pred) {
   }
   return nullptr;
 }
+
+// About how wide `text` is at the timeline's 11 px label font.
+double TextWidth(const std::string& text) {
+  size_t chars = 0;
+  for (unsigned char c : text) chars += (c & 0xC0) != 0x80;  // UTF-8 code points
+  return 6.2 * static_cast<double>(chars);
+}
+
+// Rows of labels under the lanes: each label goes to the first row where it
+// starts after the last label of that row ends.
+class BottomRows {
+ public:
+  explicit BottomRows(double lanes_bottom) : lanes_bottom_(lanes_bottom) {}
+  // The baseline y of a label spanning x0 .. x0 + width.
+  double Place(double x0, double width) {
+    size_t row = 0;
+    while (row < ends_.size() && ends_[row] + 6 > x0) ++row;
+    if (row == ends_.size()) {
+      if (ends_.size() < kBottomRows) {
+        ends_.push_back(-1e9);
+      } else {  // every row is taken here: the one that ends first
+        row = static_cast<size_t>(std::min_element(ends_.begin(), ends_.end()) - ends_.begin());
+      }
+    }
+    ends_[row] = x0 + width;
+    return lanes_bottom_ + 15 + 13 * static_cast<double>(row);
+  }
+
+ private:
+  double lanes_bottom_;
+  std::vector<double> ends_;
+};
 
 // `path`: the violating path's trace lines (PathLines).
 void Timeline(const CaseReport& c, int n, const std::set<int64_t>& path, std::string& out) {
@@ -387,13 +442,20 @@ void Timeline(const CaseReport& c, int n, const std::set<int64_t>& path, std::st
                        Num(y + kLaneHeight / 2), Num(layout.width));
   }
 
+  // Labels under the lanes (squeezed runs, phase markers) take the first
+  // row where they do not overlap the one before them.
+  BottomRows rows(lanes_bottom);
+
   // Squeezed runs and cut gaps.
   for (const QuietBand& b : layout.bands) {
+    const std::string label = fmt::format("{} · {}", Count(static_cast<int64_t>(b.steps), "step"), FormatDuration(b.ms));
+    const double mid = (b.x0 + b.x1) / 2;
     out += fmt::format(
-        "<g class=\"squeezed\"><rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>"
-        "<text x=\"{}\" y=\"{}\">{} off-path steps · {}</text></g>\n",
-        Num(b.x0), Num(kAxisHeight), Num(std::max(b.x1 - b.x0, 2.0)), Num(lanes_bottom - kAxisHeight),
-        Num((b.x0 + b.x1) / 2), Num(lanes_bottom + 15), b.steps, FormatDuration(b.ms));
+        "<g class=\"squeezed\"><title>{} off the violating path, squeezed</title>"
+        "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/><text x=\"{}\" y=\"{}\">{}</text></g>\n",
+        E(Count(static_cast<int64_t>(b.steps), "step")), Num(b.x0), Num(kAxisHeight), Num(std::max(b.x1 - b.x0, 2.0)),
+        Num(lanes_bottom - kAxisHeight), Num(mid), Num(rows.Place(mid - TextWidth(label) / 2, TextWidth(label))),
+        E(label));
   }
   for (const Break& b : layout.breaks) {
     out += fmt::format(
@@ -406,25 +468,28 @@ void Timeline(const CaseReport& c, int n, const std::set<int64_t>& path, std::st
 
   // Time labels: the first step, and the first full-size step after every
   // cut or squeezed run.
-  double last_label_x = -1e9;
+  double last_label_x = -1e9;  // where the last time label ends
   const Step* prev = nullptr;
   for (const Step& s : layout.steps) {
     const bool after_jump = prev != nullptr && !s.quiet &&
                             (s.t->t_ms - prev->t->t_ms >= kBreakMs || prev->quiet);
-    if ((prev == nullptr || after_jump) && s.x - last_label_x > 70) {
-      out += fmt::format("<text x=\"{}\" y=\"13\" class=\"axis-t\">t = {}</text>\n", Num(s.x), AxisTime(s.t->t_ms));
-      last_label_x = s.x;
+    const std::string label = "t = " + AxisTime(s.t->t_ms);
+    const double half = TextWidth(label) / 2 + 2;
+    // Kept whole inside the drawing at both ends.
+    const double x = std::clamp(s.x, half, std::max(half, layout.width - half));
+    if ((prev == nullptr || after_jump) && x - half > last_label_x + 6) {
+      out += fmt::format("<text x=\"{}\" y=\"13\" class=\"axis-t\">{}</text>\n", Num(x), E(label));
+      last_label_x = x + half;
     }
     prev = &s;
   }
 
   // Phase markers, their labels on two alternating rows under the squeezed
   // runs' labels.
-  int phase_row = 0;
   for (const Step& s : layout.steps) {
     if (!s.phase) continue;
-    const double label_y = lanes_bottom + (phase_row++ % 2 == 0 ? 29 : 42);
     const std::string& text = s.t->site;
+    const double label_y = rows.Place(s.x + 3, TextWidth(text));
     out += fmt::format(
         "<g class=\"phase\"><title>{}</title><line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>"
         "<text x=\"{}\" y=\"{}\">{}</text></g>\n",
@@ -470,14 +535,14 @@ void Timeline(const CaseReport& c, int n, const std::set<int64_t>& path, std::st
       if (s.phase || s.lane != static_cast<int>(lane)) continue;
       const double y = LaneY(s.lane);
       out += fmt::format(
-          "<g class=\"step {}{}{}\" id=\"c{}-l{}\" data-line=\"{}\" data-t=\"{}\" data-x=\"{}\" tabindex=\"0\">"
+          "<g class=\"step {}{}{}{}\" id=\"c{}-l{}\" data-line=\"{}\" data-t=\"{}\" data-x=\"{}\" tabindex=\"0\">"
           "<title>{}</title>",
-          s.category, s.on_path ? " violation" : "", s.quiet ? " quiet" : "", n, s.line, s.line, s.t->t_ms,
-          Num(s.x), E(Tooltip(s.line, *s.t)));
-      if (s.on_path) out += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"15\" class=\"halo\"/>", Num(s.x), Num(y));
+          s.category, s.on_path ? " violation" : "", s.quiet ? " quiet" : "", s.key ? " key" : "", n, s.line, s.line,
+          s.t->t_ms, Num(s.x), E(Tooltip(s.line, *s.t)));
+      if (s.on_path && !s.quiet) out += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"15\" class=\"halo\"/>", Num(s.x), Num(y));
       out += s.quiet ? fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"2\" class=\"g-other\"/>", Num(s.x), Num(y))
                      : Glyph(s.category, s.x, y);
-      if (s.on_path) {
+      if (s.on_path && !s.quiet) {
         const std::string label = Label(*s.t, s.category, s.effect_number);
         if (!label.empty()) {
           out += fmt::format("<text x=\"{}\" y=\"{}\" class=\"step-label\">{}</text>", Num(s.x),
@@ -536,12 +601,12 @@ void CoverageTable(const CheckReport& k, const std::string& id, std::string& out
     out += "<p class=\"note\">No fault site was enabled.</p>\n";
     return;
   }
-  out += fmt::format("<table{} class=\"coverage\"><thead><tr><th>fault site</th><th>fired</th><th></th></tr></thead><tbody>\n",
+  out += fmt::format("<table{} class=\"coverage\"><thead><tr><th>fault site</th><th>times fired</th></tr></thead><tbody>\n",
                      id.empty() ? "" : " id=\"" + id + "\"");
   for (const CoverageRow& row : rows) {
-    out += fmt::format("<tr{}><td><code>{}</code></td><td class=\"num\">{}</td><td>{}</td></tr>\n",
-                       row.never_fired ? " class=\"never-fired\"" : "", E(row.site), row.fired,
-                       row.never_fired ? "never fired" : "");
+    out += fmt::format("<tr{}><td><code>{}</code></td><td class=\"num\">{}</td></tr>\n",
+                       row.never_fired ? " class=\"never-fired\"" : "", E(row.site),
+                       row.never_fired ? "0 (never fired)" : std::to_string(row.fired));
   }
   out += "</tbody></table>\n";
 }
@@ -565,8 +630,8 @@ void CaseSection(const CheckReport& k, int n, std::string& out) {
                      k.matched ? "matched" : "mismatch", n, A(k.name));
   out += fmt::format("<h2><span class=\"badge {}\">{}</span> {}</h2>\n", k.matched ? "ok" : "fail",
                      k.matched ? "matched" : "MISMATCH", E(k.name));
-  out += fmt::format("<p class=\"expect\">expected <code>{}</code>, observed <code>{}</code> over {} case(s), {} violated</p>\n",
-                     E(k.expected.ToString()), E(Or(k.observed, "?")), k.cases_run, k.cases_failed);
+  out += fmt::format("<p class=\"expect\">expected <code>{}</code>, observed <code>{}</code> over {}, {} violated</p>\n",
+                     E(k.expected.ToString()), E(Or(k.observed, "?")), Count(k.cases_run, "case"), k.cases_failed);
   if (!k.description.empty()) out += "<p class=\"description\">" + E(k.description) + "</p>\n";
   if (!k.counterexample) {
     out += "<p class=\"note\">No case violated, so there is no counterexample to replay.</p>\n";
@@ -619,11 +684,11 @@ void CaseSection(const CheckReport& k, int n, std::string& out) {
       {"observed", Or(k.observed, "?")},
       {"cases", fmt::format("{} run, {} violated", k.cases_run, k.cases_failed)},
       {"minimal counterexample", Or(k.counterexample_size, "?") +
-                                     (k.shrink_steps > 0 ? fmt::format(" (after {} shrinks)", k.shrink_steps) : "")},
+                                     (k.shrink_steps > 0 ? " (after " + Count(k.shrink_steps, "shrink") + ")" : "")},
       {"protocol", c.protocol},
       {"scenario file", Or(c.scenario_file, "–")},
       {"seed", std::to_string(c.seed)},
-      {"actors", fmt::format("{} producer(s), {} worker(s), {} event(s)", c.producers, c.workers, c.events)},
+      {"actors", fmt::format("{}, {}, {}", Count(c.producers, "producer"), Count(c.workers, "worker"), Count(c.events, "event"))},
       {"persistence", Or(c.persistence, "?")},
       {"restart naming", Or(c.restart_naming, "?")},
       {"steps", fmt::format("{} steps, {} virtual", c.steps, FormatDuration(std::max<int64_t>(c.virtual_ms, 0)))},
@@ -660,7 +725,7 @@ const char* kStyle = R"(
 :root { --red:#dc2626; --green:#15803d; --muted:#6b7280; --line:#e5e7eb; }
 * { box-sizing: border-box; }
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color:#111827; margin:0; background:#f9fafb; }
-main { max-width: 1500px; margin: 0 auto; padding: 20px 28px 60px; }
+main { max-width: 2400px; margin: 0 auto; padding: 20px 28px 60px; }
 h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 19px; margin: 0 0 6px; } h3 { font-size: 15px; margin: 18px 0 6px; }
 code, pre { font: 12.5px/1.4 ui-monospace, "DejaVu Sans Mono", monospace; }
 pre { white-space: pre-wrap; word-break: break-all; }
@@ -740,6 +805,13 @@ details { margin-top: 12px; } summary { cursor:pointer; color:#374151; }
 
 const char* kScript = R"(
 for (const svg of document.querySelectorAll('svg.timeline')) {
+  // A timeline wider than its box opens scrolled so that the key step (where
+  // the violation happens; else the last step on the violating path) is in view.
+  const box = svg.parentElement;
+  const key = svg.querySelector('.step.key');
+  let last = key ? parseFloat(key.dataset.x) : -1;
+  if (!key) for (const g of svg.querySelectorAll('.step.violation')) last = Math.max(last, parseFloat(g.dataset.x));
+  if (box && last + 90 > box.clientWidth) box.scrollLeft = last + 90 - box.clientWidth;
   const panel = document.getElementById(svg.dataset.detail);
   const n = svg.id.split('-')[1];
   const show = (g) => {
@@ -800,7 +872,10 @@ std::string RenderHtml(const Report& report) {
   bool header = false;
   for (const CheckReport& k : report.checks) {
     if (NeedsDetail(k)) continue;
-    if (!header) out += "<section id=\"coverage-other\"><h2>Fault-point coverage of the other checks</h2>\n";
+    if (!header) {
+      out += fmt::format("<section id=\"coverage-other\"><h2>Fault-point coverage{}</h2>\n",
+                         n > 0 ? " of the other checks" : "");
+    }
     header = true;
     out += "<h3>" + E(k.name) + "</h3>\n";
     CoverageTable(k, "", out);

@@ -40,8 +40,30 @@ json CaseJson(const CaseReport& c) {
   }
   json fired = json::array();
   for (const FaultSpec& f : c.fired) fired.push_back(FaultSpecJson(f));
+  // A long trace keeps the lines a reader needs (the violating events'
+  // path, the start and the end) and writes null for the rest, so line
+  // numbers (history items point at them) stay valid and the report stays
+  // small: a script that polls for hours of virtual time makes 40 000-line
+  // counterexamples. `xackly replay FILE --trace T` writes the whole trace.
+  std::vector<bool> keep(c.trace.size(), c.trace.size() <= kJsonFullTraceLines);
+  if (c.trace.size() > kJsonFullTraceLines) {
+    for (int64_t line : PathLines(c)) {
+      if (line >= 0 && static_cast<size_t>(line) < keep.size()) keep[static_cast<size_t>(line)] = true;
+    }
+    for (size_t i = 0; i < kJsonTraceEndLines && i < keep.size(); ++i) {
+      keep[i] = true;
+      keep[keep.size() - 1 - i] = true;
+    }
+  }
   json trace = json::array();
-  for (const TraceLine& l : c.trace) {
+  int64_t elided = 0;
+  for (size_t i = 0; i < c.trace.size(); ++i) {
+    const TraceLine& l = c.trace[i];
+    if (!keep[i]) {
+      trace.push_back(nullptr);
+      ++elided;
+      continue;
+    }
     trace.push_back({{"t_ms", l.t_ms},
                      {"actor", l.actor},
                      {"kind", LineKindName(l.kind)},
@@ -93,6 +115,7 @@ json CaseJson(const CaseReport& c) {
           {"fired", std::move(fired)},
           {"coverage", {{"fired", c.coverage.fired}, {"enabled", c.coverage.enabled}}},
           {"trace", std::move(trace)},
+          {"trace_lines_elided", elided},
           {"histories", std::move(histories)},
           {"replay_file", c.replay_file},
           {"replay_command", c.replay_command}};
@@ -325,6 +348,12 @@ void ReadCase(Reader& r, const json& j, const std::string& p, CaseReport* c) {
   }
   r.ForArray(j, p, "trace", [&](const json& l, const std::string& lp) {
     TraceLine& out = c->trace.emplace_back();
+    if (l.is_null()) {  // elided from a long trace (see CaseJson)
+      out.kind = LineKind::kHarness;
+      out.event = LineEvent::kNote;
+      out.request = "(line left out of the JSON report)";
+      return;
+    }
     r.Read(l, lp, "t_ms", &out.t_ms);
     r.Read(l, lp, "actor", &out.actor);
     r.ReadEnum(l, lp, "kind", &out.kind, ParseLineKind, "trace line kind");

@@ -48,8 +48,8 @@ CaseTexts TextsOf(const CheckReport& k) {
 
 // The failure text: what went wrong, ending with the replay command.
 std::string FailureText(const CheckReport& k, const CaseTexts& texts) {
-  std::string out = fmt::format("{}: expected {}, observed {} over {} case(s)\n", k.name,
-                                k.expected.ToString(), Or(k.observed, "?"), k.cases_run);
+  std::string out = fmt::format("{}: expected {}, observed {} over {}\n", k.name,
+                                k.expected.ToString(), Or(k.observed, "?"), Count(k.cases_run, "case"));
   if (!k.counterexample) return out + "No case violated, so there is no counterexample to replay.\n";
   const CaseReport& c = *k.counterexample;
   out += "\nStory of the minimal counterexample (" + Or(k.counterexample_size, "?") + "):\n" + texts.story;
@@ -67,12 +67,13 @@ std::string SystemOut(const CheckReport& k, const CaseTexts& texts) {
   out += fmt::format("cases: {} run, {} violated\n", k.cases_run, k.cases_failed);
   if (k.counterexample) {
     const CaseReport& c = *k.counterexample;
-    out += fmt::format("minimal counterexample: {} ({} shrinks)\n", Or(k.counterexample_size, "?"),
-                       k.shrink_steps);
-    out += fmt::format("case: protocol {}, seed {}, {} producer(s), {} worker(s), {} event(s), persistence {}, "
-                       "restart naming {}, {} steps, {} ms virtual, trace hash {}\n",
-                       c.protocol, c.seed, c.producers, c.workers, c.events, Or(c.persistence, "?"),
-                       Or(c.restart_naming, "?"), c.steps, c.virtual_ms, Or(c.trace_hash, "?"));
+    out += fmt::format("minimal counterexample: {}{}\n", Or(k.counterexample_size, "?"),
+                       k.shrink_steps > 0 ? " (after " + Count(k.shrink_steps, "shrink") + ")" : "");
+    out += fmt::format("case: protocol {}, seed {}, {}, {}, {}, persistence {}, "
+                       "restart naming {}, {} steps, {} virtual, trace hash {}\n",
+                       c.protocol, c.seed, Count(c.producers, "producer"), Count(c.workers, "worker"), Count(c.events, "event"), Or(c.persistence, "?"),
+                       Or(c.restart_naming, "?"), c.steps, FormatDuration(std::max<int64_t>(c.virtual_ms, 0)),
+                       Or(c.trace_hash, "?"));
     for (const FaultSpec& f : c.fired) out += "fault fired: " + f.ToString() + "\n";
     out += "\nstory:\n" + texts.story;
     out += "\nviolations:\n" + texts.violations;

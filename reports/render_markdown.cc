@@ -62,9 +62,9 @@ void CoverageTable(const CheckReport& k, std::string& out) {
     out += "No fault site was enabled.\n";
     return;
   }
-  out += Row({"fault site", "fired", ""}) + "|---|---:|---|\n";
+  out += Row({"fault site", "times fired"}) + "|---|---:|\n";
   for (const CoverageRow& row : rows) {
-    out += Row({Code(row.site), std::to_string(row.fired), row.never_fired ? "⚠️ never fired" : ""});
+    out += Row({Code(row.site), row.never_fired ? "0 ⚠️ never fired" : std::to_string(row.fired)});
   }
 }
 
@@ -82,10 +82,10 @@ void RenderDetail(const CheckReport& k, std::string& out) {
   }
   const CaseReport& c = *k.counterexample;
   out += fmt::format("- **Minimal counterexample:** {}{}\n", Md(Or(k.counterexample_size, "?")),
-                     k.shrink_steps > 0 ? fmt::format(" (after {} shrinks)", k.shrink_steps) : "");
-  out += fmt::format("- **Case:** protocol {}, seed {}, {} producer(s), {} worker(s), {} event(s), "
+                     k.shrink_steps > 0 ? " (after " + Count(k.shrink_steps, "shrink") + ")" : "");
+  out += fmt::format("- **Case:** protocol {}, seed {}, {}, {}, {}, "
                      "persistence {}, restart naming {}, {} steps, {} virtual, trace hash {}\n",
-                     Code(c.protocol), c.seed, c.producers, c.workers, c.events, Code(Or(c.persistence, "?")),
+                     Code(c.protocol), c.seed, Count(c.producers, "producer"), Count(c.workers, "worker"), Count(c.events, "event"), Code(Or(c.persistence, "?")),
                      Code(Or(c.restart_naming, "?")), c.steps,
                      FormatDuration(std::max<int64_t>(c.virtual_ms, 0)), Code(Or(c.trace_hash, "?")));
   if (!c.fired.empty()) {
@@ -150,14 +150,16 @@ std::string RenderMarkdown(const Report& report) {
                 k.counterexample ? Md(Or(k.counterexample_size, "?")) : "–", replay});
   }
 
+  bool details = false;
   for (const CheckReport& k : report.checks) {
     if (NeedsDetail(k)) RenderDetail(k, out);
+    details = details || NeedsDetail(k);
   }
 
   bool header = false;
   for (const CheckReport& k : report.checks) {
     if (NeedsDetail(k)) continue;
-    if (!header) out += "\n## Fault-point coverage of the other checks\n";
+    if (!header) out += details ? "\n## Fault-point coverage of the other checks\n" : "\n## Fault-point coverage\n";
     header = true;
     out += "\n### " + Md(k.name) + "\n\n";
     CoverageTable(k, out);

@@ -72,9 +72,9 @@ std::string Table(const std::vector<std::string>& header, const std::vector<std:
 }
 
 std::string CaseFacts(const CaseReport& c) {
-  return fmt::format("protocol {}, seed {}, {} producer(s), {} worker(s), {} event(s), persistence {}, "
+  return fmt::format("protocol {}, seed {}, {}, {}, {}, persistence {}, "
                      "restart naming {}, {} steps, {} virtual, trace hash {}",
-                     c.protocol, c.seed, c.producers, c.workers, c.events, Or(c.persistence, "?"),
+                     c.protocol, c.seed, Count(c.producers, "producer"), Count(c.workers, "worker"), Count(c.events, "event"), Or(c.persistence, "?"),
                      Or(c.restart_naming, "?"), c.steps, FormatDuration(std::max<int64_t>(c.virtual_ms, 0)),
                      Or(c.trace_hash, "?"));
 }
@@ -102,7 +102,7 @@ void RenderDetail(const CheckReport& k, const Paint& paint, std::string& out) {
   }
   const CaseReport& c = *k.counterexample;
   out += fmt::format("minimal counterexample: {}{}\n", Printable(Or(k.counterexample_size, "?")),
-                     k.shrink_steps > 0 ? fmt::format(" (after {} shrinks)", k.shrink_steps) : "");
+                     k.shrink_steps > 0 ? " (after " + Count(k.shrink_steps, "shrink") + ")" : "");
   out += Printable(CaseFacts(c)) + "\n";
   if (!c.fired.empty()) {
     std::vector<std::string> faults;

@@ -52,7 +52,12 @@ std::string RenderJunit(const Report& report);
 
 // The full model as JSON, {"schema": kSchemaVersion, ...}; ParseJsonReport()
 // reads it back into an equal Report (text fields must be valid UTF-8 for
-// that; invalid bytes are written as U+FFFD).
+// that; invalid bytes are written as U+FFFD). A counterexample trace longer
+// than kJsonFullTraceLines keeps its path lines (PathLines) and the first
+// and last kJsonTraceEndLines; every other line is written as null (read
+// back as a note saying so) and counted in "trace_lines_elided".
+inline constexpr size_t kJsonFullTraceLines = 2000;
+inline constexpr size_t kJsonTraceEndLines = 50;
 std::string RenderJson(const Report& report);
 
 // Reads RenderJson() output. Fails with kInvalidArgument naming the JSON

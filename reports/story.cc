@@ -41,6 +41,8 @@ struct Beat {
   std::vector<Subject> subjects;
   std::string conclusion;    // " → duplicate of order:1 (2 effects)"
   bool expiry = false;       // synthetic: a done-record's TTL ran out here
+  bool during_jump = false;  // an expiry that a clock jump leapt over
+  bool skips = false;        // a delivery of a done event that neither ran the effect nor acked it
   bool start = false;        // synthetic: the trace shows `actor` (re)starting
   int repeats = 0;           // a collapsed run: this many more like the beat before
   int64_t first_t_ms = 0;    // for a collapsed run: when the run began
@@ -51,6 +53,10 @@ struct Beat {
 bool IsProduce(HistoryKind k) {
   return k == HistoryKind::kProduced || k == HistoryKind::kProduceUnknown ||
          k == HistoryKind::kProduceLost;
+}
+
+bool IsDelivery(HistoryKind k) {
+  return k == HistoryKind::kDelivered || k == HistoryKind::kRedelivered || k == HistoryKind::kClaimed;
 }
 
 bool IsRunWide(HistoryKind k) {
@@ -94,11 +100,20 @@ std::vector<Beat> EventBeats(const std::string& event_id, const std::vector<Hist
       });
 
   std::vector<Beat> beats;
+  bool effect_before = false;
   for (size_t i = 0; i < end; ++i) {
     const HistoryItem& item = history[i];
+    if (item.kind == HistoryKind::kEffect) effect_before = true;
     if (item.kind == HistoryKind::kProduced && !tell_produce) continue;
-    Beat b{item.kind, item.t_ms, item.line, item.actor, item.detail, item.value, {}, "", false, false, 0, item.t_ms};
+    Beat b{item.kind, item.t_ms, item.line, item.actor, item.detail, item.value, {}, "", false, false, false, false,
+           0, item.t_ms};
     b.facts = item;
+    // A redelivery of an event whose effect already ran, followed by
+    // nothing but the next delivery (or the end): the handler found it done
+    // and left the entry pending: the duplicate branch skipped XACK.
+    if (IsDelivery(item.kind) && effect_before && !item.payload_missing) {
+      b.skips = i + 1 == history.size() || IsDelivery(history[i + 1].kind);
+    }
     if (!IsRunWide(item.kind)) b.subjects.push_back({event_id, item.stream_id});
     if (duplicate != nullptr && effects >= 2 && i + 1 == end) {
       b.conclusion = fmt::format(" → duplicate of {} ({} effects)", event_id,
@@ -109,7 +124,7 @@ std::vector<Beat> EventBeats(const std::string& event_id, const std::vector<Hist
   if (beats.empty() && !history.empty()) {
     const HistoryItem& item = history.front();
     beats.push_back({item.kind, item.t_ms, item.line, item.actor, item.detail, item.value,
-                     {{event_id, item.stream_id}}, "", false, false, 0, item.t_ms});
+                     {{event_id, item.stream_id}}, "", false, false, false, false, 0, item.t_ms});
     beats.back().facts = item;
   }
   const int64_t last_t = beats.empty() ? 0 : beats.back().t_ms;
@@ -140,6 +155,21 @@ void SortByTime(std::vector<Beat>& beats) {
   });
 }
 
+// A clock jump's item is stamped at its end. A done-record that expired
+// during the jump is told right after it, not before it at a time nobody
+// lived through.
+void PlaceExpiriesAfterJumps(std::vector<Beat>& beats) {
+  for (const Beat& jump : beats) {
+    if (jump.kind != HistoryKind::kClockJump || jump.value <= 0) continue;
+    for (Beat& e : beats) {
+      if (!e.expiry || e.t_ms < jump.t_ms - jump.value || e.t_ms >= jump.t_ms) continue;
+      e.t_ms = e.first_t_ms = jump.t_ms;
+      e.during_jump = true;
+    }
+  }
+  SortByTime(beats);
+}
+
 // Beats of several events merged: one beat per (line, kind, actor), in time
 // order.
 std::vector<Beat> Merge(std::vector<Beat> all) {
@@ -161,7 +191,7 @@ std::vector<Beat> Merge(std::vector<Beat> all) {
     }
     if (into.conclusion.empty()) into.conclusion = b.conclusion;
   }
-  SortByTime(merged);
+  PlaceExpiriesAfterJumps(merged);
   return merged;
 }
 
@@ -248,8 +278,10 @@ class Teller {
 
   std::string Tell(const Beat& b) {
     std::string time;
-    if (prev_t_ms_ && b.t_ms - *prev_t_ms_ >= kRelativeTimeMs && b.repeats == 0) {
-      time = FormatDuration(b.t_ms - *prev_t_ms_) + " later ";
+    // A clock jump is stamped at its end; it began `value` ms earlier.
+    const int64_t began = b.kind == HistoryKind::kClockJump ? b.t_ms - std::max<int64_t>(b.value, 0) : b.t_ms;
+    if (prev_t_ms_ && began - *prev_t_ms_ >= kRelativeTimeMs && b.repeats == 0) {
+      time = FormatDuration(began - *prev_t_ms_) + " later ";
     }
     prev_t_ms_ = b.t_ms;
     if (b.repeats > 0) {
@@ -278,7 +310,17 @@ class Teller {
     bool effect = false;  // in the current delivery
     bool acked = false;   // in the current delivery
     int effects = 0;      // in the story so far
+    int failures = 0;     // failed effect attempts so far
+    bool dead_lettering = false;  // acked to be dead-lettered, payload not saved yet
+    bool dead_lettered = false;   // the payload reached the dead-letter stream
   };
+
+  // "failed (poison event)" → "poison event": the reason, once.
+  static std::string FailureReason(const std::string& detail) {
+    if (detail.starts_with("failed (") && detail.ends_with(")")) return detail.substr(8, detail.size() - 9);
+    if (detail == "poison") return "poison event";
+    return detail;
+  }
 
   static std::string Who(const std::string& actor) {
     return actor == "fault" ? "an injected fault" : actor;
@@ -316,13 +358,15 @@ class Teller {
   // ", before XACK" and friends: where the holder stood with the events.
   std::string Standing(const std::vector<Subject>& subjects) {
     if (subjects.empty()) return "";
-    bool all_effect_only = true, all_ack_only = true, all_neither = true;
+    bool all_effect_only = true, all_ack_only = true, all_neither = true, all_dead_lettering = true;
     for (const Subject& s : subjects) {
       const EventState& st = state_[s.event_id];
       all_effect_only = all_effect_only && st.effect && !st.acked;
       all_ack_only = all_ack_only && st.acked && !st.effect;
       all_neither = all_neither && !st.effect && !st.acked;
+      all_dead_lettering = all_dead_lettering && st.dead_lettering && !st.dead_lettered;
     }
+    if (all_dead_lettering) return ", after XACK and before the payload reaches the dead-letter stream";
     if (all_effect_only) return ", before XACK";
     if (all_ack_only) return ", after XACK and before the side effect";
     if (all_neither) return ", holding " + Held(subjects) + " unacknowledged";
@@ -356,6 +400,13 @@ class Teller {
     }
     if (b.facts.payload_missing) {
       text += ", but its payload is gone (nil)";
+    }
+    if (b.skips) {
+      text += told_skip_ ? ", and again finds " + Events(b.subjects) + " done and skips it without XACK"
+                         : ", finds " + Events(b.subjects) +
+                               " already done and skips it without XACK (the duplicate branch never acks, "
+                               "so the entry stays pending)";
+      told_skip_ = true;
     }
     return text;
   }
@@ -409,19 +460,38 @@ class Teller {
                          (sink.empty() ? "" : " (" + sink + ")")};
       }
       case HistoryKind::kEffectFailed:
+        for (const Subject& s : b.subjects) state_[s.event_id].failures++;
         return {who, fmt::format("tries the side effect of {}, but it fails ({})",
-                                 Events(b.subjects), b.detail)};
+                                 Events(b.subjects), FailureReason(b.detail))};
       case HistoryKind::kDedupeRecord:
         if (b.expiry) {
           return {"the done-record of " + Events(b.subjects),
-                  fmt::format("expires ({} TTL)", FormatDuration(b.value))};
+                  fmt::format("expires {}({} TTL)", b.during_jump ? "during the jump " : "",
+                              FormatDuration(b.value))};
         }
         return {who, "records " + Events(b.subjects) + " as done" +
                          (b.value > 0 ? " with a " + FormatDuration(b.value) + " TTL" : "")};
-      case HistoryKind::kAcked:
-        for (const Subject& s : b.subjects) state_[s.event_id].acked = true;
+      case HistoryKind::kAcked: {
+        // An XACK of an event whose every attempt failed and whose effect
+        // never ran is the first half of dead-lettering it (ack, then save).
+        bool gives_up = true;
+        int failures = 0;
+        for (const Subject& s : b.subjects) {
+          EventState& st = state_[s.event_id];
+          st.acked = true;
+          gives_up = gives_up && st.failures > 0 && st.effects == 0 && !st.dead_lettered;
+          failures = std::max(failures, st.failures);
+          if (gives_up) st.dead_lettering = true;
+        }
+        if (gives_up) {
+          return {who, fmt::format("gives up on {} after {} and dead-letters it, acknowledging {} with XACK "
+                                   "first (the payload is not saved yet)",
+                                   Events(b.subjects), Count(failures, "failed attempt"), Ids(b.subjects))};
+        }
         return {who, "acknowledges " + Ids(b.subjects) + " with XACK"};
+      }
       case HistoryKind::kDeadLettered:
+        for (const Subject& s : b.subjects) state_[s.event_id].dead_lettered = true;
         return {who, "writes " + Events(b.subjects) + " to the dead-letter stream"};
       case HistoryKind::kCrash:
         return {who, "crashes at " + b.facts.site + Standing(b.subjects)};
@@ -466,6 +536,7 @@ class Teller {
   std::map<std::string, std::string> held_;              // event → stream id delivered last
   std::map<std::string, int64_t> last_line_of_slot_;     // worker slot → last line told
   std::set<std::string> stalled_;                        // actors stalled and not yet seen again
+  bool told_skip_ = false;                               // a skipped duplicate was explained once
 };
 
 std::string Conclusion(const Violation& v) {

@@ -3,6 +3,7 @@
 #include "scenarios/scenario.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -57,7 +58,11 @@ std::string Got(const toml::node& n) {
   switch (n.type()) {
     case toml::node_type::string: return Quoted(n.as_string()->get());
     case toml::node_type::integer: return std::to_string(n.as_integer()->get());
-    case toml::node_type::floating_point: return fmt::format("{}", n.as_floating_point()->get());
+    case toml::node_type::floating_point: {  // 1e3 is a float: never show it as the integer 1000
+      const double v = n.as_floating_point()->get();
+      if (std::isfinite(v) && v == std::floor(v)) return fmt::format("{} (a floating-point number)", v >= 1e15 || v <= -1e15 ? fmt::format("{}", v) : fmt::format("{:.1f}", v));
+      return fmt::format("{}", v);
+    }
     case toml::node_type::boolean: return n.as_boolean()->get() ? "true" : "false";
     case toml::node_type::array: return "an array";
     case toml::node_type::table: return "a table";
@@ -199,6 +204,15 @@ class TableReader {
               std::vector<std::string> also_known = {})
       : errors_(errors), table_(table), path_(std::move(path)), target_(target),
         known_(std::move(also_known)) {}
+
+  // The keys `describe` names (nothing is read).
+  template <typename Describe>
+  std::vector<std::string> Keys(Describe describe) {
+    collecting_ = true;
+    describe(*this);
+    collecting_ = false;
+    return known_;
+  }
 
   // Checks the table for unknown keys, then reads the keys `describe` names.
   template <typename Describe>
@@ -503,6 +517,9 @@ class ScenarioParser {
   // Reports a run-level error "path: what" (ValidateRunConfig's form) on the
   // line of the deepest part of `path` the file has, else line 1 "scenario".
   void FailAtNamedField(const std::string& message);
+  // A ValidateProtocol message ("protocol 'x': step 2 (ack): ..."), at the
+  // line and field it is about: the step, else the key it names.
+  void FailAtProtocolField(const std::string& message);
 
   Errors* e_;
   const toml::table& root_;
@@ -545,7 +562,7 @@ Scenario ScenarioParser::Parse() {
     p.persistence = c.persistence;
     p.faults = c.faults;
     Status valid = ValidateProtocol(p);
-    if (!valid.ok()) e_->Fail(*inline_protocol_, "protocol", valid.message());
+    if (!valid.ok()) FailAtProtocolField(valid.message());
     RunConfig run = RunConfig::For(p);
     run.seed = c.seed;
     run.producers = c.producers;
@@ -614,6 +631,19 @@ ProtocolDef ScenarioParser::ReadInlineProtocol(const toml::table& t) {
     p.cpp_handler = nullptr;  // an inline protocol runs its steps
   }
   p.name = s_.name;
+  // A loop or janitor key written directly under [protocol]: say where it belongs.
+  const std::vector<std::pair<const char*, std::vector<std::string>>> nested = {
+      {"loop", TableReader<LoopConfig>(e_, nullptr, "", nullptr).Keys(DescribeLoop<TableReader<LoopConfig>>)},
+      {"janitor",
+       TableReader<JanitorConfig>(e_, nullptr, "", nullptr).Keys(DescribeJanitor<TableReader<JanitorConfig>>)},
+  };
+  for (auto&& [key, node] : t) {
+    for (const auto& [table, keys] : nested) {
+      if (std::find(keys.begin(), keys.end(), key.str()) == keys.end()) continue;
+      e_->Fail(std::max<uint32_t>(1, key.source().begin.line), "protocol." + std::string(key.str()),
+               fmt::format("unknown key in [protocol]: it belongs under [protocol.{}]", table));
+    }
+  }
   ReadTable(e_, &t, "protocol", &p, DescribeProtocol<TableReader<ProtocolDef>>,
             {"base", "loop", "janitor", "script", "params", "include"});
   if (const toml::node* script = t.get("script")) {  // a protocol script (docs/scripts.md)
@@ -714,6 +744,44 @@ void ScenarioParser::ReadSeed() {
       "expected an integer >= 0 (or a decimal string for seeds above 2^63-1), got {}", Got(*n)));
 }
 
+void ScenarioParser::FailAtProtocolField(const std::string& message) {
+  std::string what = message;
+  if (what.starts_with("protocol '")) {
+    size_t end = what.find("': ");
+    if (end != std::string::npos) what = what.substr(end + 3);
+  }
+  const toml::table& t = *inline_protocol_;
+  unsigned step = 0;
+  if (std::sscanf(what.c_str(), "step %u (", &step) == 1 && step > 0) {
+    if (const toml::array* steps = t.get_as<toml::array>("steps"); steps != nullptr && step <= steps->size()) {
+      e_->Fail((*steps)[step - 1], fmt::format("protocol.steps[{}]", step - 1), what);
+      return;
+    }
+  }
+  // The first key the message names, in [protocol], [protocol.loop] or [protocol.janitor].
+  size_t best = std::string::npos, best_length = 0;
+  const toml::node* at = nullptr;
+  std::string path;
+  for (const char* table : {"", "loop", "janitor"}) {
+    const toml::table* sub = *table == '\0' ? &t : t.get_as<toml::table>(table);
+    if (sub == nullptr) continue;
+    for (auto&& [key, node] : *sub) {
+      size_t pos = what.find(key.str());
+      if (pos == std::string::npos || node.is_table()) continue;
+      if (pos > best || (pos == best && key.str().size() <= best_length)) continue;  // the longest at the first place
+      best = pos;
+      best_length = key.str().size();
+      at = &node;
+      path = *table == '\0' ? "protocol." + std::string(key.str()) : fmt::format("protocol.{}.{}", table, key.str());
+    }
+  }
+  if (at == nullptr) {
+    at = t.get("steps") != nullptr ? t.get("steps") : static_cast<const toml::node*>(&t);
+    path = t.get("steps") != nullptr ? "protocol.steps" : "protocol";
+  }
+  e_->Fail(*at, path, what);
+}
+
 void ScenarioParser::FailAtNamedField(const std::string& message) {
   size_t colon = message.find(": ");
   std::string path = colon == std::string::npos ? "" : message.substr(0, colon);
@@ -743,7 +811,7 @@ void ScenarioParser::CheckActor(const toml::node& at, const std::string& path,
 void ScenarioParser::ReadSchedule() {
   const toml::table* t = SubTable(e_, root_, "", "schedule");
   if (t == nullptr || e_->failed()) return;
-  CheckKeys(e_, *t, "schedule", {"faults", "picks", "trace_hash"});
+  CheckKeys(e_, *t, "schedule", {"faults", "picks", "trace_hash", "server"});
   RunConfig& c = s_.config;
 
   if (const toml::node* n = t->get("faults"); n != nullptr && !e_->failed()) {
@@ -793,6 +861,12 @@ void ScenarioParser::ReadSchedule() {
     std::transform(hash->begin(), hash->end(), hash->begin(),
                    [](char ch) { return static_cast<char>(std::tolower(static_cast<unsigned char>(ch))); });
     s_.trace_hash = *hash;
+  }
+
+  if (const toml::node* n = t->get("server"); n != nullptr && !e_->failed()) {
+    std::optional<std::string> server = ReadString(e_, *n, "schedule.server", "a server name and version like \"redis 7.0.15\"");
+    if (!server) return;
+    s_.server = *server;
   }
 }
 
@@ -847,6 +921,40 @@ Status CheckScheduleFitsRun(const RunConfig& c) {
   return Status::Ok();
 }
 
+namespace {
+
+// The key a "key = value" line `line` (from 1) of `text` sets, with the
+// [table] it is in ("workload.events"), or "" when the line is no such line.
+std::string KeyOnLine(std::string_view text, uint32_t line) {
+  std::string table;
+  uint32_t at = 1;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = std::min(text.find('\n', start), text.size());
+    std::string_view l = text.substr(start, end - start);
+    size_t first = l.find_first_not_of(" \t");
+    l = first == std::string_view::npos ? std::string_view() : l.substr(first);
+    if (at == line) {
+      size_t eq = l.find('=');
+      if (eq == std::string_view::npos || l.starts_with("[") || l.starts_with("#")) return "";
+      std::string_view key = l.substr(0, eq);
+      key = key.substr(0, key.find_last_not_of(" \t") + 1);
+      if (key.empty() || key.find_first_of(" \t\"'") != std::string_view::npos) return "";
+      return table.empty() ? std::string(key) : table + "." + std::string(key);
+    }
+    if (l.starts_with("[") && !l.starts_with("[[")) {
+      size_t close = l.find(']');
+      if (close != std::string_view::npos) table = std::string(l.substr(1, close - 1));
+    }
+    if (end == text.size()) break;
+    start = end + 1;
+    ++at;
+  }
+  return "";
+}
+
+}  // namespace
+
 Result<Scenario> ParseScenario(std::string_view text, std::string_view source_name) {
   // toml++ 3.3 reaches assertions and __builtin_unreachable on some of
   // these; it only ever sees valid UTF-8 without NUL.
@@ -857,9 +965,10 @@ Result<Scenario> ParseScenario(std::string_view text, std::string_view source_na
   try {
     root = toml::parse(text, source_name);
   } catch (const toml::parse_error& err) {
-    return Status::InvalidArgument(OneLine(fmt::format(
-        "{}:{}: invalid TOML: {}", source_name, std::max<uint32_t>(1, err.source().begin.line),
-        err.description())));
+    const uint32_t line = std::max<uint32_t>(1, err.source().begin.line);
+    std::string key = KeyOnLine(text, line);
+    return Status::InvalidArgument(OneLine(fmt::format("{}:{}: {}invalid TOML: {}", source_name, line,
+                                                       key.empty() ? "" : key + ": ", err.description())));
   }
   Errors errors(source_name);
   ScenarioParser parser(&errors, root, source_name);

@@ -141,6 +141,9 @@
 //                             white space; after the last, the seed decides.
 //   trace_hash = "9ca6e72d056eda97"   16 hex digits: the replay must reproduce
 //                             this trace hash.
+//   server = "redis 7.0.15"   The server (name and version) the trace hash was
+//                             recorded on; a replay on another server that
+//                             diverges names both. Optional (older files lack it).
 // Point faults and picks must name actors this run has.
 //
 // scenarios/example.toml is a commented example; scenarios/catalog/ holds
@@ -173,6 +176,7 @@ struct Scenario {
   // model and explicit schedule. keep_trace is never set by a file.
   RunConfig config;
   std::optional<std::string> trace_hash;  // [schedule] trace_hash, lowercase
+  std::optional<std::string> server;      // [schedule] server, e.g. "redis 7.0.15"
   std::string origin;        // free text, e.g. the command that wrote the file
   // [protocol.params] of a protocol script, by key (empty without a script).
   std::map<std::string, ScriptParam> script_params;

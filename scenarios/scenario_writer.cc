@@ -221,6 +221,7 @@ std::string ScheduleLines(const Scenario& s) {
   }
   if (!c.picks.empty()) out += "picks = " + PicksText(c.picks) + "\n";
   if (s.trace_hash) out += "trace_hash = " + Quote(*s.trace_hash) + "\n";
+  if (s.server) out += "server = " + Quote(*s.server) + "  # the server the trace hash was recorded on\n";
   if (out.empty()) out = "# empty: faults are drawn from [faults] and steps picked by the seed\n";
   return out;
 }

@@ -29,6 +29,10 @@
 #include "sim/status.h"
 #include "sim/worker.h"
 
+namespace xackly {
+bool IsScenarioName(std::string_view name);  // scenarios/scenario.h: 1..128 of A-Z a-z 0-9 . _ -
+}  // namespace xackly
+
 namespace xackly::scenario_schema {
 
 // An enum's spellings in scenario files, and the noun its errors use.
@@ -116,13 +120,14 @@ void DescribeTiming(V& v) {
 // [protocol], without `base` and the loop/janitor subtables.
 template <typename V>
 void DescribeProtocol(V& v) {
-  v.Text("name", &ProtocolDef::name, &IsNonEmpty, "a non-empty name", nullptr);
+  v.Text("name", &ProtocolDef::name, &::xackly::IsScenarioName,
+         "a name of 1..128 characters A-Z a-z 0-9 . _ - (not starting with . or -)", nullptr);
   v.Text("description", &ProtocolDef::description, nullptr, "a string", nullptr);
   v.EnumList("steps", &ProtocolDef::steps, HandlerOps(), "the per-entry handler, in order");
   v.Enum("dedupe", &ProtocolDef::dedupe, DedupeStores(), "where done-records live");
   v.Int("dedupe_ttl_ms", &ProtocolDef::dedupe_ttl_ms, 0, kMaxDurationMs, "0: done-records never expire");
   v.Enum("effect", &ProtocolDef::effect, EffectSinks(), "where the side effect lands");
-  v.Bool("idempotency_key", &ProtocolDef::idempotency_key, "the external service dedupes");
+  v.Bool("idempotency_key", &ProtocolDef::idempotency_key, "true: the external service dedupes by event id");
   v.Enum("on_duplicate", &ProtocolDef::on_duplicate, DuplicatePolicies(),
          "what the duplicate branch does");
   v.Int("fault_phase_ms", &ProtocolDef::fault_phase_ms, 0, kMaxDurationMs,

@@ -142,30 +142,39 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
     fmt::print(stderr, "xackly check: error: --shard: expected I/N with 1 <= I <= N, got '{}'\n", flags.shard);
     return kExitUsage;
   }
-  if (Status output_ok = CheckOutputFlags(flags.output); !output_ok.ok()) {
+  OutputFlags output = flags.output;
+  Status output_ok = ResolveOutput(&output);
+  if (output_ok.ok()) output_ok = CheckOutputFlags(output);
+  if (!output_ok.ok()) {
     PrintError("check", output_ok);
     return kExitUsage;
   }
+  std::FILE* human = HumanOut(output);
 
   int jobs = flags.jobs > 0 ? flags.jobs : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  CasePool pool(jobs, ServerOptionsFrom(flags.output));
+  CasePool pool(jobs, ServerOptionsFrom(output));
   Result<std::string> server_version = pool.ServerVersion();
   if (!server_version.ok()) {
     PrintError("check", server_version.status());
     return kExitHarnessFailure;
   }
   bool tty = Progress::IsTty(stderr);
-  fmt::print("xackly check: seed {}, {} cases per {}, on {} x{}; cases of at most {} workers, {} events, "
-             "{} faults{}; reports in {}\n",
-             options.seed, flags.cases, targets.size() == 1 ? "check" : "protocol", *server_version, jobs,
-             options.bounds.max_workers, options.bounds.max_events, options.bounds.max_faults,
-             flags.shard.empty() ? "" : ", shard " + flags.shard,
-             flags.output.out_dir.empty() ? "(none)" : flags.output.out_dir);
+  fmt::print(human,
+             "xackly check: seed {}, {} case{} per {}, on {} ({} parallel job{}); cases of at most {} worker{}, {} "
+             "event{}, {} fault{}{}; {}\n",
+             options.seed, flags.cases, flags.cases == 1 ? "" : "s", targets.size() == 1 ? "check" : "protocol",
+             *server_version, jobs, jobs == 1 ? "" : "s", options.bounds.max_workers,
+             options.bounds.max_workers == 1 ? "" : "s", options.bounds.max_events,
+             options.bounds.max_events == 1 ? "" : "s", options.bounds.max_faults,
+             options.bounds.max_faults == 1 ? "" : "s", flags.shard.empty() ? "" : ", shard " + flags.shard,
+             !output.stdout_format.empty()
+                 ? fmt::format("the {} report on stdout, replay files in {}", output.stdout_format, output.out_dir)
+                 : "reports and replay files in " + output.out_dir);
   if (!flags.output.quiet && targets.size() == 1) {
     const Target& t = targets[0];
     const RunConfig& c = t.scenario.config;
     if (!t.scenario_file.empty()) {
-      fmt::print("{}: seed {} ({}), cases of {} {} workers and {} events ({}), {} producer(s), timing and "
+      fmt::print(human, "{}: seed {} ({}), cases of {} {} workers and {} events ({}), {} producer(s), timing and "
                  "protocol from the file\n",
                  t.scenario_file, options.seed, flags.seed_given ? "--seed" : "the file's seed",
                  flags.fixed_workload ? "exactly" : "at most", options.bounds.max_workers,
@@ -175,15 +184,15 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
                  c.producers);
     }
     if (c.faults.kinds.empty() && !c.fault_schedule) {
-      fmt::print("{}: the fault model is empty: this check injects NO faults and only shows the protocol "
+      fmt::print(human, "{}: the fault model is empty: this check injects NO faults and only shows the protocol "
                  "works when nothing fails\n",
                  t.scenario.name);
     } else if (!c.fault_schedule) {
-      fmt::print("{}: fault model {}\n", t.scenario.name, c.faults.ToString());
+      fmt::print(human, "{}: fault model {}\n", t.scenario.name, c.faults.ToString());
     }
     if (options.bounds.swarm) {
       SwarmRanges r = SwarmRangesFor(c, options.bounds);
-      fmt::print("{}: swarm: fault phase {} ms; effects {}..{} ms, an event every {}..{} ms, restarts after "
+      fmt::print(human, "{}: swarm: fault phase {} ms; effects {}..{} ms, an event every {}..{} ms, restarts after "
                  "{}..{} ms, stalls {}..{} ms, clock jumps {}..{} ms, outages {}..{} ms; a subset of the "
                  "fault kinds per case\n",
                  t.scenario.name, r.fault_phase_ms, r.effect_min_ms, r.effect_max_ms, r.produce_every_min_ms,
@@ -191,7 +200,11 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
                  r.stall_max_ms, r.clock_jump_min_ms, r.clock_jump_max_ms, r.outage_min_ms, r.outage_max_ms);
     }
   }
-  std::fflush(stdout);
+  std::fflush(human);
+  // This run's files replace the previous run's (in a directory of their own, the
+  // default xackly-out, nothing else is there): no stale replay file looks current.
+  if (!output.out_dir.empty()) RemovePreviousRunFiles(output.out_dir);
+  std::vector<std::string> written;
 
   report::Report rep;
   rep.tool_version = XACKLY_VERSION;
@@ -206,17 +219,21 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
   rep.all_matched = true;
 
   Progress progress(stderr, tty, flags.output.quiet);
-  for (const Target& t : targets) {
+  for (size_t k = 0; k < targets.size(); ++k) {
+    const Target& t = targets[k];
     const RunConfig& base = t.scenario.config;
-    if (&t != &targets[0]) {  // each scenario file's own seed and [workload] bounds
+    if (k > 0) {  // each scenario file's own seed and [workload] bounds
       CheckOptions own = OptionsFor(t, flags, seed);
       options.seed = own.seed;
       options.bounds = own.bounds;
     }
-    progress.Begin(t.scenario.name, static_cast<int>(ShardCaseIndexes(options).size()));
+    progress.Begin(targets.size() == 1 ? t.scenario.name
+                                       : fmt::format("{} (protocol {} of {})", t.scenario.name, k + 1, targets.size()),
+                   static_cast<int>(ShardCaseIndexes(options).size()));
     options.on_progress = [&](const CheckProgress& p) {
       progress.Update(p.cases_done, p.hits, p.shrinking ? "shrinking" : "",
-                      p.shrinking ? fmt::format("{} smaller cases kept of {} tried", p.shrink_steps, p.shrink_runs)
+                      p.shrinking ? fmt::format("{} smaller case{} kept of {} tried", p.shrink_steps,
+                                                p.shrink_steps == 1 ? "" : "s", p.shrink_runs)
                                   : "");
     };
     Result<CheckOutcome> outcome = RunCheck(base, pool, options);
@@ -226,13 +243,16 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
       return ExitCodeOf(outcome.status());
     }
     std::string replay_file;
-    if (outcome->hit_index && !flags.output.out_dir.empty()) {
-      replay_file = JoinPath(flags.output.out_dir, ReplayFileName(t.scenario.name));
-      std::string origin = fmt::format("{} (case {} of seed {}, shrunk {} times)", CommandLine(),
-                                       *outcome->hit_index, options.seed, outcome->shrink_steps);
+    if (outcome->hit_index && !output.out_dir.empty()) {
+      replay_file = JoinPath(output.out_dir, ReplayFileName(t.scenario.name));
+      std::string origin = fmt::format("{} (case {} of seed {}, after {} shrink{})", CommandLine(),
+                                       *outcome->hit_index, options.seed, outcome->shrink_steps,
+                                       outcome->shrink_steps == 1 ? "" : "s");
       Scenario replay = ReplayScenario(t.scenario, outcome->minimal_config, outcome->minimal_result, origin);
       replay.name = ScenarioNameFrom(t.scenario.name + "-counterexample");
       if (!t.scenario_file.empty()) RebaseScriptPaths(&replay, t.scenario_file, replay_file);
+      replay.server = *server_version;
+      written.push_back(replay_file);
       Status s = WriteFileAtomically(replay_file, WriteScenario(replay));
       if (!s.ok()) {
         PrintError("check", s);
@@ -248,42 +268,47 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
                     !row.expected.IsOk();
     rep.all_matched = rep.all_matched && report::Passed(row);
     if (!flags.output.quiet) {
-      fmt::print("{:<24} expected {:<28} observed {:<14} {} ({} cases{}{}, {} rerun for determinism, {:.1f} s)\n",
+      fmt::print(human,
+                 "{:<24} expected {:<28} observed {:<14} {} ({} case{}{}{}, {} rerun{} for determinism, {:.1f} s)\n",
                  row.name, row.expected.ToString(), row.observed, report::ResultWord(row), row.cases_run,
+                 row.cases_run == 1 ? "" : "s",
                  outcome->hit_index ? fmt::format(", first hit at case {}", *outcome->hit_index) : "",
-                 row.counterexample ? ", minimal: " + row.counterexample_size : "",
-                 outcome->determinism_reruns, row.seconds);
-      std::fflush(stdout);
+                 row.counterexample ? ", minimal: " + row.counterexample_size : "", outcome->determinism_reruns,
+                 outcome->determinism_reruns == 1 ? "" : "s", row.seconds);
+      std::fflush(human);
     }
     if (!flags.output.quiet && targets.size() == 1) {
       std::vector<std::string> unreachable = UnreachableSites(base);
       if (!unreachable.empty()) {
         std::string list;
         for (const std::string& u : unreachable) list += (list.empty() ? "" : ", ") + u;
-        fmt::print("{}: sites it cannot visit (derived from its operations; not search gaps): {}\n",
+        fmt::print(human, "{}: sites it cannot visit (derived from its operations; not search gaps): {}\n",
                    row.name, list);
       }
     }
     rep.checks.push_back(std::move(row));
   }
 
-  std::vector<std::string> written;
-  Status wrote = WriteReports(rep, flags.output, "text,md,html,junit,json", &written);
+  std::vector<std::string> reports;
+  Status wrote = WriteReports(rep, output, "text,md,html,junit,json", &reports);
   if (!wrote.ok()) {
     PrintError("check", wrote);
     return kExitHarnessFailure;
   }
+  written.insert(written.end(), reports.begin(), reports.end());
+  if (!output.out_dir.empty()) RecordRunFiles(output.out_dir, written);
   // One check: every detail. Many: the table, with details only for what
   // needs attention (report.txt and the other reports keep everything).
   // The report comes last, so the last line of a failure is its replay
   // command.
   bool many = rep.checks.size() > 1;
-  for (const std::string& f : written) fmt::print("wrote {}\n", f);
-  if (many && !flags.output.out_dir.empty()) {
-    fmt::print("stories and timelines of every counterexample: {}/report.html, {}/report.md\n",
-               flags.output.out_dir, flags.output.out_dir);
+  for (const std::string& f : written) fmt::print(human, "wrote {}\n", f);
+  if (PrintMachineReport(rep, output)) return rep.all_matched ? kExitOk : kExitVerdictMismatch;
+  if (many && !output.out_dir.empty() && output.stdout_format.empty()) {
+    fmt::print("stories and timelines of every counterexample: {}/report.html, {}/report.md\n", output.out_dir,
+               output.out_dir);
   }
-  std::printf("\n%s", report::RenderText(rep, Progress::IsTty(stdout), many).c_str());
+  std::printf("\n%s", report::RenderText(rep, ColorAllowed(stdout), many).c_str());
   return rep.all_matched ? kExitOk : kExitVerdictMismatch;
 }
 

@@ -30,7 +30,8 @@ std::string JsonPathOf(const std::string& input) {
 }
 
 // Copies each counterexample's replay file, found next to the shard's
-// report, into the merged output and points the report at the copy.
+// report, into the merged output and points the report at the copy (with
+// no `out_dir`: points the report at the file where it was found).
 Status CollectReplayFiles(report::Report* merged, const std::vector<std::string>& inputs,
                           const std::string& out_dir) {
   for (report::CheckReport& k : merged->checks) {
@@ -41,9 +42,12 @@ Status CollectReplayFiles(report::Report* merged, const std::vector<std::string>
       std::string dir = std::filesystem::path(JsonPathOf(input)).parent_path().string();
       Result<std::string> text = ReadFile(JoinPath(dir.empty() ? "." : dir, name));
       if (!text.ok() || text->find(k.counterexample->trace_hash) == std::string::npos) continue;
-      std::string copy = JoinPath(out_dir, name);
-      Status s = WriteFileAtomically(copy, *text);
-      if (!s.ok()) return s;
+      std::string copy = JoinPath(dir.empty() ? "." : dir, name);
+      if (!out_dir.empty()) {
+        copy = JoinPath(out_dir, name);
+        Status s = WriteFileAtomically(copy, *text);
+        if (!s.ok()) return s;
+      }
       k.counterexample->replay_file = copy;
       k.counterexample->replay_command = ReplayCommand(copy);
       break;
@@ -62,12 +66,24 @@ void RegisterMergeCommand(CLI::App& app, CommandResult& result) {
       "Each DIR holds a report.json written by `xackly check --shard I/N --format json --out DIR` "
       "(a .json file may be named directly). The merged verdicts and counterexamples are those of "
       "the unsharded run; replay files found beside the shard reports are copied into --out. "
+      "Without --out, --format F prints the merged report in format F on stdout and writes nothing.\n"
       "Exit 0: every merged verdict matches its expectation; 1: one does not; 2: the reports do "
-      "not belong together or cannot be read.");
+      "not belong together or cannot be read, or bad usage; 3: the merged reports could not be written.");
   cmd->add_option("DIR", flags->inputs, "shard output directories (or report JSON files)")->required();
-  cmd->add_option("--out", flags->output.out_dir, "directory for the merged reports")->default_val("xackly-merged");
-  cmd->add_option("--format", flags->output.formats, "formats to write: text, md, html, junit, json (default: all)");
+  flags->output.default_out = "xackly-merged";
+  cmd->add_option("--out", flags->output.out_dir, "directory for the merged reports (default xackly-merged)")
+      ->check(NonEmptyPath());
+  cmd->add_option("--format", flags->output.formats,
+                  "with --out: formats to write there: text, md, html, junit, json (default: all); without "
+                  "--out: the one format to print on stdout (nothing is written)");
   cmd->callback([flags, &result] {
+    OutputFlags output = flags->output;
+    if (Status resolved = ResolveOutput(&output); !resolved.ok()) {
+      PrintError("merge", resolved);
+      result.exit_code = kExitUsage;
+      return;
+    }
+    if (!output.stdout_format.empty()) output.out_dir.clear();  // stdout only: no files at all
     std::vector<report::Report> shards;
     for (const std::string& input : flags->inputs) {
       std::string path = JsonPathOf(input);
@@ -92,18 +108,19 @@ void RegisterMergeCommand(CLI::App& app, CommandResult& result) {
       return;
     }
     merged->command_line = CommandLine();
-    Status copied = CollectReplayFiles(&*merged, flags->inputs, flags->output.out_dir);
+    Status copied = CollectReplayFiles(&*merged, flags->inputs, output.out_dir);
     std::vector<std::string> written;
-    Status wrote = copied.ok() ? WriteReports(*merged, flags->output, "text,md,html,junit,json", &written) : copied;
+    Status wrote = copied.ok() ? WriteReports(*merged, output, "text,md,html,junit,json", &written) : copied;
     if (!wrote.ok()) {
       PrintError("merge", wrote);
       result.exit_code = wrote.code() == Status::Code::kInvalidArgument ? kExitUsage : kExitHarnessFailure;
       return;
     }
     // The report comes last: a failure ends with its replay command.
-    for (const std::string& f : written) fmt::print("wrote {}\n", f);
-    std::printf("%s", report::RenderText(*merged, false).c_str());
     result.exit_code = merged->all_matched ? kExitOk : kExitVerdictMismatch;
+    if (PrintMachineReport(*merged, output)) return;
+    for (const std::string& f : written) fmt::print("wrote {}\n", f);
+    std::printf("%s", report::RenderText(*merged, ColorAllowed(stdout), /*mismatches_only=*/true).c_str());
   });
 }
 

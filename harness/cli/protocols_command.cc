@@ -61,7 +61,9 @@ void RegisterProtocolsCommand(CLI::App& app, CommandResult& result) {
   auto format = std::make_shared<std::string>("text");
   CLI::App* cmd = app.add_subcommand(
       "protocols", "List the catalog of consumer protocols, their expected verdicts and fault models");
-  cmd->add_option("--format", *format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  cmd->footer("Exit 0: the catalog was printed; 2: bad usage (e.g. --format yaml).");
+  cmd->add_option("--format", *format, "text (a table) or json (an array, on stdout)")
+      ->check(CLI::IsMember({"text", "json"}));
   cmd->callback([format, &result] {
     if (*format == "json") {
       PrintJson();

@@ -4,7 +4,6 @@
 // violating events.
 #include <cstdio>
 #include <memory>
-#include <set>
 #include <string>
 
 #include <fmt/format.h>
@@ -22,10 +21,33 @@ struct ReplayFlags {
   std::string file;
   OutputFlags output;
   std::string trace_file;
+  bool all_steps = false;  // explain --all-steps
 };
 
-void AddFileArgument(CLI::App* cmd, ReplayFlags* flags) {
+void AddReplayFlags(CLI::App* cmd, ReplayFlags* flags) {
   cmd->add_option("FILE", flags->file, "a scenario or replay file (.toml)")->required();
+  AddOutputFlags(cmd, &flags->output, "");
+  cmd->add_option("--trace", flags->trace_file, "write the full trace to this file")->check(NonEmptyPath());
+}
+
+int Replay(const char* command, const ReplayFlags& flags, bool timeline) {
+  Result<Scenario> scenario = LoadScenarioFile(flags.file);
+  if (!scenario.ok()) {
+    PrintError(command, scenario.status());
+    return kExitUsage;
+  }
+  RunOptions options;
+  options.output = flags.output;
+  options.trace_file = flags.trace_file;
+  options.write_replay = false;
+  options.check_recorded_trace = true;
+  options.timeline = !timeline ? RunOptions::Timeline::kNone
+                               : flags.all_steps ? RunOptions::Timeline::kAllSteps : RunOptions::Timeline::kPath;
+  if (Status resolved = ResolveOutput(&options.output); !resolved.ok()) {
+    PrintError(command, resolved);
+    return kExitUsage;
+  }
+  return RunAndReport(command, *scenario, flags.file, options);
 }
 
 }  // namespace
@@ -36,25 +58,13 @@ void RegisterReplayCommand(CLI::App& app, CommandResult& result) {
       "replay", "Reproduce a scenario or replay file exactly: same trace hash, same verdicts");
   cmd->footer(
       "A replay file (written by `check` and `run --out`) carries the seed, the explicit fault "
-      "plan and the trace hash the run must reproduce. Exit 0: the verdict matches the file's "
-      "expectation; 1: it does not; 2: the file is malformed; 3: the trace differs from the "
-      "file's hash (nondeterminism, or another server version) or the harness failed.");
-  AddFileArgument(cmd, flags.get());
-  AddOutputFlags(cmd, &flags->output, "");
-  cmd->add_option("--trace", flags->trace_file, "write the full trace to this file");
-  cmd->callback([flags, &result] {
-    Result<Scenario> scenario = LoadScenarioFile(flags->file);
-    if (!scenario.ok()) {
-      PrintError("replay", scenario.status());
-      result.exit_code = kExitUsage;
-      return;
-    }
-    RunOptions options;
-    options.output = flags->output;
-    options.trace_file = flags->trace_file;
-    options.write_replay = false;
-    result.exit_code = RunAndReport("replay", *scenario, flags->file, options);
-  });
+      "plan, the trace hash the run must reproduce and the server it was recorded on; replay says "
+      "whether the trace hash matches the file (or that the file has none).\n"
+      "Exit 0: the verdict matches the file's expectation; 1: it does not; 2: the file is malformed; "
+      "3: the trace differs from the file's hash (nondeterminism, or another server: both are named) "
+      "or the harness failed.");
+  AddReplayFlags(cmd, flags.get());
+  cmd->callback([flags, &result] { result.exit_code = Replay("replay", *flags, /*timeline=*/false); });
 }
 
 void RegisterExplainCommand(CLI::App& app, CommandResult& result) {
@@ -62,43 +72,14 @@ void RegisterExplainCommand(CLI::App& app, CommandResult& result) {
   CLI::App* cmd = app.add_subcommand(
       "explain", "Replay a scenario or replay file and tell its story, with a text timeline");
   cmd->footer(
-      "Prints what happened to the violating events as numbered sentences, then every step of the "
-      "trace, marking with '>' the steps on the violating events' path. Exit codes as for replay.");
-  AddFileArgument(cmd, flags.get());
-  cmd->add_option("--server", flags->output.server_path, "redis-server binary");
-  cmd->callback([flags, &result] {
-    Result<Scenario> scenario = LoadScenarioFile(flags->file);
-    if (!scenario.ok()) {
-      PrintError("explain", scenario.status());
-      result.exit_code = kExitUsage;
-      return;
-    }
-    RunConfig config = scenario->config;
-    config.keep_trace = true;
-    std::string server_version;
-    Result<RunResult> run = RunOnce(config, flags->output, &server_version);
-    if (!run.ok()) {
-      PrintError("explain", run.status());
-      result.exit_code = ExitCodeOf(run.status());
-      return;
-    }
-    if (!ReproducesRecordedTrace("explain", *scenario, flags->file, *run)) {
-      result.exit_code = kExitHarnessFailure;
-      return;
-    }
-    report::CaseReport c = ToCaseReport(config, *run, flags->file);
-    fmt::print("{} (seed {}, {}) on {}: observed {}, expected {}\n", scenario->name, config.seed,
-               CaseSize(config, *run), server_version, run->observed, config.expected.ToString());
-    PrintViolationsAndStory(*run, c, "\nWhat happened:\n");
-    std::vector<int64_t> path = report::PathLines(c);
-    std::set<int64_t> on_path(path.begin(), path.end());
-    fmt::print("\nTimeline (virtual ms, actor, request -> reply; '>' marks the violating path):\n");
-    for (size_t i = 0; i < run->trace.size(); ++i) {
-      fmt::print("{} {}\n", on_path.count(static_cast<int64_t>(i)) ? ">" : " ", Trace::Render(run->trace[i]));
-    }
-    fmt::print("\ntrace {}; replay: {}\n", run->TraceHashHex(), ReplayCommand(flags->file));
-    result.exit_code = run->matched ? kExitOk : kExitVerdictMismatch;
-  });
+      "Prints what replay prints, then the steps on the violating events' path, each with its "
+      "virtual time, actor, request and reply ('... N steps' marks what lies between them); "
+      "--all-steps prints every step, marking the path with '>'.\n"
+      "Exit 0: the verdict matches the file's expectation; 1: it does not; 2: the file is malformed; "
+      "3: the trace differs from the file's hash, or the harness failed.");
+  AddReplayFlags(cmd, flags.get());
+  cmd->add_flag("--all-steps", flags->all_steps, "print every step of the trace, not only the violating path");
+  cmd->callback([flags, &result] { result.exit_code = Replay("explain", *flags, /*timeline=*/true); });
 }
 
 }  // namespace xackly

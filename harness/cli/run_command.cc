@@ -3,10 +3,13 @@
 // (harness/cli/replay_command.cc), which run a scenario file exactly.
 #include "harness/cli/run_command.h"
 
+#include <algorithm>
 #include <chrono>
+#include <functional>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <set>
 #include <string>
 
 #include <fmt/format.h>
@@ -41,33 +44,121 @@ std::string TraceText(const RunResult& r) {
 
 }  // namespace
 
-Result<RunResult> RunOnce(const RunConfig& config, const OutputFlags& output, std::string* server_version) {
+Result<RunResult> RunOnce(const RunConfig& config, const OutputFlags& output, std::string* server_version,
+                          const std::function<void(const std::string&)>& before_run) {
   CaseExecutor executor(ServerOptionsFrom(output));
   Result<RedisServer*> server = executor.Server(config.persistence);
   if (!server.ok()) return server.status();
   *server_version = executor.server_version();
+  if (before_run) before_run(*server_version);
   return executor.Run(config);
 }
 
-bool ReproducesRecordedTrace(const char* command, const Scenario& scenario,
-                             const std::string& scenario_file, const RunResult& run) {
-  if (!scenario.trace_hash || *scenario.trace_hash == run.TraceHashHex()) return true;
+bool ReproducesRecordedTrace(const char* command, const Scenario& scenario, const std::string& scenario_file,
+                             const RunResult& run, const std::string& server_version, std::FILE* human) {
+  bool other_server = scenario.server && *scenario.server != server_version;
+  if (!scenario.trace_hash) {
+    fmt::print(human, "trace hash: not checked ({} records none)\n", scenario_file.empty() ? "the run" : scenario_file);
+    return true;
+  }
+  if (*scenario.trace_hash == run.TraceHashHex()) {
+    fmt::print(human, "trace hash: {} matches the file{}\n", run.TraceHashHex(),
+               other_server ? fmt::format(" (recorded on {}, replayed on {})", *scenario.server, server_version) : "");
+    return true;
+  }
+  if (other_server) {
+    fmt::print(stderr,
+               "xackly {}: replay diverged: {} was recorded on {} (trace {}) and this run used {} (trace {}); "
+               "replay it with --server naming a {} binary (same seed + scenario + server version => same "
+               "trace; see README, Determinism)\n",
+               command, scenario_file, *scenario.server, *scenario.trace_hash, server_version, run.TraceHashHex(),
+               *scenario.server);
+    return false;
+  }
   fmt::print(stderr,
-             "xackly {}: replay diverged: trace {} but {} says {} (a different server version, "
-             "or a change in xackly; see README, Determinism)\n",
-             command, run.TraceHashHex(), scenario_file, *scenario.trace_hash);
+             "xackly {}: replay diverged: trace {} on {} but {} says {} (recorded {}; a different server "
+             "version, or a change in xackly; see README, Determinism)\n",
+             command, run.TraceHashHex(), server_version, scenario_file, *scenario.trace_hash,
+             scenario.server ? "on the same server" : "on a server the file does not name");
   return false;
 }
 
-void PrintViolationsAndStory(const RunResult& run, const report::CaseReport& c, const char* heading) {
+void PrintViolationsAndStory(std::FILE* out, const RunResult& run, const report::CaseReport& c, const char* heading) {
   for (const Violation& v : run.violations) {
-    fmt::print("  {} {} [{}]: {}\n", VerdictKindName(v.kind), v.event_id, v.cause, v.detail);
+    fmt::print(out, "  {} {} [{}]: {}\n", VerdictKindName(v.kind), v.event_id, v.cause, v.detail);
   }
   if (run.violations.empty()) return;
   std::vector<std::string> story = report::Story(c);
-  if (!story.empty()) fmt::print("{}", heading);
-  for (size_t i = 0; i < story.size(); ++i) fmt::print("  {}. {}\n", i + 1, story[i]);
+  if (!story.empty()) fmt::print(out, "{}", heading);
+  for (size_t i = 0; i < story.size(); ++i) fmt::print(out, "  {}. {}\n", i + 1, story[i]);
 }
+
+namespace {
+
+// The first line of run/replay/explain: seed, server version, resolved options.
+void PrintRunHeader(std::FILE* out, const char* command, const Scenario& scenario, const RunConfig& config,
+                    const std::string& server_version) {
+  fmt::print(out, "xackly {}: {} seed {} on {}: {}\n", command, scenario.name, config.seed, server_version,
+             DescribeRun(config));
+  std::fflush(out);
+}
+
+// What a run whose expected violation did not show should tell a new user.
+std::string NoHitHint(const Scenario& scenario, const RunConfig& config, const RunResult& run) {
+  if (run.matched || config.expected.IsOk() || run.observed != "ok") return "";
+  std::string target = scenario.protocol_ref.empty() ? "--scenario FILE" : "--protocol " + scenario.protocol_ref;
+  return fmt::format(
+      "note: one seed is one schedule: seed {} happened not to show the expected {}. `xackly check {}` "
+      "searches many schedules and shrinks what it finds; `--seed N` tries another one.\n",
+      config.seed, config.expected.ToString(), target);
+}
+
+// explain's timeline: the path of the violating events, the steps between
+// them counted, or every step with the path marked '>'.
+void PrintTimeline(std::FILE* out, RunOptions::Timeline timeline, const RunResult& run, const report::CaseReport& c) {
+  if (timeline == RunOptions::Timeline::kNone) return;
+  std::vector<int64_t> path = report::PathLines(c);
+  std::set<int64_t> on_path(path.begin(), path.end());
+  if (timeline == RunOptions::Timeline::kAllSteps || on_path.empty()) {
+    fmt::print(out, "\nTimeline, every step (virtual ms, actor, request -> reply; '>' marks the violating path):\n");
+    for (size_t i = 0; i < run.trace.size(); ++i) {
+      fmt::print(out, "{} {}\n", on_path.count(static_cast<int64_t>(i)) ? ">" : " ", Trace::Render(run.trace[i]));
+    }
+    return;
+  }
+  fmt::print(out,
+             "\nTimeline of the violating path ({} of {} trace lines; virtual ms, actor, request -> reply; "
+             "--all-steps shows every one):\n",
+             on_path.size(), run.trace.size());
+  // A path line that repeats one shown before (same actor, request and
+  // reply: a janitor polling the entry every tick) is counted, not shown.
+  std::set<std::string> shown;
+  int64_t skipped = 0, repeats = 0;
+  const auto flush = [&] {
+    if (skipped == 0) return;
+    fmt::print(out, "  ... {}{}\n", report::Count(skipped, "line"),
+               repeats == 0 ? "" : fmt::format(" ({} repeating path lines shown above)", repeats));
+    skipped = repeats = 0;
+  };
+  int64_t next = 0;
+  for (int64_t line : on_path) {
+    if (line < 0 || line >= static_cast<int64_t>(run.trace.size())) continue;
+    const TraceLine& t = run.trace[static_cast<size_t>(line)];
+    skipped += line - next;
+    next = line + 1;
+    if (!shown.insert(t.actor + '\x1f' + t.request + '\x1f' + t.reply).second) {
+      ++skipped;
+      ++repeats;
+      continue;
+    }
+    flush();
+    fmt::print(out, "> {}\n", Trace::Render(t));
+  }
+  skipped += static_cast<int64_t>(run.trace.size()) - next;
+  flush();
+}
+
+}  // namespace
 
 int RunAndReport(const char* command, const Scenario& scenario, const std::string& scenario_file,
                  const RunOptions& options) {
@@ -82,19 +173,19 @@ int RunAndReport(const char* command, const Scenario& scenario, const std::strin
     PrintError(command, output_ok);
     return kExitUsage;
   }
+  std::FILE* human = HumanOut(options.output);
   RunConfig config = scenario.config;
   config.keep_trace = true;
   auto started = std::chrono::steady_clock::now();
   std::string server_version;
-  Result<RunResult> run = RunOnce(config, options.output, &server_version);
+  Result<RunResult> run = RunOnce(config, options.output, &server_version, [&](const std::string& version) {
+    PrintRunHeader(human, command, scenario, config, version);
+  });
   if (!run.ok()) {
     PrintError(command, run.status());
     return ExitCodeOf(run.status());
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  // The first line: seed, server version, resolved options.
-  fmt::print("xackly {}: {} seed {} on {}: {}\n", command, scenario.name, config.seed, server_version,
-             DescribeRun(config));
 
   if (options.check_determinism) {
     std::string again_version;
@@ -110,9 +201,12 @@ int RunAndReport(const char* command, const Scenario& scenario, const std::strin
                  command, run->TraceHashHex(), again->TraceHashHex());
       return kExitHarnessFailure;
     }
-    fmt::print("determinism: a second run on a fresh server gave the same trace {}\n", run->TraceHashHex());
+    fmt::print(human, "determinism: a second run on a fresh server gave the same trace {}\n", run->TraceHashHex());
   }
-  if (!ReproducesRecordedTrace(command, scenario, scenario_file, *run)) return kExitHarnessFailure;
+  if ((options.check_recorded_trace || scenario.trace_hash) &&
+      !ReproducesRecordedTrace(command, scenario, scenario_file, *run, server_version, human)) {
+    return kExitHarnessFailure;
+  }
 
   if (!options.trace_file.empty()) {
     Status s = WriteFileAtomically(options.trace_file, TraceText(*run));
@@ -124,15 +218,19 @@ int RunAndReport(const char* command, const Scenario& scenario, const std::strin
 
   // The replay file: everything needed to reproduce this exact run.
   std::string replay_file;
+  std::vector<std::string> written;
   if (!options.output.out_dir.empty() && options.write_replay) {
+    RemovePreviousRunFiles(options.output.out_dir);
     replay_file = JoinPath(options.output.out_dir, ReplayFileName(scenario.name));
     Scenario replay = ReplayScenario(scenario, config, *run, CommandLine());
     if (!scenario_file.empty()) RebaseScriptPaths(&replay, scenario_file, replay_file);
+    replay.server = server_version;
     Status s = WriteFileAtomically(replay_file, WriteScenario(replay));
     if (!s.ok()) {
       PrintError(command, s);
       return kExitHarnessFailure;
     }
+    written.push_back(replay_file);
   }
 
   report::Report rep;
@@ -153,29 +251,35 @@ int RunAndReport(const char* command, const Scenario& scenario, const std::strin
   rep.checks.push_back(check);
   rep.all_matched = run->matched;
 
-  std::vector<std::string> written;
-  Status wrote = WriteReports(rep, options.output, "text,json", &written);
+  std::vector<std::string> reports;
+  Status wrote = WriteReports(rep, options.output, kAllFormats, &reports);
   if (!wrote.ok()) {
     PrintError(command, wrote);
     return wrote.code() == Status::Code::kInvalidArgument ? kExitUsage : kExitHarnessFailure;
   }
-  if (options.stdout_format == "json") {
-    std::printf("%s\n", report::RenderJson(rep).c_str());
-  } else {
-    fmt::print("observed {} (expected {}): {}\n", run->observed, config.expected.ToString(),
-               run->matched ? "matches" : "DOES NOT MATCH");
-    PrintViolationsAndStory(*run, *check.counterexample, "what happened:\n");
-    std::string fired;
-    for (const auto& [site, n] : run->coverage.fired) fired += fmt::format("{}{} x{}", fired.empty() ? "" : ", ", site, n);
-    fmt::print("faults fired: {}\n", fired.empty() ? "none" : fired);
-    for (const std::string& note : run->notes) fmt::print("note: {}\n", note);
-    fmt::print("trace {}, {} steps, {} trace lines, {} virtual ms, {} round trips ({} by the harness)\n",
-               run->TraceHashHex(), run->steps, run->trace_lines, run->virtual_ms,
-               run->protocol_round_trips + run->harness_round_trips, run->harness_round_trips);
-    if (!options.trace_file.empty()) fmt::print("trace written to {}\n", options.trace_file);
-    for (const std::string& f : written) fmt::print("wrote {}\n", f);
-    fmt::print("replay: {}\n", check.counterexample->replay_command);
+  written.insert(written.end(), reports.begin(), reports.end());
+  if (!written.empty()) RecordRunFiles(options.output.out_dir, written);
+  PrintMachineReport(rep, options.output);
+  fmt::print(human, "observed {} (expected {}): {}\n", run->observed, config.expected.ToString(),
+             run->matched ? "matched" : "DOES NOT MATCH");
+  PrintViolationsAndStory(human, *run, *check.counterexample, "what happened:\n");
+  std::string fired;
+  int fired_total = 0;
+  for (const auto& [site, n] : run->coverage.fired) {
+    fired += fmt::format("{}{} ({} time{})", fired.empty() ? "" : ", ", site, n, n == 1 ? "" : "s");
+    fired_total += n;
   }
+  fmt::print(human, "faults fired: {}\n", fired.empty() ? "none" : fired);
+  PrintTimeline(human, options.timeline, *run, *check.counterexample);
+  for (const std::string& note : run->notes) fmt::print(human, "note: {}\n", note);
+  fmt::print(human, "{}", NoHitHint(scenario, config, *run));
+  fmt::print(human, "trace {}, {} steps, {} trace lines, {} virtual, {} round trips ({} by the harness)\n",
+             run->TraceHashHex(), run->steps, run->trace_lines,
+             report::FormatDuration(std::max<int64_t>(run->virtual_ms, 0)),
+             run->protocol_round_trips + run->harness_round_trips, run->harness_round_trips);
+  if (!options.trace_file.empty()) fmt::print(human, "trace written to {}\n", options.trace_file);
+  for (const std::string& f : written) fmt::print(human, "wrote {}\n", f);
+  fmt::print(human, "replay: {}\n", check.counterexample->replay_command);
   return run->matched ? kExitOk : kExitVerdictMismatch;
 }
 
@@ -184,20 +288,24 @@ void RegisterRunCommand(CLI::App& app, CommandResult& result) {
   CLI::App* cmd = app.add_subcommand(
       "run", "Run one protocol or scenario once, deterministically, and judge it");
   cmd->footer(
-      "Prints the resolved options first, then the observed verdict against the expected one, "
-      "every violation with its cause, what happened, the faults that fired and the trace hash; "
-      "the last line is the command that reproduces the run.\n"
+      "Prints the seed line first (before the run), then the observed verdict against the expected "
+      "one, every violation with its cause, what happened, the faults that fired and the trace hash; "
+      "the last line is the command that reproduces the run. One seed is one schedule: to search "
+      "many, use `xackly check`. With --out, writes the replay file and the reports (default: all "
+      "formats); without --out, --format json (or md, html, junit) prints that report on stdout "
+      "and the rest on stderr.\n"
       "Exit 0: the observed verdict matches the expectation; 1: it does not; 2: bad input; 3: "
       "harness or server failure (or --check-determinism found two different traces).");
   AddTargetFlags(cmd, &flags->target);
   AddOverrideFlags(cmd, &flags->overrides, /*with_seed=*/true);
   AddOutputFlags(cmd, &flags->output, "");
-  cmd->add_option("--trace", flags->trace_file, "write the full trace (one line per step) to this file");
+  cmd->add_option("--trace", flags->trace_file, "write the full trace (one line per step) to this file")
+      ->check(NonEmptyPath());
   cmd->add_flag("--check-determinism", flags->check_determinism,
                 "run the seed a second time on a fresh server and fail (exit 3) if the traces differ");
   cmd->callback([flags, &result] {
     if (flags->target.protocol.empty() && flags->target.scenario.empty()) {
-      fmt::print(stderr, "xackly run: error: name a --protocol (valid: {}) or a --scenario FILE\n",
+      fmt::print(stderr, "xackly run: error: name a --protocol NAME (valid: {}) or a --scenario FILE\n",
                  CatalogNames());
       result.exit_code = kExitUsage;
       return;
@@ -219,15 +327,10 @@ void RegisterRunCommand(CLI::App& app, CommandResult& result) {
     options.trace_file = flags->trace_file;
     options.check_determinism = flags->check_determinism;
     options.write_replay = true;
-    // Without --out, --format picks what goes to stdout (text or json).
-    if (flags->output.out_dir.empty() && !flags->output.formats.empty()) {
-      if (flags->output.formats != "text" && flags->output.formats != "json") {
-        fmt::print(stderr, "xackly run: error: --format without --out prints to stdout: text or json\n");
-        result.exit_code = kExitUsage;
-        return;
-      }
-      options.stdout_format = flags->output.formats;
-      options.output.formats.clear();
+    if (Status resolved = ResolveOutput(&options.output); !resolved.ok()) {
+      PrintError("run", resolved);
+      result.exit_code = kExitUsage;
+      return;
     }
     result.exit_code = RunAndReport("run", *scenario, flags->target.scenario, options);
   });

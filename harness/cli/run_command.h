@@ -2,6 +2,8 @@
 // `explain`.
 #pragma once
 
+#include <cstdio>
+#include <functional>
 #include <string>
 
 #include "harness/cli/shared_flags.h"
@@ -15,22 +17,35 @@ struct RunOptions {
   std::string trace_file;       // write the trace here ("" : no)
   bool check_determinism = false;
   bool write_replay = true;     // write <out>/<name>.replay.toml when --out is set
-  std::string stdout_format;    // "" or "text": human summary; "json": the report
+  // explain: after the story, the trace lines on the violating path (kPath)
+  // or every trace line with the path marked (kAllSteps).
+  enum class Timeline { kNone, kPath, kAllSteps };
+  Timeline timeline = Timeline::kNone;
+  bool check_recorded_trace = false;  // replay: say whether the trace hash was checked (a hash
+                                      // in the scenario is always checked)
 };
 
-// Runs `config` once on a fresh server; the server version goes to *server_version.
-Result<RunResult> RunOnce(const RunConfig& config, const OutputFlags& output,
-                          std::string* server_version);
+// Every report format, the default of run, check and merge with --out.
+inline constexpr char kAllFormats[] = "text,md,html,junit,json";
 
-// True when `scenario` records no trace hash or `run` reproduced it; else
-// says on stderr that the replay of `scenario_file` diverged, and why that
-// happens, and returns false (the caller exits 3).
-bool ReproducesRecordedTrace(const char* command, const Scenario& scenario,
-                             const std::string& scenario_file, const RunResult& run);
+// Runs `config` once on a fresh server; the server version goes to
+// *server_version. `before_run`, when set, is called with it once the
+// server is up and before the run starts (the header line).
+Result<RunResult> RunOnce(const RunConfig& config, const OutputFlags& output, std::string* server_version,
+                          const std::function<void(const std::string&)>& before_run = {});
 
-// Prints one line per violation, then the story of `c` (numbered, under
-// `heading`) when there is one.
-void PrintViolationsAndStory(const RunResult& run, const report::CaseReport& c, const char* heading);
+// True when `scenario` records no trace hash (says on `human` "not
+// checked") or `run` reproduced it (says it matches the file); else says on
+// stderr that the replay of `scenario_file` diverged and why, naming the
+// server the file was recorded on and `server_version` when they differ,
+// and returns false (the caller exits 3).
+bool ReproducesRecordedTrace(const char* command, const Scenario& scenario, const std::string& scenario_file,
+                             const RunResult& run, const std::string& server_version, std::FILE* human);
+
+// Prints on `out` one line per violation, then the story of `c` (numbered,
+// under `heading`) when there is one.
+void PrintViolationsAndStory(std::FILE* out, const RunResult& run, const report::CaseReport& c,
+                             const char* heading);
 
 // Runs the scenario once, prints its summary (or JSON), writes the trace,
 // the replay file and the reports asked for, and returns the exit code.

@@ -1,5 +1,9 @@
 #include "harness/cli/shared_flags.h"
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -86,8 +90,10 @@ Result<Scenario> LoadTarget(const TargetFlags& flags) {
   if (!flags.scenario.empty()) return LoadScenarioFile(flags.scenario);
   const ProtocolDef* p = FindProtocol(flags.protocol);
   if (p == nullptr) {
-    return Status::InvalidArgument(fmt::format("--protocol: unknown protocol '{}' (valid: {})",
-                                               flags.protocol, CatalogNames()));
+    std::string close = ClosestProtocolNames(flags.protocol);
+    return Status::InvalidArgument(fmt::format("--protocol: unknown protocol '{}'{} (valid: {})", flags.protocol,
+                                               close.empty() ? "" : "; did you mean " + close + "?",
+                                               CatalogNames()));
   }
   Scenario s;
   s.name = p->name;
@@ -97,15 +103,55 @@ Result<Scenario> LoadTarget(const TargetFlags& flags) {
   return s;
 }
 
+namespace {
+
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::string ClosestProtocolNames(const std::string& name) {
+  size_t best = std::max<size_t>(2, name.size() / 3) + 1;
+  std::vector<std::string> closest;
+  for (const ProtocolDef& p : Catalog()) {
+    size_t d = EditDistance(name, p.name);
+    if (!name.empty() && p.name.find(name) != std::string::npos) d = std::min<size_t>(d, 2);  // a part of the name
+    if (d < best) {
+      best = d;
+      closest.clear();
+    }
+    if (d == best) closest.push_back(p.name);
+  }
+  std::string out;
+  for (size_t i = 0; i < closest.size() && i < 3; ++i) out += (out.empty() ? "" : " or ") + closest[i];
+  return out;
+}
+
 CLI::Validator SeedValidator() {
   return CLI::Validator(
       [](std::string& text) {
         uint64_t seed = 0;
-        return ParseSeed(text, &seed) ? std::string()
-                                      : "expected an integer in 0..18446744073709551615, got '" +
-                                            text.substr(0, 60) + "'";
+        return ParseSeed(text, &seed) ? std::string() : "expected an integer in 0..2^64-1, got '" + text.substr(0, 60) + "'";
       },
       "SEED");
+}
+
+CLI::Validator NonEmptyPath() {
+  return CLI::Validator(
+      [](std::string& text) { return text.empty() ? std::string("must not be empty (leave the option out instead)") : std::string(); },
+      "PATH");
 }
 
 void AddOverrideFlags(CLI::App* cmd, OverrideFlags* flags, bool with_seed) {
@@ -176,14 +222,88 @@ void AddOutputFlags(CLI::App* cmd, OutputFlags* flags, const std::string& defaul
   cmd->add_option("--server", flags->server_path,
                   "redis-server or valkey-server binary (default: $XACKLY_REDIS_SERVER, else "
                   "redis-server on PATH)");
-  CLI::Option* out = cmd->add_option("--out", flags->out_dir, "directory for reports and replay files");
-  if (!default_out.empty()) out->default_val(default_out)->default_str(default_out);
+  flags->default_out = default_out;
+  cmd->add_option("--out", flags->out_dir,
+                  default_out.empty() ? "directory for reports and the replay file"
+                                      : "directory for reports and replay files (default " + default_out +
+                                            ", cleared of the files the previous run wrote there)")
+      ->check(NonEmptyPath());
   cmd->add_option("--format", flags->formats,
-                  "report formats to write into --out, comma-separated: text, md, html, junit, json");
+                  "with --out: report formats to write there, comma-separated: text, md, html, junit, json; "
+                  "without --out: the one format to print on stdout (progress and notes go to stderr)");
   cmd->add_flag("--quiet", flags->quiet, "no progress output");
   cmd->add_flag("--no-pin", flags->no_pin,
                 "do not bind each case thread and its redis-server to one CPU (default: bound, "
                 "distinct CPUs for -j N)");
+}
+
+Status ResolveOutput(OutputFlags* flags) {
+  if (!flags->out_dir.empty() || flags->formats.empty()) {
+    if (flags->out_dir.empty()) flags->out_dir = flags->default_out;
+    return Status::Ok();
+  }
+  std::string error;
+  std::vector<std::string> formats = report::ParseFormats(flags->formats, &error);
+  if (formats.empty()) return Status::InvalidArgument("--format: " + error);
+  if (formats.size() > 1) {
+    return Status::InvalidArgument(fmt::format(
+        "--format: '{}' names {} formats, but without --out one format is printed on stdout; name one, or "
+        "add --out DIR to write them all there",
+        flags->formats, formats.size()));
+  }
+  flags->stdout_format = formats[0];
+  flags->formats.clear();
+  flags->out_dir = flags->default_out;  // replay files only: WriteReports writes nothing
+  return Status::Ok();
+}
+
+std::FILE* HumanOut(const OutputFlags& flags) {
+  return flags.stdout_format.empty() || flags.stdout_format == "text" ? stdout : stderr;
+}
+
+bool PrintMachineReport(const report::Report& r, const OutputFlags& flags) {
+  if (HumanOut(flags) == stdout) return false;
+  std::string text = report::RenderFormat(r, flags.stdout_format);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  if (!text.empty() && text.back() != '\n') std::fputc('\n', stdout);
+  std::fflush(stdout);
+  return true;
+}
+
+namespace {
+constexpr char kManifestName[] = ".xackly-files";
+}
+
+Status RemovePreviousRunFiles(const std::string& dir) {
+  Result<std::string> manifest = ReadFile(JoinPath(dir, kManifestName));
+  if (!manifest.ok()) return Status::Ok();  // no previous run here
+  size_t start = 0;
+  while (start < manifest->size()) {
+    size_t end = manifest->find('\n', start);
+    if (end == std::string::npos) end = manifest->size();
+    std::string name = manifest->substr(start, end - start);
+    start = end + 1;
+    if (!IsPlainFileName(name)) continue;
+    std::error_code ec;
+    std::filesystem::remove(JoinPath(dir, name), ec);
+  }
+  std::error_code ec;
+  std::filesystem::remove(JoinPath(dir, kManifestName), ec);
+  return Status::Ok();
+}
+
+Status RecordRunFiles(const std::string& dir, const std::vector<std::string>& files) {
+  std::string manifest;
+  for (const std::string& f : files) {
+    std::string name = std::filesystem::path(f).filename().string();
+    if (IsPlainFileName(name)) manifest += name + "\n";
+  }
+  return WriteFileAtomically(JoinPath(dir, kManifestName), manifest);
+}
+
+bool ColorAllowed(std::FILE* f) {
+  const char* no_color = std::getenv("NO_COLOR");
+  return (no_color == nullptr || *no_color == '\0') && ::isatty(::fileno(f)) == 1;
 }
 
 RedisServerOptions ServerOptionsFrom(const OutputFlags& flags) {
@@ -206,7 +326,7 @@ Status CheckOutputFlags(const OutputFlags& flags) {
 
 Status WriteReports(const report::Report& r, const OutputFlags& flags, const std::string& default_formats,
                     std::vector<std::string>* written) {
-  if (flags.out_dir.empty()) return Status::Ok();
+  if (flags.out_dir.empty() || !flags.stdout_format.empty()) return Status::Ok();
   std::string error;
   std::vector<std::string> formats =
       report::ParseFormats(flags.formats.empty() ? default_formats : flags.formats, &error);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 
 #include "harness/redis_server.h"
 #include "reports/model.h"
+#include "reports/report.h"
 #include "scenarios/scenario.h"
 
 namespace xackly {
@@ -34,6 +36,10 @@ Result<Scenario> LoadScenarioFile(const std::string& path);
 // `from_file`, so a replay file in --out still finds its script. Paths that
 // are absolute, or a scenario without a script, are left as they are.
 void RebaseScriptPaths(Scenario* s, const std::string& from_file, const std::string& to_file);
+
+// The names of the catalog protocols closest to `name` ("did you mean"
+// candidates), "" when none is close.
+std::string ClosestProtocolNames(const std::string& name);
 
 // Accepts what ParseSeed accepts (a seed as scenario files take it): CLI11
 // alone would wrap "-1" and clamp values above 2^64-1.
@@ -63,9 +69,48 @@ struct OutputFlags {
   std::string formats;
   bool quiet = false;
   bool no_pin = false;  // --no-pin: leave case threads and servers where the kernel puts them
+  // The --out default: where a command leaves replay files when --out is
+  // not given ("" for none). Set by AddOutputFlags; ResolveOutput applies it.
+  std::string default_out;
+  // Set by ResolveOutput: the one format printed on stdout instead of being
+  // written into --out ("" : the human summary on stdout, reports in --out).
+  std::string stdout_format;
 };
-// `default_out`: the --out default ("" for none).
+// `default_out`: the --out default ("" for none). --out and --format are
+// resolved by ResolveOutput.
 void AddOutputFlags(CLI::App* cmd, OutputFlags* flags, const std::string& default_out);
+
+// The convention of every report-writing command: `--format F` without
+// `--out` prints format F on stdout (one format only) and no report file is
+// written; replay files still go to the command's default --out. With
+// --out, --format lists the files to write there. Call once, after the
+// parse. Errors are input errors (kInvalidArgument, exit 2).
+Status ResolveOutput(OutputFlags* flags);
+
+// Where a command's human lines go: stdout, unless stdout carries a machine
+// format (--format json|md|html|junit without --out): then stderr.
+std::FILE* HumanOut(const OutputFlags& flags);
+
+// Prints `report` on stdout in flags.stdout_format when that is a machine
+// format; returns false (printing nothing) otherwise.
+bool PrintMachineReport(const report::Report& report, const OutputFlags& flags);
+
+// A CLI11 check that refuses an empty value ("--out ''" would silently mean
+// "no --out").
+CLI::Validator NonEmptyPath();
+
+// What a previous run left in `dir`: the files listed in its manifest
+// (dir/.xackly-files) are removed, so a replay file of an earlier run never
+// sits beside a new report looking current. Only plain names inside `dir`
+// are touched; files a user put there stay.
+Status RemovePreviousRunFiles(const std::string& dir);
+// Records `files` (paths inside `dir`) as this run's, for the next
+// RemovePreviousRunFiles.
+Status RecordRunFiles(const std::string& dir, const std::vector<std::string>& files);
+
+// Whether NO_COLOR (https://no-color.org) allows colour on `f`: a TTY and
+// NO_COLOR unset or empty.
+bool ColorAllowed(std::FILE* f);
 
 RedisServerOptions ServerOptionsFrom(const OutputFlags& flags);
 

@@ -215,7 +215,8 @@ TEST(CliCommandsTest, ATamperedReplayFileIsCaughtByItsTraceHash) {
 }
 
 TEST(CliCommandsTest, TxnDedupePassesFiveHundredCasesOfItsFullFaultModel) {
-  CommandOutput out = RunXackly({"check", "--protocol", "txn-dedupe", "--cases", "500", "--out", ""});
+  ScopedTempRoot dir;  // --out '' is refused (it used to mean "no files" silently)
+  CommandOutput out = RunXackly({"check", "--protocol", "txn-dedupe", "--cases", "500", "--out", dir.path()});
   EXPECT_EQ(out.exit_code, kExitOk) << out.output;
   EXPECT_TRUE(Contains(out.output, "500 (0 violated)")) << out.output;
 }
@@ -314,9 +315,19 @@ TEST(CliCommandsTest, CheckAllWritesMarkdownHtmlJunitAndJson) {
   ASSERT_EQ(json->checks.size(), Catalog().size() + scripts);
   for (const report::CheckReport& k : json->checks) {
     EXPECT_FALSE(k.observed.empty()) << k.name;
-    EXPECT_FALSE(k.fired_totals.empty() && k.never_fired.empty()) << k.name << " has no coverage";
-    // A counterexample, with its replay file on disk, exactly when a case violated.
-    ASSERT_EQ(k.counterexample.has_value(), k.cases_failed > 0) << k.name;
+    if (k.fault_model != "none") {  // library rows found with no fault at all have no sites
+      EXPECT_FALSE(k.fired_totals.empty() && k.never_fired.empty()) << k.name << " has no coverage";
+    }
+    // A counterexample, with its replay file on disk, only when a case
+    // violated, and always when a broken protocol's violation was found.
+    // (A violation of another cause than the expected one is counted but
+    // not shrunk: 10 cases may show one.)
+    if (k.counterexample) {
+      EXPECT_GT(k.cases_failed, 0) << k.name;
+    }
+    if (k.matched && !k.expected.IsOk()) {
+      EXPECT_TRUE(k.counterexample.has_value()) << k.name;
+    }
     if (k.counterexample) {
       EXPECT_TRUE(std::filesystem::exists(k.counterexample->replay_file)) << k.counterexample->replay_file;
     }

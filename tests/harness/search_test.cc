@@ -113,7 +113,7 @@ class SearchCliTest : public ::testing::Test {
 
 TEST_F(SearchCliTest, AnUnknownExpectedCauseIsAnInputErrorListingTheKnownOnes) {
   std::string file = Write("typo.toml", "protocol = \"txn-dedupe\"\nexpect = \"lost:typo-cause\"\n");
-  CommandOutput out = RunXackly({"check", "--scenario", file, "--cases", "5", "--out", ""});
+  CommandOutput out = RunXackly({"check", "--scenario", file, "--cases", "5", "--out", (dir_ / "out").string()});
   EXPECT_EQ(out.exit_code, kExitUsage) << out.output;
   EXPECT_TRUE(Contains(out.output, "typo.toml:2: expect")) << out.output;
   EXPECT_TRUE(Contains(out.output, "'typo-cause' is not a cause of lost")) << out.output;
@@ -132,25 +132,25 @@ TEST_F(SearchCliTest, TheStepGuardIsExitThreeNamingTheKnob) {
 
 TEST_F(SearchCliTest, CheckUsesTheScenariosSeedAndWorkloadAndSaysSo) {
   std::string file = Write("mine.toml", "protocol = \"no-dedupe\"\nseed = 77\n[workload]\nworkers = 2\nevents = 5\n");
-  CommandOutput out = RunXackly({"check", "--scenario", file, "--cases", "20", "--out", ""});
+  CommandOutput out = RunXackly({"check", "--scenario", file, "--cases", "20", "--out", (dir_ / "out").string()});
   EXPECT_EQ(out.exit_code, kExitOk) << out.output;
   EXPECT_TRUE(Contains(out.output, "seed 77 (the file's seed)")) << out.output;
   EXPECT_TRUE(Contains(out.output, "at most 2 workers and 5 events (the file's [workload])")) << out.output;
-  CommandOutput flag = RunXackly({"check", "--scenario", file, "--cases", "20", "--seed", "4", "--out", ""});
+  CommandOutput flag = RunXackly({"check", "--scenario", file, "--cases", "20", "--seed", "4", "--out", (dir_ / "out").string()});
   EXPECT_TRUE(Contains(flag.output, "seed 4 (--seed)")) << flag.output;
 }
 
 TEST_F(SearchCliTest, AnInlineProtocolWithoutFaultsGetsTheDefaultModelAndSaysSo) {
   std::string file = Write("inline.toml",
                            "[protocol]\nsteps = [\"effect\", \"ack\"]\n");
-  CommandOutput out = RunXackly({"check", "--scenario", file, "--cases", "30", "--out", ""});
+  CommandOutput out = RunXackly({"check", "--scenario", file, "--cases", "30", "--out", (dir_ / "out").string()});
   EXPECT_TRUE(Contains(out.output, "fault model crash")) << out.output;
   // No dedupe: the default model finds the duplicate, not a silent green.
   EXPECT_EQ(out.exit_code, kExitVerdictMismatch) << out.output;
   std::string none = Write("none.toml",
                            "[protocol]\nsteps = [\"begin\", \"mark-done\", \"effect\", \"commit\", \"ack\"]\n"
                            "dedupe = \"sql\"\neffect = \"sql\"\n[faults]\nkinds = []\n");
-  CommandOutput quiet = RunXackly({"check", "--scenario", none, "--cases", "5", "--out", ""});
+  CommandOutput quiet = RunXackly({"check", "--scenario", none, "--cases", "5", "--out", (dir_ / "out").string()});
   EXPECT_EQ(quiet.exit_code, kExitOk) << quiet.output;
   EXPECT_TRUE(Contains(quiet.output, "injects NO faults")) << quiet.output;
 }

@@ -2,6 +2,7 @@
 // (headless Chromium), a timeline a person can read: a lane per actor, the
 // crash between the effect and the XACK, the violating path highlighted,
 // the story and the replay command.
+#include <algorithm>
 #include <regex>
 
 #include <gtest/gtest.h>
@@ -94,6 +95,125 @@ std::vector<StepInDom> StepsOfLane(const std::string& dom, const std::string& ac
     out.push_back({(*it)[1], std::stoll((*it)[2]), std::stod((*it)[3])});
   }
   return out;
+}
+
+// The x of every step on the violating path, in drawing order.
+std::vector<double> ViolationXs(const std::string& html) {
+  std::vector<double> xs;
+  const std::regex re("<g class=\"step [^\"]*violation[^\"]*\"[^>]*data-x=\"([-0-9.]+)\"");
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), re); it != std::sregex_iterator(); ++it) {
+    xs.push_back(std::stod((*it)[1]));
+  }
+  return xs;
+}
+
+// ack-before-dlq's counterexample waits 30 s twice between its deliveries,
+// each wait ~40 off-path steps: squeezed, they must leave the violating XACK
+// and crash inside a 1280 px window (about 1000 px of timeline), and the
+// script scrolls any wider timeline to its last violating step.
+TEST(HtmlTest, TheViolatingStepOfALongCaseFitsA1280PxWindow) {
+  const CaseReport c = RunCase("ack-before-dlq", 1, 1, std::vector<std::string>{"poison event 1", "crash w1 after-ack #1"});
+  ASSERT_GT(c.trace.size(), 150u);
+  RunConfig config = RunConfig::For(*FindProtocol("ack-before-dlq"));
+  const std::string html = RenderHtml(ReportOf({CheckFromCase(config, c)}));
+  const std::vector<double> xs = ViolationXs(html);
+  ASSERT_FALSE(xs.empty());
+  std::smatch crash;
+  ASSERT_TRUE(std::regex_search(html, crash, std::regex("<g class=\"step crash violation[^\"]*\"[^>]*data-x=\"([-0-9.]+)\"")));
+  EXPECT_LT(std::stod(crash[1]), 1000.0) << "the XACK and the crash after it";
+  EXPECT_LT(*std::max_element(xs.begin(), xs.end()), 1100.0);
+  EXPECT_NE(html.find("box.scrollLeft = last + 90 - box.clientWidth"), std::string::npos);
+}
+
+// Labels under the lanes (squeezed runs, phase markers) never overlap on
+// one row, and time labels stay inside the drawing.
+TEST(HtmlTest, LabelsUnderTheLanesDoNotOverlap) {
+  CaseReport c = NoDedupeCase();
+  ASSERT_GE(c.trace.size(), 3u);
+  // Two more phase markers one millisecond apart at the end of the trace.
+  const int64_t t = c.trace.back().t_ms;
+  c.trace.push_back({t + 1, "sim", LineKind::kLifecycle, "fault phase over: faults off", "", LineEvent::kNote, {},
+                     "fault phase over"});
+  c.trace.push_back({t + 2, "sim", LineKind::kLifecycle, "quiescent: nothing pending", "", LineEvent::kNote, {},
+                     "quiescent"});
+  RunConfig config = RunConfig::For(*FindProtocol("no-dedupe"));
+  const std::string html = RenderHtml(ReportOf({CheckFromCase(config, c)}));
+  struct Span {
+    double x0, x1, y;
+    std::string text;
+  };
+  std::vector<Span> spans;
+  const std::regex phase("<g class=\"phase\">[\\s\\S]*?<text x=\"([-0-9.]+)\" y=\"([-0-9.]+)\">([^<]*)</text>");
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), phase); it != std::sregex_iterator(); ++it) {
+    const double x = std::stod((*it)[1]);
+    spans.push_back({x, x + 6.2 * static_cast<double>((*it)[3].length()), std::stod((*it)[2]), (*it)[3]});
+  }
+  const std::regex band("<g class=\"squeezed\">[\\s\\S]*?<text x=\"([-0-9.]+)\" y=\"([-0-9.]+)\">([^<]*)</text>");
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), band); it != std::sregex_iterator(); ++it) {
+    const double half = 3.1 * static_cast<double>((*it)[3].length());
+    const double x = std::stod((*it)[1]);
+    spans.push_back({x - half, x + half, std::stod((*it)[2]), (*it)[3]});
+  }
+  ASSERT_GE(spans.size(), 2u);
+  for (size_t i = 0; i < spans.size(); ++i) {
+    for (size_t j = i + 1; j < spans.size(); ++j) {
+      if (spans[i].y != spans[j].y) continue;
+      EXPECT_TRUE(spans[i].x1 <= spans[j].x0 || spans[j].x1 <= spans[i].x0)
+          << "'" << spans[i].text << "' and '" << spans[j].text << "' overlap at y " << spans[i].y;
+    }
+  }
+  // Every time label's centre leaves room for half of it inside the drawing.
+  std::smatch width;
+  ASSERT_TRUE(std::regex_search(html, width, std::regex("class=\"timeline\"[^>]* width=\"([0-9.]+)\"")));
+  const std::regex label("<text x=\"([-0-9.]+)\" y=\"13\" class=\"axis-t\">([^<]*)</text>");
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), label); it != std::sregex_iterator(); ++it) {
+    const double x = std::stod((*it)[1]);
+    const double half = 6.2 * static_cast<double>((*it)[2].length()) / 2;
+    EXPECT_GE(x - half, 0) << (*it)[2];
+    EXPECT_LE(x + half, std::stod(width[1])) << (*it)[2];
+  }
+}
+
+// racy-trim's counterexample has ~2300 path lines, almost all a janitor
+// polling the entry with the same request and reply: drawn full size they
+// made a 125 000 px timeline. Repeats are squeezed like off-path steps.
+TEST(HtmlTest, RepeatedPathStepsAreSqueezed) {
+  CaseReport c = NoDedupeCase();
+  ASSERT_FALSE(c.trace.empty());
+  const int64_t t = c.trace.back().t_ms;
+  for (int i = 0; i < 300; ++i) {
+    TraceLine poll;
+    poll.t_ms = t + 1 + i;
+    poll.actor = "j1";
+    poll.kind = LineKind::kRedis;
+    poll.request = "XPENDING events workers";
+    poll.reply = "[1, \"0-1\", \"0-1\", [[\"w1\", \"1\"]]]";
+    poll.argv = {"XPENDING", "events", "workers"};
+    poll.ids = {"0-1"};
+    c.trace.push_back(poll);
+  }
+  ASSERT_GT(PathLines(c).size(), 300u);
+  RunConfig config = RunConfig::For(*FindProtocol("no-dedupe"));
+  const std::string html = RenderHtml(ReportOf({CheckFromCase(config, c)}));
+  std::smatch width;
+  ASSERT_TRUE(std::regex_search(html, width, std::regex("class=\"timeline\"[^>]* width=\"([0-9.]+)\"")));
+  EXPECT_LT(std::stod(width[1]), 2000.0);
+  EXPECT_NE(html.find("class=\"squeezed\""), std::string::npos);
+  EXPECT_NE(html.find(" key\""), std::string::npos) << "the key step is marked for the scroll";
+}
+
+TEST(HtmlTest, CoverageOfASingleCheckIsNotCalledTheOtherChecks) {
+  CheckReport k;
+  k.name = "txn-dedupe";
+  k.matched = true;
+  k.cases_run = 10;
+  k.fired_totals = {{"crash@after-read", 3}};
+  k.never_fired = {"crash@after-ack"};
+  const std::string html = RenderHtml(ReportOf({k}));
+  EXPECT_NE(html.find("<h2>Fault-point coverage</h2>"), std::string::npos) << html;
+  EXPECT_EQ(html.find("other checks"), std::string::npos);
+  EXPECT_EQ(html.find("<th></th>"), std::string::npos) << "an empty coverage column";
+  EXPECT_NE(html.find("0 (never fired)"), std::string::npos);
 }
 
 TEST(HtmlTest, ChromiumRendersAReadableTimeline) {

@@ -139,6 +139,29 @@ TEST(JsonTest, ARealCounterexampleSurvivesARoundTrip) {
   EXPECT_EQ(Story(*back->checks[0].counterexample), Story(c));
 }
 
+// A counterexample of a script that polls for hours has tens of thousands
+// of trace lines: the JSON keeps the path, the start and the end, writes
+// null for the rest, and still tells the same story.
+TEST(JsonTest, ALongTraceKeepsItsPathAndStaysSmall) {
+  CaseReport c = NoDedupeCase();
+  const std::vector<int64_t> path = PathLines(c);
+  ASSERT_FALSE(path.empty());
+  const TraceLine poll = c.trace.back();
+  c.trace.insert(c.trace.end(), 40000, poll);
+  RunConfig config = RunConfig::For(*FindProtocol("no-dedupe"));
+  const std::string json = RenderJson(ReportOf({CheckFromCase(config, c)}));
+  EXPECT_LT(json.size(), 2'000'000u);
+  Result<Report> back = ParseJsonReport(json);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  const CaseReport& b = *back->checks[0].counterexample;
+  ASSERT_EQ(b.trace.size(), c.trace.size());  // line numbers stay valid
+  for (int64_t line : path) EXPECT_EQ(b.trace[line].request, c.trace[line].request) << line;
+  EXPECT_EQ(b.trace.back().request, c.trace.back().request);
+  EXPECT_EQ(b.trace[20000].request, "(line left out of the JSON report)");
+  EXPECT_EQ(Story(b), Story(c));
+  EXPECT_NE(json.find("\"trace_lines_elided\": "), std::string::npos);
+}
+
 TEST(JsonTest, StartsWithTheSchemaVersion) {
   const std::string json = RenderJson(Report{});
   EXPECT_TRUE(json.starts_with("{\n  \"schema\": 1,")) << json.substr(0, 40);

@@ -84,6 +84,10 @@ Report ReportOf(std::vector<CheckReport> checks) {
 }
 
 CaseReport RunCase(const std::string& protocol, int workers, int events, const std::string& fault) {
+  return RunCase(protocol, workers, events, std::vector<std::string>{fault});
+}
+
+CaseReport RunCase(const std::string& protocol, int workers, int events, const std::vector<std::string>& faults) {
   RedisServer* server = SharedServer();
   if (server == nullptr) return {};
   const ProtocolDef* def = FindProtocol(protocol);
@@ -95,12 +99,15 @@ CaseReport RunCase(const std::string& protocol, int workers, int events, const s
   config.workers = workers;
   config.events = events;
   config.keep_trace = true;
-  Result<FaultSpec> spec = ParseFaultSpec(fault);
-  if (!spec.ok()) {
-    ADD_FAILURE() << spec.status().ToString();
-    return {};
+  config.fault_schedule.emplace();
+  for (const std::string& fault : faults) {
+    Result<FaultSpec> spec = ParseFaultSpec(fault);
+    if (!spec.ok()) {
+      ADD_FAILURE() << spec.status().ToString();
+      return {};
+    }
+    config.fault_schedule->push_back(*spec);
   }
-  config.fault_schedule = std::vector<FaultSpec>{*spec};
   Result<RunResult> result = RunSimulation(config, server);
   if (!result.ok()) {
     ADD_FAILURE() << "run failed: " << result.status().ToString();

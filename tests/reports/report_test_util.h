@@ -26,6 +26,8 @@ Report ReportOf(std::vector<CheckReport> checks);
 // shared by the whole test process, keeping the trace. Records a fatal
 // failure and returns an empty case when the server or the run fails.
 CaseReport RunCase(const std::string& protocol, int workers, int events, const std::string& fault);
+// The same with several faults, one FaultSpec text each.
+CaseReport RunCase(const std::string& protocol, int workers, int events, const std::vector<std::string>& faults);
 
 // no-dedupe, 1 worker, 1 event, "crash w1 after-effect #1": a duplicate.
 const CaseReport& NoDedupeCase();

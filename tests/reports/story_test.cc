@@ -45,6 +45,64 @@ TEST(StoryTest, AckFirstEndsWithTheLoss) {
   EXPECT_TRUE(Find(story, "runs the side effect").empty());
 }
 
+// ack-before-dlq: the third delivery of a poison event dead-letters it by
+// XACK first; a crash right after the XACK loses it. The story must say the
+// XACK is the dead-lettering, and put the crash between XACK and the save.
+TEST(StoryTest, AckBeforeDlqTellsTheDeadLetteringAndTheCrashBeforeTheSave) {
+  const CaseReport c = RunCase("ack-before-dlq", 1, 1, std::vector<std::string>{"poison event 1", "crash w1 after-ack #1"});
+  ASSERT_FALSE(c.violations.empty());
+  const std::vector<std::string> story = Story(c);
+  SCOPED_TRACE(Dump(story));
+  const std::vector<size_t> failed = Find(story, "tries the side effect of order:1, but it fails (poison event).");
+  EXPECT_EQ(failed.size(), 2u);
+  EXPECT_TRUE(Find(story, "(failed (").empty());
+  const std::vector<size_t> gives_up =
+      Find(story, "w1 gives up on order:1 after 2 failed attempts and dead-letters it, acknowledging 0-1 with XACK first");
+  const std::vector<size_t> crash =
+      Find(story, "w1 crashes at after-ack, after XACK and before the payload reaches the dead-letter stream.");
+  ASSERT_EQ(gives_up.size(), 1u);
+  ASSERT_EQ(crash.size(), 1u);
+  EXPECT_LT(failed.back(), gives_up[0]);
+  EXPECT_EQ(gives_up[0] + 1, crash[0]);
+  EXPECT_TRUE(Find(story, "before the side effect").empty());
+  EXPECT_EQ(story.back(), "→ order:1 is lost: acked-without-effect.");
+}
+
+// dup-no-ack: after a crash between COMMIT and XACK the redelivery finds the
+// event done, and the duplicate branch skips XACK: the entry stays pending.
+TEST(StoryTest, DupNoAckTellsThatTheDuplicateBranchSkipsXack) {
+  const CaseReport c = RunCase("dup-no-ack", 1, 1, "crash w1 after-commit #1");
+  ASSERT_FALSE(c.violations.empty());
+  const std::vector<std::string> story = Story(c);
+  SCOPED_TRACE(Dump(story));
+  const std::vector<size_t> crash = Find(story, "w1 crashes at after-commit, before XACK.");
+  const std::vector<size_t> skip = Find(
+      story, "re-reads its own pending 0-1 (XREADGROUP 0), finds order:1 already done and skips it without XACK");
+  ASSERT_EQ(crash.size(), 1u);
+  ASSERT_EQ(skip.size(), 1u);
+  EXPECT_LT(crash[0], skip[0]);
+  EXPECT_FALSE(Find(story, "again finds order:1 done and skips it without XACK").empty());
+  EXPECT_EQ(Find(story, "runs the side effect of order:1").size(), 1u);
+  EXPECT_NE(story.back().find("pel-leak"), std::string::npos);
+}
+
+// A clock jump is stamped at its end: the done-record it leaps over expires
+// during the jump, told after it, and the jump is not "50 s later".
+TEST(StoryTest, AClockJumpIsToldBeforeTheExpiryItCauses) {
+  const CaseReport c =
+      RunCase("short-ttl-dedupe", 1, 1, std::vector<std::string>{"crash w1 after-eval #1", "clock-jump +60000ms @20ms"});
+  ASSERT_FALSE(c.violations.empty());
+  const std::vector<std::string> story = Story(c);
+  SCOPED_TRACE(Dump(story));
+  const std::vector<size_t> jump = Find(story, "an injected fault moves virtual time forward by 60 s.");
+  const std::vector<size_t> expiry = Find(story, "the done-record of order:1 expires during the jump (10 s TTL).");
+  ASSERT_EQ(jump.size(), 1u);
+  ASSERT_EQ(expiry.size(), 1u);
+  EXPECT_EQ(jump[0] + 1, expiry[0]);
+  EXPECT_EQ(story[jump[0]], "an injected fault moves virtual time forward by 60 s.");
+  EXPECT_NE(story.back().find("→ duplicate of order:1 (2 effects)"), std::string::npos);
+}
+
 TEST(StoryTest, EmptyWithoutViolations) {
   CaseReport c;
   c.histories["order:1"] = {{HistoryKind::kProduced, 0, 0, "p1", "1-0", "XADD acknowledged", 0}};

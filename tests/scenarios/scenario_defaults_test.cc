@@ -158,6 +158,19 @@ TEST(ScenarioDefaults, TraceHashIsStoredLowercase) {
   EXPECT_EQ(s.trace_hash, "9ca6e72d056eda97");
 }
 
+// Replay files record the server their trace hash was recorded on; files
+// written before that field existed still load, without it.
+TEST(ScenarioDefaults, TheRecordingServerRoundTripsAndIsOptional) {
+  Scenario old = ParseOk("protocol = \"no-dedupe\"\n[schedule]\ntrace_hash = \"9ca6e72d056eda97\"\n");
+  EXPECT_FALSE(old.server.has_value());
+  Scenario s = ParseOk("protocol = \"no-dedupe\"\n[schedule]\ntrace_hash = \"9ca6e72d056eda97\"\n"
+                       "server = \"valkey 8.0.1\"\n");
+  EXPECT_EQ(s.server, "valkey 8.0.1");
+  Scenario again = ParseOk(WriteScenario(s));
+  EXPECT_EQ(again.server, "valkey 8.0.1");
+  EXPECT_EQ(again.trace_hash, "9ca6e72d056eda97");
+}
+
 TEST(ScenarioDefaults, PicksMaySpanLines) {
   Scenario s = ParseOk("protocol = \"no-dedupe\"\n[schedule]\npicks = \"\"\"\np1 w1 \\\n  w2\tw3\"\"\"\n");
   EXPECT_EQ(s.config.picks, (std::vector<std::string>{"p1", "w1", "w2", "w3"}));

@@ -30,7 +30,7 @@ std::vector<ErrorCase> Cases() {
   const std::string kSteps = "ack, check-done, mark-done, effect, begin, commit";
   return {
       {"TomlSyntax", "protocol = \"no-dedupe\"\nseed = \n",
-       "bad.toml:2: invalid TOML: ", false},
+       "bad.toml:2: seed: invalid TOML: ", false},
       {"RedefinedProtocol", "protocol = \"no-dedupe\"\n[protocol]\nsteps = [\"ack\"]\n",
        "bad.toml:2: invalid TOML: ", false},
       {"UnknownStep",
@@ -104,11 +104,24 @@ std::vector<ErrorCase> Cases() {
       {"BeginWithoutCommit",
        "name = \"open\"\n[protocol]\nname = \"open-txn\"\ndedupe = \"sql\"\n"
        "steps = [\"begin\", \"mark-done\", \"effect\", \"ack\"]\n",
-       "bad.toml:2: protocol: protocol 'open-txn': begin without commit"},
+       "bad.toml:5: protocol.steps: begin without commit"},
       {"TtlWithoutRedisDedupe",
        "[protocol]\ndedupe = \"sql\"\ndedupe_ttl_ms = 1000\nsteps = [\"mark-done\", \"effect\", \"ack\"]\n",
-       "bad.toml:1: protocol: protocol 'bad': dedupe_ttl_ms needs dedupe = \"redis\" (SQL rows do "
+       "bad.toml:3: protocol.dedupe_ttl_ms: dedupe_ttl_ms needs dedupe = \"redis\" (SQL rows do "
        "not expire)"},
+      {"StepErrorAtItsStep",
+       "[protocol]\ndedupe = \"none\"\nsteps = [\n  \"mark-done\",\n  \"effect\",\n]\n",
+       "bad.toml:4: protocol.steps[0]: step 1 (mark-done): needs a dedupe store (dedupe = \"sql\" or \"redis\")"},
+      {"LoopKeyUnderProtocol", "[protocol]\nsteps = [\"effect\", \"ack\"]\nclaim_min_idle_ms = 5\n",
+       "bad.toml:3: protocol.claim_min_idle_ms: unknown key in [protocol]: it belongs under [protocol.loop]"},
+      {"BadProtocolName", "[protocol]\nname = \"a b\"\nsteps = [\"effect\", \"ack\"]\n",
+       "bad.toml:2: protocol.name: expected a name of 1..128 characters A-Z a-z 0-9 . _ - (not starting "
+       "with . or -), got 'a b'"},
+      {"SeedAsFloat", "protocol = \"no-dedupe\"\nseed = 1e3\n",
+       "bad.toml:2: seed: expected an integer >= 0 (or a decimal string for seeds above 2^63-1), "
+       "got 1000.0 (a floating-point number)"},
+      {"IntegerOverflowNamesTheField", "protocol = \"no-dedupe\"\n[workload]\nevents = 99999999999999999999\n",
+       "bad.toml:3: workload.events: invalid TOML: ", false},
       {"TypoInWorkloadKey", "protocol = \"no-dedupe\"\n[workload]\nworkers = 2\nevnets = 3\n",
        "bad.toml:4: workload.evnets: unknown key (valid: producers, workers, events, restart_naming)"},
       {"UnknownTable", "protocol = \"no-dedupe\"\n\n[fautls]\nkinds = []\n",
@@ -118,7 +131,7 @@ std::vector<ErrorCase> Cases() {
        "[protocol]\nsteps = [\"effect\", \"ack\"]\n[protocol.loop]\nclaim_min_idle = 5\n",
        std::string("bad.toml:4: protocol.loop.claim_min_idle: unknown key (valid: ") + kLoopKeys + ")"},
       {"UnknownKeyInSchedule", "protocol = \"no-dedupe\"\n[schedule]\npick = \"w1\"\n",
-       "bad.toml:3: schedule.pick: unknown key (valid: faults, picks, trace_hash)"},
+       "bad.toml:3: schedule.pick: unknown key (valid: faults, picks, trace_hash, server)"},
       {"UnknownPersistence", "protocol = \"no-dedupe\"\n[server]\npersistence = \"aof\"\n",
        "bad.toml:3: server.persistence: unknown persistence mode 'aof' (valid: none, rdb, aof-always)"},
       {"StringWhereBoolExpected",

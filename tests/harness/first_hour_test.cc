@@ -1,0 +1,238 @@
+// What a new user meets in the first hour (issue 17): machine formats on
+// stdout and nothing else there, --version, replay files that name the
+// server they were recorded on, usage errors in one shape with a hint, a
+// run that missed says that `check` searches, and a check that leaves no
+// replay file of an earlier run beside its report.
+#include <cstdio>
+#include <filesystem>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "harness/exit_codes.h"
+#include "harness/files.h"
+#include "harness/progress.h"
+#include "reports/report.h"
+#include "sim/protocol.h"
+#include "tests/harness/test_util.h"
+
+namespace xackly {
+namespace {
+
+// Runs xackly in `dir` and keeps only its stdout (stderr is dropped), the
+// way `xackly ... | python3 -m json.tool` sees it.
+CommandOutput StdoutOf(const std::string& dir, const std::vector<std::string>& args) {
+  std::vector<std::string> sh = {"-c", "cd \"$1\" && shift && exec \"$@\" 2>/dev/null", "sh", dir, XACKLY_TEST_EXE};
+  sh.insert(sh.end(), args.begin(), args.end());
+  return RunProgram("/bin/sh", sh);
+}
+
+// True when `text` is one JSON document (and says why not otherwise).
+::testing::AssertionResult IsJson(const std::string& text) {
+  if (nlohmann::json::accept(text)) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "not one JSON document:\n" << text.substr(0, 400);
+}
+
+TEST(FirstHourTest, RunFormatJsonPrintsOnlyJsonOnStdoutForEveryProtocol) {
+  ScopedTempRoot dir;
+  for (const ProtocolDef& p : Catalog()) {
+    CommandOutput out = StdoutOf(dir.path(), {"run", "--protocol", p.name, "--format", "json"});
+    EXPECT_TRUE(out.exit_code == kExitOk || out.exit_code == kExitVerdictMismatch) << p.name << out.output;
+    EXPECT_TRUE(IsJson(out.output)) << p.name;
+    Result<report::Report> r = report::ParseJsonReport(out.output);
+    ASSERT_TRUE(r.ok()) << p.name << ": " << r.status().ToString();
+    ASSERT_EQ(r->checks.size(), 1u);
+    EXPECT_EQ(r->checks[0].name, p.name);
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path()));  // run without --out writes nothing
+}
+
+TEST(FirstHourTest, CheckReplayMergeAndProtocolsPrintJsonOnStdout) {
+  ScopedTempRoot dir;
+  CommandOutput check =
+      StdoutOf(dir.path(), {"check", "--protocol", "no-dedupe", "--cases", "20", "--format", "json", "-j", "1"});
+  ASSERT_EQ(check.exit_code, kExitOk) << check.output;
+  ASSERT_TRUE(IsJson(check.output));
+  Result<report::Report> checked = report::ParseJsonReport(check.output);
+  ASSERT_TRUE(checked.ok()) << checked.status().ToString();
+  ASSERT_TRUE(checked->checks[0].counterexample.has_value());
+  // No report file was written; the replay file went to the default --out.
+  const std::string replay = dir.path() + "/xackly-out/no-dedupe.replay.toml";
+  EXPECT_TRUE(std::filesystem::exists(replay));
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/xackly-out/report.json"));
+
+  CommandOutput replayed = StdoutOf(dir.path(), {"replay", replay, "--format", "json"});
+  EXPECT_EQ(replayed.exit_code, kExitOk) << replayed.output;
+  EXPECT_TRUE(IsJson(replayed.output));
+
+  // Two shards' report.json, merged to stdout.
+  for (const char* shard : {"1/2", "2/2"}) {
+    CommandOutput ran = RunXackly({"check", "--protocol", "no-dedupe", "--cases", "10", "--shard", shard, "--out",
+                                   dir.path() + "/s" + shard[0], "--format", "json", "--quiet", "-j", "1"});
+    ASSERT_TRUE(ran.exit_code == kExitOk || ran.exit_code == kExitVerdictMismatch) << ran.output;
+  }
+  CommandOutput merged = StdoutOf(dir.path(), {"merge", dir.path() + "/s1", dir.path() + "/s2", "--format", "json"});
+  EXPECT_EQ(merged.exit_code, kExitOk) << merged.output;
+  EXPECT_TRUE(IsJson(merged.output)) << merged.output;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/xackly-merged"));
+
+  CommandOutput protocols = StdoutOf(dir.path(), {"protocols", "--format", "json"});
+  EXPECT_EQ(protocols.exit_code, kExitOk);
+  EXPECT_TRUE(IsJson(protocols.output));
+
+  // Several formats without --out cannot share stdout.
+  CommandOutput two = RunXackly({"run", "--protocol", "no-dedupe", "--format", "json,md"});
+  EXPECT_EQ(two.exit_code, kExitUsage) << two.output;
+  EXPECT_TRUE(Contains(two.output, "xackly run: error: --format:")) << two.output;
+}
+
+TEST(FirstHourTest, VersionNamesTheServerDefault) {
+  CommandOutput out = RunXackly({"--version"});
+  EXPECT_EQ(out.exit_code, kExitOk);
+  EXPECT_TRUE(std::regex_search(out.output, std::regex("^xackly [0-9]+\\.[0-9]+"))) << out.output;
+  EXPECT_TRUE(Contains(out.output, "XACKLY_REDIS_SERVER")) << out.output;
+  EXPECT_TRUE(Contains(out.output, "redis-server")) << out.output;
+}
+
+TEST(FirstHourTest, AReplayFromAnotherServerExitsThreeNamingBoth) {
+  ScopedTempRoot dir;
+  CommandOutput run = RunXackly({"run", "--protocol", "no-dedupe", "--seed", "3", "--out", dir.path()});
+  ASSERT_EQ(run.exit_code, kExitOk) << run.output;
+  const std::string file = dir.path() + "/no-dedupe.replay.toml";
+  std::string text = *ReadFile(file);
+  std::smatch server;
+  ASSERT_TRUE(std::regex_search(text, server, std::regex("\nserver = \"(redis [0-9.]+)\""))) << text;
+  const std::string recorded_on = server[1].str();
+
+  // The same server: the hash is checked and said to match.
+  CommandOutput same = RunXackly({"replay", file});
+  EXPECT_EQ(same.exit_code, kExitOk) << same.output;
+  EXPECT_TRUE(Contains(same.output, "matches the file")) << same.output;
+
+  // Recorded on another server, which traced differently.
+  std::string other = std::regex_replace(text, std::regex("\nserver = \"[^\"]*\""), "\nserver = \"valkey 9.9.9\"");
+  other = std::regex_replace(other, std::regex("trace_hash = \"[0-9a-f]{16}\""), "trace_hash = \"0123456789abcdef\"");
+  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/other.toml", other).ok());
+  CommandOutput diverged = RunXackly({"replay", dir.path() + "/other.toml"});
+  EXPECT_EQ(diverged.exit_code, kExitHarnessFailure) << diverged.output;
+  EXPECT_TRUE(Contains(diverged.output, "valkey 9.9.9")) << diverged.output;
+  EXPECT_TRUE(Contains(diverged.output, "this run used " + recorded_on)) << diverged.output;
+
+  // A file without a hash: replay says it did not check one.
+  std::string unhashed = std::regex_replace(text, std::regex("trace_hash = \"[0-9a-f]{16}\"\n"), "");
+  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/unhashed.toml", unhashed).ok());
+  CommandOutput unchecked = RunXackly({"replay", dir.path() + "/unhashed.toml"});
+  EXPECT_TRUE(Contains(unchecked.output, "trace hash: not checked")) << unchecked.output;
+}
+
+TEST(FirstHourTest, ARunThatMissesSaysOneSeedIsOneScheduleAndPointsToCheck) {
+  CommandOutput out = RunXackly({"run", "--protocol", "no-dedupe", "--faults", "none"});
+  EXPECT_EQ(out.exit_code, kExitVerdictMismatch) << out.output;
+  EXPECT_TRUE(Contains(out.output, "one seed is one schedule")) << out.output;
+  EXPECT_TRUE(Contains(out.output, "xackly check --protocol no-dedupe")) << out.output;
+  // The seed line comes first, before the run's result.
+  EXPECT_TRUE(out.output.starts_with("xackly run: no-dedupe seed 1 on ")) << out.output;
+}
+
+TEST(FirstHourTest, UsageErrorsHaveOneShapeAndAHint) {
+  CommandOutput positional = RunXackly({"run", "no-dedupe"});
+  EXPECT_EQ(positional.exit_code, kExitUsage);
+  EXPECT_TRUE(Contains(positional.output, "xackly run: error: ")) << positional.output;
+  EXPECT_TRUE(Contains(positional.output, "did you mean `xackly run --protocol no-dedupe`")) << positional.output;
+
+  CommandOutput typo = RunXackly({"run", "--protocol", "no-dedup"});
+  EXPECT_EQ(typo.exit_code, kExitUsage);
+  EXPECT_TRUE(Contains(typo.output, "did you mean no-dedupe?")) << typo.output;
+
+  CommandOutput convert = RunXackly({"run", "--protocol", "no-dedupe", "--workers", "three"});
+  EXPECT_EQ(convert.exit_code, kExitUsage);
+  EXPECT_TRUE(convert.output.starts_with("xackly run: error: ")) << convert.output;
+
+  CommandOutput twice = RunXackly({"check", "--protocol", "no-dedupe", "--cases", "1", "--cases", "2"});
+  EXPECT_EQ(twice.exit_code, kExitUsage);
+  EXPECT_TRUE(twice.output.starts_with("xackly check: error: ")) << twice.output;
+
+  for (const char* option : {"--out", "--trace"}) {
+    CommandOutput empty = RunXackly({"run", "--protocol", "no-dedupe", option, ""});
+    EXPECT_EQ(empty.exit_code, kExitUsage) << option << empty.output;
+    EXPECT_TRUE(Contains(empty.output, "must not be empty")) << option << empty.output;
+  }
+  CommandOutput seed = RunXackly({"run", "--protocol", "no-dedupe", "--seed", "-1"});
+  EXPECT_TRUE(Contains(seed.output, "0..2^64-1")) << seed.output;
+}
+
+TEST(FirstHourTest, CheckRemovesTheReplayFilesOfThePreviousRun) {
+  ScopedTempRoot dir;
+  const std::string out = dir.path() + "/out";
+  CommandOutput first = RunXackly({"check", "--protocol", "no-dedupe", "--cases", "20", "--out", out, "--quiet"});
+  ASSERT_EQ(first.exit_code, kExitOk) << first.output;
+  ASSERT_TRUE(std::filesystem::exists(out + "/no-dedupe.replay.toml"));
+  ASSERT_TRUE(WriteFileAtomically(out + "/mine.txt", "a user's file").ok());
+  CommandOutput second = RunXackly({"check", "--protocol", "ack-first", "--cases", "20", "--out", out, "--quiet"});
+  ASSERT_EQ(second.exit_code, kExitOk) << second.output;
+  EXPECT_FALSE(std::filesystem::exists(out + "/no-dedupe.replay.toml"));
+  EXPECT_TRUE(std::filesystem::exists(out + "/ack-first.replay.toml"));
+  EXPECT_TRUE(std::filesystem::exists(out + "/mine.txt"));
+}
+
+TEST(FirstHourTest, ExplainShowsTheViolatingPathNotTheWholeTrace) {
+  ScopedTempRoot dir;
+  ASSERT_EQ(RunXackly({"run", "--protocol", "no-dedupe", "--seed", "3", "--out", dir.path()}).exit_code, kExitOk);
+  CommandOutput path = RunXackly({"explain", dir.path() + "/no-dedupe.replay.toml"});
+  EXPECT_EQ(path.exit_code, kExitOk) << path.output;
+  EXPECT_TRUE(Contains(path.output, "Timeline of the violating path")) << path.output;
+  EXPECT_TRUE(std::regex_search(path.output, std::regex("\n  \\.\\.\\. [0-9]+ lines?\n"))) << path.output;
+  CommandOutput all = RunXackly({"explain", dir.path() + "/no-dedupe.replay.toml", "--all-steps"});
+  EXPECT_GT(all.output.size(), path.output.size());
+  CommandOutput json = StdoutOf(dir.path(), {"explain", dir.path() + "/no-dedupe.replay.toml", "--format", "json"});
+  EXPECT_TRUE(IsJson(json.output));
+}
+
+// On a terminal the text report is coloured, unless NO_COLOR is set
+// (https://no-color.org). script(1) gives the command a pseudo-terminal.
+TEST(FirstHourTest, NoColorTurnsTheColourOff) {
+  if (!std::filesystem::exists("/usr/bin/script")) GTEST_SKIP() << "no /usr/bin/script (bsdutils) for a pseudo-terminal";
+  ScopedTempRoot dir;
+  const std::string command = std::string(XACKLY_TEST_EXE) + " check --protocol no-dedupe --cases 10 -j 1 --out " +
+                              dir.path() + "/out";
+  const std::regex sgr("\x1b\\[[0-9;]*m");
+  CommandOutput colour = RunProgram("/usr/bin/script", {"-qec", command, "/dev/null"}, {"NO_COLOR="});
+  ASSERT_EQ(colour.exit_code, kExitOk) << colour.output;
+  EXPECT_TRUE(std::regex_search(colour.output, sgr)) << "a terminal gets colour";
+  CommandOutput plain = RunProgram("/usr/bin/script", {"-qec", command, "/dev/null"}, {"NO_COLOR=1"});
+  ASSERT_EQ(plain.exit_code, kExitOk) << plain.output;
+  EXPECT_FALSE(std::regex_search(plain.output, sgr)) << plain.output;
+}
+
+// Outside a TTY progress prints a few plain lines; the last one must be the
+// final state, not the one at the last quarter (issue 17: "0 smaller cases
+// kept" while the report said 27 shrinks).
+TEST(FirstHourTest, PlainProgressEndsWithTheFinalState) {
+  std::FILE* f = std::tmpfile();
+  ASSERT_NE(f, nullptr);
+  {
+    Progress progress(f, /*tty=*/false, /*quiet=*/false);
+    progress.Begin("no-dedupe (protocol 2 of 19)", 8);
+    for (int done = 1; done <= 8; ++done) progress.Update(done, 1);
+    progress.Update(8, 1, "shrinking", "0 smaller cases kept of 2 tried");
+    progress.Update(8, 1, "shrinking", "27 smaller cases kept of 40 tried");
+    progress.End();
+  }
+  std::rewind(f);
+  std::string text;
+  char buffer[4096];
+  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, f)) > 0;) text.append(buffer, n);
+  std::fclose(f);
+  const std::string last = text.substr(text.rfind('\n', text.size() - 2) + 1);
+  EXPECT_TRUE(Contains(last, "27 smaller cases kept of 40 tried")) << text;
+  EXPECT_TRUE(Contains(text, "no-dedupe (protocol 2 of 19): 4/8 cases")) << text;
+  EXPECT_TRUE(Contains(text, " elapsed")) << text;
+  EXPECT_TRUE(Contains(text, " left")) << text;  // an estimate while cases remain
+  EXPECT_EQ(text.find('\r'), std::string::npos);
+}
+
+}  // namespace
+}  // namespace xackly
