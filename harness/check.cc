@@ -344,8 +344,46 @@ std::vector<int> ShardCaseIndexes(const CheckOptions& options) {
   return indexes;
 }
 
-Result<CheckOutcome> RunCheck(const RunConfig& base, CasePool& pool, const CheckOptions& options) {
+Result<RunConfig> WithVisitedSites(const RunConfig& given, CasePool& pool, uint64_t seed) {
+  const FaultModel& m = given.faults;
+  if (given.protocol.script == nullptr || (!m.crash_points.empty() && !m.lost_sites.empty())) return given;
+  RunConfig quiet = given;  // fault-free
+  quiet.fault_schedule = std::vector<FaultSpec>{};
+  RunConfig rated = given;  // the model's rates: recovery paths too
+  rated.fault_schedule.reset();
+  rated.seed = seed;
+  std::vector<Result<RunResult>> probes = pool.RunAll({quiet, rated});
+  std::set<std::string> crash, lost;
+  for (const Result<RunResult>& r : probes) {
+    if (!r.ok()) return r.status();
+    for (const std::string& key : r->coverage.reachable) {
+      size_t at = key.find('@');
+      std::string kind = key.substr(0, at);
+      (kind == "crash" || kind == "stall" ? crash : lost).insert(key.substr(at + 1));
+    }
+  }
+  RunConfig out = given;
+  if (m.crash_points.empty() && !crash.empty()) out.faults.crash_points.assign(crash.begin(), crash.end());
+  if (m.lost_sites.empty()) {
+    // Lost requests and replies keep run's default sites (XACK, XADD,
+    // COMMIT, EVAL), those the script visits: a script and its C++ form
+    // face the same faults. A model lists more to widen them.
+    for (const std::string& site : m.LostSites()) {
+      if (lost.count(site) > 0) out.faults.lost_sites.push_back(site);
+    }
+    if (out.faults.lost_sites.empty()) {
+      out.faults.kinds.erase(FaultKind::kLostRequest);
+      out.faults.kinds.erase(FaultKind::kLostReply);
+    }
+  }
+  return out;
+}
+
+Result<CheckOutcome> RunCheck(const RunConfig& given, CasePool& pool, const CheckOptions& options) {
   auto started = std::chrono::steady_clock::now();
+  Result<RunConfig> probed = WithVisitedSites(given, pool, options.seed);
+  if (!probed.ok()) return probed.status();
+  const RunConfig& base = *probed;
   CheckOutcome out;
   rc::Gen<GeneratedCase> gen = GenCase(base, options.bounds);
   CheckProgress progress;

@@ -134,6 +134,16 @@ struct CheckOptions {
 // sites are search gaps only when reachable.
 std::vector<std::string> UnreachableSites(const RunConfig& config);
 
+// A protocol script's point-fault sites are named by what it does
+// (before-XACK, after-INSERT, after-effect, point:<name>): when `given`'s
+// model lists none, two probe cases (fault-free, and drawn from the model's
+// rates with `seed`) find every crash point and lost site the script
+// visits; the returned config lists every visited crash point (sorted) and
+// the visited ones among the default lost sites (XACK, XADD, COMMIT, EVAL;
+// lost-* kinds are dropped when it visits none), so the search draws its
+// faults there and coverage names them. Other protocols: `given`.
+Result<RunConfig> WithVisitedSites(const RunConfig& given, CasePool& pool, uint64_t seed);
+
 // Parses "I/N" (--shard): sets *index to I - 1 (0-based) and *count to N.
 // Returns false (and sets nothing) unless 1 <= I <= N.
 bool ParseShard(const std::string& text, int* index, int* count);

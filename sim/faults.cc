@@ -368,6 +368,8 @@ Rng& FaultPlan::PointStream(std::string_view actor_slot) {
 
 std::optional<FaultSpec> FaultPlan::AtPoint(std::string_view actor_slot, std::string_view site,
                                             bool crash_site) {
+  std::set<std::string, std::less<>>& visited = crash_site ? visited_crash_ : visited_lost_;
+  if (visited.find(site) == visited.end()) visited.emplace(site);
   if (!enabled_) return std::nullopt;
   std::string key = std::string(actor_slot) + "|" + std::string(site);
   int nth = ++visits_[key];
@@ -411,6 +413,7 @@ void FaultPlan::RecordFired(const FaultSpec& spec) { fired_.push_back(spec); }
 void FaultCoverage::Add(const FaultCoverage& other) {
   for (const auto& [site, n] : other.fired) fired[site] += n;
   enabled.insert(other.enabled.begin(), other.enabled.end());
+  reachable.insert(other.reachable.begin(), other.reachable.end());
 }
 
 std::vector<std::string> FaultCoverage::NeverFired() const {
@@ -426,10 +429,17 @@ FaultCoverage FaultPlan::Coverage() const {
   FaultCoverage c;
   for (const FaultSpec& s : fired_) c.fired[SiteKey(s)]++;
   for (FaultKind k : model_.kinds) {
+    const std::string prefix = std::string(FaultKindName(k)) + "@";
     if (k == FaultKind::kCrash || k == FaultKind::kStall) {
-      for (const auto& p : model_.CrashSites()) c.enabled.insert(std::string(FaultKindName(k)) + "@" + p);
+      // No list: every point is eligible (Eligible), so every visited one is enabled.
+      const auto& points = model_.crash_points.empty()
+                               ? std::vector<std::string>(visited_crash_.begin(), visited_crash_.end())
+                               : model_.CrashSites();
+      for (const auto& p : points) c.enabled.insert(prefix + p);
+      for (const auto& p : visited_crash_) c.reachable.insert(prefix + p);
     } else if (k == FaultKind::kLostReply || k == FaultKind::kLostRequest) {
-      for (const auto& p : model_.LostSites()) c.enabled.insert(std::string(FaultKindName(k)) + "@" + p);
+      for (const auto& p : model_.LostSites()) c.enabled.insert(prefix + p);
+      for (const auto& p : visited_lost_) c.reachable.insert(prefix + p);
     } else {
       c.enabled.insert(FaultKindName(k));
     }

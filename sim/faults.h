@@ -127,9 +127,14 @@ struct FaultCoverage {
   // site key ("crash@after-effect", "lost-reply@XACK", "xdel") → count
   std::map<std::string, int> fired;
   // site keys that the fault model enabled (whether or not they fired).
+  // A crash/stall model without a list of points enables every point the
+  // run visits (a protocol script's before-XACK, after-INSERT, point:...).
   std::set<std::string> enabled;
+  // site keys of the model's point-fault kinds at every site the run
+  // visited (in either phase), enabled or not: what a search could target.
+  std::set<std::string> reachable;
 
-  // Adds `other`'s counts and enabled sites (coverage over several runs).
+  // Adds `other`'s counts, enabled and reachable sites (coverage over several runs).
   void Add(const FaultCoverage& other);
   // Enabled sites that never fired, in order.
   std::vector<std::string> NeverFired() const;
@@ -163,6 +168,11 @@ class FaultPlan {
   // Everything that fired, in order: the explicit plan that replays this run.
   const std::vector<FaultSpec>& fired() const { return fired_; }
   FaultCoverage Coverage() const;
+  // Every crash point (crash_site) or lost-* site visited so far, in
+  // either phase, sorted: the sites this run's protocol reaches.
+  const std::set<std::string, std::less<>>& VisitedSites(bool crash_site) const {
+    return crash_site ? visited_crash_ : visited_lost_;
+  }
 
   static std::string SiteKey(const FaultSpec& spec);
 
@@ -180,6 +190,8 @@ class FaultPlan {
   std::vector<FaultSpec> scheduled_;
   std::set<int> poison_;
   std::map<std::string, int, std::less<>> visits_;  // "w1|after-effect" -> visits so far
+  std::set<std::string, std::less<>> visited_crash_;
+  std::set<std::string, std::less<>> visited_lost_;
   std::vector<FaultSpec> fired_;
 };
 
