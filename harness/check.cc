@@ -2,19 +2,17 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 #include <ostream>
 
 #include <fmt/format.h>
 
 #include "sim/rng.h"
+#include "sim/text.h"
 
 namespace xackly {
 
 namespace {
-
-std::string Plural(int n, const char* word) {
-  return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
-}
 
 rc::Gen<std::string> WorkerSlot(int max_workers) {
   return rc::gen::map(rc::gen::inRange(1, max_workers + 1),
@@ -85,20 +83,19 @@ std::vector<rc::Gen<FaultSpec>> FaultGens(const RunConfig& base, const std::vect
           return s;
         }));
         break;
-      default: {  // scheduled faults
-        int64_t model_ms = kind == FaultKind::kClockJump ? m.clock_jump_ms : m.store_outage_ms;
+      default: {  // scheduled faults: their parameter from the model (FaultKindInfo)
+        int64_t model_ms = m.ModelDurationMs(kind);
         rc::Gen<int64_t> duration =
             kind == FaultKind::kClockJump     ? drawn(model_ms, r.clock_jump_min_ms, r.clock_jump_max_ms)
             : kind == FaultKind::kStoreOutage ? drawn(model_ms, r.outage_min_ms, r.outage_max_ms)
-                                              : rc::gen::just<int64_t>(0);
+                                              : rc::gen::just(model_ms);
         gens.push_back(rc::gen::map(rc::gen::tuple(at, duration),
-                                    [kind, m](const std::tuple<int64_t, int64_t>& t) {
+                                    [kind, target = m.ModelTarget(kind)](const std::tuple<int64_t, int64_t>& t) {
           FaultSpec s;
           s.kind = kind;
           s.at_ms = std::get<0>(t);
-          if (kind == FaultKind::kXdel) s.target = m.xdel_target;
-          if (kind == FaultKind::kXtrim) s.target = m.xtrim_target;
-          if (kind == FaultKind::kClockJump || kind == FaultKind::kStoreOutage) s.duration_ms = std::get<1>(t);
+          s.target = target;
+          s.duration_ms = std::get<1>(t);
           return s;
         }));
       }

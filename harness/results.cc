@@ -2,13 +2,11 @@
 
 #include <fmt/format.h>
 
+#include "sim/text.h"
+
 namespace xackly {
 
 namespace {
-
-std::string Plural(int64_t n, const char* word) {
-  return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
-}
 
 bool NeedsQuoting(const std::string& s) {
   for (char c : s) {

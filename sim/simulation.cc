@@ -10,6 +10,7 @@
 #include "sim/rng.h"
 #include "sim/script_steps.h"
 #include "sim/store.h"
+#include "sim/text.h"
 
 namespace xackly {
 
@@ -146,8 +147,8 @@ Status ValidateRunConfig(const RunConfig& c) {
             s.ToString(), kMaxDurationMs, kMaxRunSpanMs, kMaxSteps));
       }
       if (s.kind == FaultKind::kPoison && s.event > c.events) {
-        return bad(fmt::format("schedule.faults: '{}': this run produces only {} event{}",
-                               s.ToString(), c.events, c.events == 1 ? "" : "s"));
+        return bad(fmt::format("schedule.faults: '{}': this run produces only {}", s.ToString(),
+                               Plural(c.events, "event")));
       }
     }
   }
