@@ -146,9 +146,12 @@ double Seconds(std::chrono::steady_clock::time_point since) {
 
 }  // namespace
 
+std::string CaseSizeText(int64_t events, int64_t workers, int64_t faults) {
+  return fmt::format("{}, {}, {}", Plural(events, "event"), Plural(workers, "worker"), Plural(faults, "fault"));
+}
+
 std::string GeneratedCase::SizeText() const {
-  return fmt::format("{}, {}, {}", Plural(events, "event"), Plural(workers, "worker"),
-                     Plural(static_cast<int>(faults.size()), "fault"));
+  return CaseSizeText(events, workers, static_cast<int64_t>(faults.size()));
 }
 
 std::string GeneratedCase::ToString() const {

@@ -128,6 +128,9 @@ struct CheckOptions {
   std::function<void(const CheckProgress&)> on_progress;  // may be empty
 };
 
+// "3 events, 2 workers, 1 fault": the size of a case as reports show it.
+std::string CaseSizeText(int64_t events, int64_t workers, int64_t faults);
+
 // Fault sites the model enables by kind but the protocol can never visit
 // ("crash@after-ack" for a protocol whose only XACK runs inside its EVAL):
 // derived from its operations (CrashPointsOf, LostSitesOf). Never-fired

@@ -33,4 +33,16 @@ inline std::vector<std::string_view> SplitWords(std::string_view text, std::stri
   return out;
 }
 
+// Every piece of `text` between `sep`s, empty ones included ("a,,b" has
+// three; "" has one): the caller decides what an empty piece means.
+inline std::vector<std::string_view> SplitList(std::string_view text, char sep = ',') {
+  std::vector<std::string_view> parts;
+  for (;;) {
+    size_t at = text.find(sep);
+    parts.push_back(text.substr(0, at));
+    if (at == std::string_view::npos) return parts;
+    text.remove_prefix(at + 1);
+  }
+}
+
 }  // namespace xackly
