@@ -2,19 +2,17 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 #include <ostream>
 
 #include <fmt/format.h>
 
 #include "sim/rng.h"
+#include "sim/text.h"
 
 namespace xackly {
 
 namespace {
-
-std::string Plural(int n, const char* word) {
-  return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
-}
 
 rc::Gen<std::string> WorkerSlot(int max_workers) {
   return rc::gen::map(rc::gen::inRange(1, max_workers + 1),
@@ -85,20 +83,19 @@ std::vector<rc::Gen<FaultSpec>> FaultGens(const RunConfig& base, const std::vect
           return s;
         }));
         break;
-      default: {  // scheduled faults
-        int64_t model_ms = kind == FaultKind::kClockJump ? m.clock_jump_ms : m.store_outage_ms;
+      default: {  // scheduled faults: their parameter from the model (FaultKindInfo)
+        int64_t model_ms = m.ModelDurationMs(kind);
         rc::Gen<int64_t> duration =
             kind == FaultKind::kClockJump     ? drawn(model_ms, r.clock_jump_min_ms, r.clock_jump_max_ms)
             : kind == FaultKind::kStoreOutage ? drawn(model_ms, r.outage_min_ms, r.outage_max_ms)
-                                              : rc::gen::just<int64_t>(0);
+                                              : rc::gen::just(model_ms);
         gens.push_back(rc::gen::map(rc::gen::tuple(at, duration),
-                                    [kind, m](const std::tuple<int64_t, int64_t>& t) {
+                                    [kind, target = m.ModelTarget(kind)](const std::tuple<int64_t, int64_t>& t) {
           FaultSpec s;
           s.kind = kind;
           s.at_ms = std::get<0>(t);
-          if (kind == FaultKind::kXdel) s.target = m.xdel_target;
-          if (kind == FaultKind::kXtrim) s.target = m.xtrim_target;
-          if (kind == FaultKind::kClockJump || kind == FaultKind::kStoreOutage) s.duration_ms = std::get<1>(t);
+          s.target = target;
+          s.duration_ms = std::get<1>(t);
           return s;
         }));
       }
@@ -149,9 +146,12 @@ double Seconds(std::chrono::steady_clock::time_point since) {
 
 }  // namespace
 
+std::string CaseSizeText(int64_t events, int64_t workers, int64_t faults) {
+  return fmt::format("{}, {}, {}", Plural(events, "event"), Plural(workers, "worker"), Plural(faults, "fault"));
+}
+
 std::string GeneratedCase::SizeText() const {
-  return fmt::format("{}, {}, {}", Plural(events, "event"), Plural(workers, "worker"),
-                     Plural(static_cast<int>(faults.size()), "fault"));
+  return CaseSizeText(events, workers, static_cast<int64_t>(faults.size()));
 }
 
 std::string GeneratedCase::ToString() const {
@@ -344,8 +344,46 @@ std::vector<int> ShardCaseIndexes(const CheckOptions& options) {
   return indexes;
 }
 
-Result<CheckOutcome> RunCheck(const RunConfig& base, CasePool& pool, const CheckOptions& options) {
+Result<RunConfig> WithVisitedSites(const RunConfig& given, CasePool& pool, uint64_t seed) {
+  const FaultModel& m = given.faults;
+  if (given.protocol.script == nullptr || (!m.crash_points.empty() && !m.lost_sites.empty())) return given;
+  RunConfig quiet = given;  // fault-free
+  quiet.fault_schedule = std::vector<FaultSpec>{};
+  RunConfig rated = given;  // the model's rates: recovery paths too
+  rated.fault_schedule.reset();
+  rated.seed = seed;
+  std::vector<Result<RunResult>> probes = pool.RunAll({quiet, rated});
+  std::set<std::string> crash, lost;
+  for (const Result<RunResult>& r : probes) {
+    if (!r.ok()) return r.status();
+    for (const std::string& key : r->coverage.reachable) {
+      size_t at = key.find('@');
+      std::string kind = key.substr(0, at);
+      (kind == "crash" || kind == "stall" ? crash : lost).insert(key.substr(at + 1));
+    }
+  }
+  RunConfig out = given;
+  if (m.crash_points.empty() && !crash.empty()) out.faults.crash_points.assign(crash.begin(), crash.end());
+  if (m.lost_sites.empty()) {
+    // Lost requests and replies keep run's default sites (XACK, XADD,
+    // COMMIT, EVAL), those the script visits: a script and its C++ form
+    // face the same faults. A model lists more to widen them.
+    for (const std::string& site : m.LostSites()) {
+      if (lost.count(site) > 0) out.faults.lost_sites.push_back(site);
+    }
+    if (out.faults.lost_sites.empty()) {
+      out.faults.kinds.erase(FaultKind::kLostRequest);
+      out.faults.kinds.erase(FaultKind::kLostReply);
+    }
+  }
+  return out;
+}
+
+Result<CheckOutcome> RunCheck(const RunConfig& given, CasePool& pool, const CheckOptions& options) {
   auto started = std::chrono::steady_clock::now();
+  Result<RunConfig> probed = WithVisitedSites(given, pool, options.seed);
+  if (!probed.ok()) return probed.status();
+  const RunConfig& base = *probed;
   CheckOutcome out;
   rc::Gen<GeneratedCase> gen = GenCase(base, options.bounds);
   CheckProgress progress;

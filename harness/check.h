@@ -128,11 +128,24 @@ struct CheckOptions {
   std::function<void(const CheckProgress&)> on_progress;  // may be empty
 };
 
+// "3 events, 2 workers, 1 fault": the size of a case as reports show it.
+std::string CaseSizeText(int64_t events, int64_t workers, int64_t faults);
+
 // Fault sites the model enables by kind but the protocol can never visit
 // ("crash@after-ack" for a protocol whose only XACK runs inside its EVAL):
 // derived from its operations (CrashPointsOf, LostSitesOf). Never-fired
 // sites are search gaps only when reachable.
 std::vector<std::string> UnreachableSites(const RunConfig& config);
+
+// A protocol script's point-fault sites are named by what it does
+// (before-XACK, after-INSERT, after-effect, point:<name>): when `given`'s
+// model lists none, two probe cases (fault-free, and drawn from the model's
+// rates with `seed`) find every crash point and lost site the script
+// visits; the returned config lists every visited crash point (sorted) and
+// the visited ones among the default lost sites (XACK, XADD, COMMIT, EVAL;
+// lost-* kinds are dropped when it visits none), so the search draws its
+// faults there and coverage names them. Other protocols: `given`.
+Result<RunConfig> WithVisitedSites(const RunConfig& given, CasePool& pool, uint64_t seed);
 
 // Parses "I/N" (--shard): sets *index to I - 1 (0-based) and *count to N.
 // Returns false (and sets nothing) unless 1 <= I <= N.

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -341,19 +342,44 @@ namespace {
 
 // A connection handed out by Connect(): when dropped while alive and idle
 // (every Call has returned), its hiredis connection goes back to the
-// server's pool for the next Connect() instead of being closed.
+// server's pool for the next Connect() instead of being closed. A
+// connection that may hold session state (an open MULTI, a WATCH: a
+// script's worker can crash or time out in between, or the run can end
+// there) is RESET first, as closing it would; one that does not answer
+// RESET is closed. Without this the next case's first commands were queued
+// in the old MULTI and a correct protocol was judged `lost`.
 class PooledConnection final : public ConnectionWrapper {
  public:
   PooledConnection(std::unique_ptr<Connection> conn, std::weak_ptr<RedisServer::Pool> pool)
       : ConnectionWrapper(std::move(conn)), pool_(std::move(pool)) {}
   ~PooledConnection() override {
-    if (std::shared_ptr<RedisServer::Pool> pool = pool_.lock(); pool && alive()) {
-      pool->push_back(ReleaseTarget());
+    std::shared_ptr<RedisServer::Pool> pool = pool_.lock();
+    if (!pool || !alive()) return;
+    if (may_hold_session_state_) {
+      Result<Reply> r = target().Call({"RESET"});
+      if (!r.ok() || r->is_error() || !alive()) return;
     }
+    pool->push_back(ReleaseTarget());
+  }
+  Result<Reply> Call(std::span<const std::string_view> argv) override {
+    NoteSessionState(argv);
+    return ConnectionWrapper::Call(argv);
+  }
+  using Connection::Call;
+  Result<std::vector<Reply>> CallAll(std::span<const std::vector<std::string_view>> commands) override {
+    for (const std::vector<std::string_view>& argv : commands) NoteSessionState(argv);
+    return ConnectionWrapper::CallAll(commands);
   }
 
  private:
+  void NoteSessionState(std::span<const std::string_view> argv) {
+    if (argv.empty() || argv[0].size() != 5) return;
+    std::string verb(argv[0]);
+    for (char& ch : verb) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    if (verb == "MULTI" || verb == "WATCH") may_hold_session_state_ = true;
+  }
   std::weak_ptr<RedisServer::Pool> pool_;
+  bool may_hold_session_state_ = false;
 };
 
 }  // namespace

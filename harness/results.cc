@@ -2,13 +2,11 @@
 
 #include <fmt/format.h>
 
+#include "sim/text.h"
+
 namespace xackly {
 
 namespace {
-
-std::string Plural(int64_t n, const char* word) {
-  return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
-}
 
 bool NeedsQuoting(const std::string& s) {
   for (char c : s) {
@@ -31,8 +29,8 @@ std::string ReplayCommand(const std::string& file) {
 
 std::string CaseSize(const RunConfig& config, const RunResult& result) {
   size_t faults = config.fault_schedule ? config.fault_schedule->size() : result.fired.size();
-  return fmt::format("{}, {}, {}, {}", Plural(config.events, "event"), Plural(config.workers, "worker"),
-                     Plural(static_cast<int64_t>(faults), "fault"), Plural(result.steps, "step"));
+  return CaseSizeText(config.events, config.workers, static_cast<int64_t>(faults)) + ", " +
+         Plural(result.steps, "step");
 }
 
 report::CaseReport ToCaseReport(const RunConfig& config, const RunResult& result,

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "reports/text_util.h"
+#include "sim/text.h"
 
 namespace xackly::report {
 namespace {
@@ -49,12 +50,8 @@ std::vector<std::string> ParseFormats(std::string_view list, std::string* error)
   XACKLY_CHECK(error != nullptr);
   const std::string valid = fmt::format("{}", fmt::join(FormatNames(), ", "));
   std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= list.size()) {
-    size_t comma = list.find(',', start);
-    if (comma == std::string_view::npos) comma = list.size();
-    const std::string_view name = Trim(list.substr(start, comma - start));
-    start = comma + 1;
+  for (std::string_view piece : SplitList(list, ',')) {
+    const std::string_view name = Trim(piece);
     if (name.empty()) continue;
     if (Find(name) == nullptr) {
       *error = fmt::format("unknown report format '{}'; valid formats: {}", Printable(name), valid);

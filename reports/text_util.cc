@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/text.h"
+
 namespace xackly::report {
 namespace {
 
@@ -111,17 +113,8 @@ std::string EscapeXml(std::string_view s) {
 }
 
 std::vector<std::string> Words(std::string_view s) {
-  static constexpr std::string_view kSeparators = " \t\n\r\"'[](),|=;";
   std::vector<std::string> out;
-  size_t i = 0;
-  while (i < s.size()) {
-    const size_t start = s.find_first_not_of(kSeparators, i);
-    if (start == std::string_view::npos) break;
-    size_t end = s.find_first_of(kSeparators, start);
-    if (end == std::string_view::npos) end = s.size();
-    out.emplace_back(s.substr(start, end - start));
-    i = end;
-  }
+  for (std::string_view w : SplitWords(s, " \t\n\r\"'[](),|=;")) out.emplace_back(w);
   return out;
 }
 

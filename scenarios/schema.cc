@@ -85,13 +85,11 @@ const EnumTable<Persistence>& Persistences() {
 }
 
 const EnumTable<FaultKind>& FaultKinds() {
-  static const auto kTable = FromNames(
-      "fault kind",
-      {FaultKind::kCrash, FaultKind::kStall, FaultKind::kLostRequest, FaultKind::kLostReply,
-       FaultKind::kXdel, FaultKind::kXtrim, FaultKind::kRestart, FaultKind::kSave,
-       FaultKind::kDelConsumer, FaultKind::kClockJump, FaultKind::kStoreOutage,
-       FaultKind::kPoison},
-      &FaultKindName);
+  static const auto kTable = [] {  // every kind sim's fault table describes
+    EnumTable<FaultKind> t{"fault kind", {}};
+    for (const FaultKindInfo& k : AllFaultKinds()) t.names.emplace_back(k.kind, k.name);
+    return t;
+  }();
   return kTable;
 }
 
@@ -123,19 +121,17 @@ bool FaultKeyMatters(const FaultModel& m, std::string_view key) {
       {"lost_sites", {K::kLostRequest, K::kLostReply}},
       {"crash_rate", {K::kCrash}},
       {"stall_rate", {K::kStall}},
-      {"stall_ms", {K::kStall}},
       {"lost_request_rate", {K::kLostRequest}},
       {"lost_reply_rate", {K::kLostReply}},
-      {"scheduled_count",
-       {K::kXdel, K::kXtrim, K::kRestart, K::kSave, K::kDelConsumer, K::kClockJump,
-        K::kStoreOutage}},
-      {"xdel_target", {K::kXdel}},
-      {"xtrim_target", {K::kXtrim}},
-      {"clock_jump_ms", {K::kClockJump}},
-      {"store_outage_ms", {K::kStoreOutage}},
       {"poison_count", {K::kPoison}},
   };
   if (key == "kinds") return true;
+  // A kind's own parameter (stall_ms, xdel_target...), and the count of
+  // every scheduled kind, from sim's fault table.
+  for (const FaultKindInfo& k : AllFaultKinds()) {
+    bool uses = key == k.model_field || (key == "scheduled_count" && k.fault_class == FaultClass::kScheduled);
+    if (uses && m.Has(k.kind)) return true;
+  }
   for (const Use& u : kUses) {
     if (u.key != key) continue;
     for (FaultKind k : u.kinds) {

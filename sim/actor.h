@@ -10,7 +10,7 @@
 #include <memory>
 #include <string>
 
-#include "sim/connection.h"
+#include "sim/lossy_connection.h"
 #include "sim/status.h"
 #include "sim/step.h"
 #include "sim/task.h"
@@ -48,7 +48,7 @@ struct Actor {
   Step* pending = nullptr;                // set by Submit, cleared by the scheduler
   std::coroutine_handle<> resume_point;   // the leaf coroutine waiting on `pending`
 
-  std::unique_ptr<Connection> conn;
+  std::unique_ptr<LossyConnection> conn;  // lost requests/replies are injected here
   uint64_t conn_generation = 0;           // the server generation `conn` belongs to
 
   // Whether this incarnation holds the SQL store's open transaction (kept

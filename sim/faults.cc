@@ -7,38 +7,60 @@
 
 #include "sim/limits.h"
 #include "sim/stream.h"
+#include "sim/text.h"
 
 namespace xackly {
 
 namespace {
 
-struct KindName {
-  FaultKind kind;
-  const char* name;
-};
-constexpr KindName kKindNames[] = {
-    {FaultKind::kCrash, "crash"},           {FaultKind::kStall, "stall"},
-    {FaultKind::kLostRequest, "lost-request"}, {FaultKind::kLostReply, "lost-reply"},
-    {FaultKind::kXdel, "xdel"},             {FaultKind::kXtrim, "xtrim"},
-    {FaultKind::kRestart, "restart"},       {FaultKind::kSave, "save"},
-    {FaultKind::kDelConsumer, "delconsumer"}, {FaultKind::kClockJump, "clock-jump"},
-    {FaultKind::kStoreOutage, "store-outage"}, {FaultKind::kPoison, "poison"},
+// The fault model: one row per kind, in enum order. What each kind injects
+// and what a correct protocol must tolerate is written here, once.
+const std::vector<FaultKindInfo> kKinds = {
+    {FaultKind::kCrash, "crash", FaultClass::kPoint, true, "crash <actor> <site> #<n>", "", "", "crash",
+     "a worker process dies right after a named crash point; its open SQL transaction rolls back; a "
+     "replacement starts after restart_delay_ms (same or fresh consumer name)",
+     "any step may be the last: work done but not acknowledged is redelivered and must be deduplicated; "
+     "work acknowledged must already be done"},
+    {FaultKind::kStall, "stall", FaultClass::kPoint, true, "stall <actor> <point> #<n> <duration>ms", "duration",
+     "stall_ms", "stall",
+     "a worker pauses for duration_ms after a crash point, then resumes and finishes what it was doing "
+     "(a zombie)",
+     "a slow worker's entries may be claimed meanwhile: both may process; the effect must still run once"},
+    {FaultKind::kLostRequest, "lost-request", FaultClass::kPoint, false, "lost-request <actor> <site> #<n>", "", "",
+     "lost-request",
+     "a request never reaches the server or store: not executed; the caller times out and reconnects",
+     "a timeout says nothing about the outcome: retries must be safe"},
+    {FaultKind::kLostReply, "lost-reply", FaultClass::kPoint, false, "lost-reply <actor> <site> #<n>", "", "",
+     "lost-reply", "the request executes but its reply is lost: the caller times out and reconnects",
+     "the request may have run: a retry must not repeat its effect (an XADD retried is a second entry)"},
+    {FaultKind::kXdel, "xdel", FaultClass::kScheduled, false, "xdel <target> @<time>ms", "target", "xdel_target",
+     "payload-deleted", "an operator deletes one unread, pending or acked entry's payload (XDEL)",
+     "nothing: a deleted unread or pending entry is lost, and the report must say it was not the protocol"},
+    {FaultKind::kXtrim, "xtrim", FaultClass::kScheduled, false, "xtrim <target> @<time>ms", "target", "xtrim_target",
+     "payload-deleted", "retention trims the stream (MAXLEN n, or MINID at the group's last-delivered-id)",
+     "a trim below what is pending or unread loses entries; a trim of delivered, acked entries is safe"},
+    {FaultKind::kRestart, "restart", FaultClass::kScheduled, false, "restart @<time>ms", "", "", "server-restart",
+     "redis-server is SIGKILLed and restarted; what survives follows the persistence mode; every connection "
+     "dies",
+     "reconnecting, recreating the group (NOGROUP) and reprocessing what the restart forgot, once"},
+    {FaultKind::kSave, "save", FaultClass::kScheduled, false, "save @<time>ms", "", "", "",
+     "an explicit SAVE (what an rdb restart restores to)", "nothing by itself"},
+    {FaultKind::kDelConsumer, "delconsumer", FaultClass::kScheduled, false, "delconsumer @<time>ms", "", "",
+     "consumer-deleted",
+     "XGROUP DELCONSUMER of the consumer holding most pending entries: its PEL is dropped",
+     "nothing: the dropped entries are lost, and the report must blame the deletion"},
+    {FaultKind::kClockJump, "clock-jump", FaultClass::kScheduled, false, "clock-jump +<size>ms @<time>ms", "size",
+     "clock_jump_ms", "clock-jump", "virtual time leaps forward: idle thresholds and TTLs pass at once",
+     "claims of busy entries and expired dedupe keys must not run an effect twice"},
+    {FaultKind::kStoreOutage, "store-outage", FaultClass::kScheduled, false, "store-outage <length>ms @<time>ms",
+     "duration", "store_outage_ms", "store-outage", "the business store is unavailable for duration_ms",
+     "failed statements and effects are retried later; nothing is acknowledged that did not commit"},
+    {FaultKind::kPoison, "poison", FaultClass::kEvent, false, "poison event <n>", "", "", "effect-failed",
+     "an event whose side effect always fails",
+     "the event is retried, then dead-lettered (or stays pending): it never blocks the others"},
 };
 
 const std::vector<std::string> kDefaultLostSites = {"XACK", "XADD", "COMMIT", "EVAL"};
-
-std::vector<std::string_view> Words(std::string_view text) {
-  std::vector<std::string_view> words;
-  size_t i = 0;
-  while (i < text.size()) {
-    while (i < text.size() && text[i] == ' ') ++i;
-    size_t j = i;
-    while (j < text.size() && text[j] != ' ') ++j;
-    if (j > i) words.push_back(text.substr(i, j - i));
-    i = j;
-  }
-  return words;
-}
 
 bool Contains(const std::vector<std::string>& v, std::string_view s) {
   return std::find(v.begin(), v.end(), s) != v.end();
@@ -46,15 +68,18 @@ bool Contains(const std::vector<std::string>& v, std::string_view s) {
 
 }  // namespace
 
-const char* FaultKindName(FaultKind k) {
-  for (const KindName& kn : kKindNames) {
-    if (kn.kind == k) return kn.name;
-  }
-  return "crash";
+const std::vector<FaultKindInfo>& AllFaultKinds() { return kKinds; }
+
+const FaultKindInfo& InfoOf(FaultKind k) {
+  const FaultKindInfo& info = kKinds[static_cast<size_t>(k)];
+  XACKLY_CHECK(info.kind == k);  // the table is in enum order
+  return info;
 }
 
+const char* FaultKindName(FaultKind k) { return InfoOf(k).name; }
+
 bool ParseFaultKind(std::string_view name, FaultKind* out) {
-  for (const KindName& kn : kKindNames) {
+  for (const FaultKindInfo& kn : kKinds) {
     if (name == kn.name) {
       *out = kn.kind;
       return true;
@@ -65,16 +90,28 @@ bool ParseFaultKind(std::string_view name, FaultKind* out) {
 
 std::string FaultKindList() {
   std::string out;
-  for (const KindName& kn : kKindNames) {
+  for (const FaultKindInfo& kn : kKinds) {
     if (!out.empty()) out += ",";
     out += kn.name;
   }
   return out;
 }
 
-bool IsPointFault(FaultKind k) {
-  return k == FaultKind::kCrash || k == FaultKind::kStall || k == FaultKind::kLostRequest ||
-         k == FaultKind::kLostReply;
+bool IsPointFault(FaultKind k) { return InfoOf(k).fault_class == FaultClass::kPoint; }
+
+int64_t FaultModel::ModelDurationMs(FaultKind k) const {
+  std::string_view field = InfoOf(k).model_field;
+  if (field == "stall_ms") return stall_ms;
+  if (field == "clock_jump_ms") return clock_jump_ms;
+  if (field == "store_outage_ms") return store_outage_ms;
+  return 0;
+}
+
+std::string FaultModel::ModelTarget(FaultKind k) const {
+  std::string_view field = InfoOf(k).model_field;
+  if (field == "xdel_target") return xdel_target;
+  if (field == "xtrim_target") return xtrim_target;
+  return "";
 }
 
 
@@ -94,26 +131,20 @@ const std::vector<std::string>& AllLostSites() {
 }
 
 std::string FaultSpec::ToString() const {
-  switch (kind) {
-    case FaultKind::kCrash:
-    case FaultKind::kLostRequest:
-    case FaultKind::kLostReply:
-      return fmt::format("{} {} {} #{}", FaultKindName(kind), actor, site, nth);
-    case FaultKind::kStall:
-      return fmt::format("stall {} {} #{} {}ms", actor, site, nth, duration_ms);
-    case FaultKind::kXdel:
-    case FaultKind::kXtrim:
-      return fmt::format("{} {} @{}ms", FaultKindName(kind), target, at_ms);
-    case FaultKind::kClockJump:
-      return fmt::format("clock-jump +{}ms @{}ms", duration_ms, at_ms);
-    case FaultKind::kStoreOutage:
-      return fmt::format("store-outage {}ms @{}ms", duration_ms, at_ms);
-    case FaultKind::kRestart:
-    case FaultKind::kSave:
-    case FaultKind::kDelConsumer:
-      return fmt::format("{} @{}ms", FaultKindName(kind), at_ms);
-    case FaultKind::kPoison:
-      return fmt::format("poison event {}", event);
+  // The grammar follows the kind's class and parameter (FaultKindInfo).
+  const FaultKindInfo& info = InfoOf(kind);
+  const std::string_view parameter = info.parameter;
+  switch (info.fault_class) {
+    case FaultClass::kPoint:
+      return parameter == "duration" ? fmt::format("{} {} {} #{} {}ms", info.name, actor, site, nth, duration_ms)
+                                     : fmt::format("{} {} {} #{}", info.name, actor, site, nth);
+    case FaultClass::kScheduled:
+      if (parameter == "target") return fmt::format("{} {} @{}ms", info.name, target, at_ms);
+      if (parameter == "size") return fmt::format("{} +{}ms @{}ms", info.name, duration_ms, at_ms);
+      if (parameter == "duration") return fmt::format("{} {}ms @{}ms", info.name, duration_ms, at_ms);
+      return fmt::format("{} @{}ms", info.name, at_ms);
+    case FaultClass::kEvent:
+      return fmt::format("{} event {}", info.name, event);
   }
   return "";
 }
@@ -128,7 +159,7 @@ const std::vector<std::string>& FaultModel::LostSites() const {
 
 std::string FaultModel::ToString() const {
   std::string out;
-  for (const KindName& kn : kKindNames) {
+  for (const FaultKindInfo& kn : kKinds) {
     if (!Has(kn.kind)) continue;
     if (!out.empty()) out += " ";
     out += kn.name;
@@ -220,7 +251,7 @@ Status ValidateFaultSpec(const FaultSpec& s) {
 }
 
 Result<FaultSpec> ParseFaultSpec(std::string_view text) {
-  std::vector<std::string_view> w = Words(text);
+  std::vector<std::string_view> w = SplitWords(text);
   auto bad = [&](std::string_view why) {
     return Status::InvalidArgument(fmt::format("fault '{}': {}", text, why));
   };
@@ -244,48 +275,35 @@ Result<FaultSpec> ParseFaultSpec(std::string_view text) {
     *out = static_cast<int>(n);
     return true;
   };
-  switch (s.kind) {
-    case FaultKind::kCrash:
-    case FaultKind::kLostRequest:
-    case FaultKind::kLostReply:
-      if (w.size() != 4 || !parse_nth(w[3], &s.nth)) return bad("expected '<kind> <actor> <site> #<n>'");
-      s.actor = w[1];
-      s.site = w[2];
-      break;
-    case FaultKind::kStall:
-      if (w.size() != 5 || !parse_nth(w[3], &s.nth) || !parse_ms(w[4], "", &s.duration_ms)) {
-        return bad("expected 'stall <actor> <point> #<n> <duration>ms'");
+  // The grammar follows the kind's class and parameter (FaultKindInfo).
+  const FaultKindInfo& info = InfoOf(s.kind);
+  const std::string_view parameter = info.parameter;
+  const std::string expected = fmt::format("expected '{}'", info.grammar);
+  switch (info.fault_class) {
+    case FaultClass::kPoint: {
+      const size_t words = parameter == "duration" ? 5 : 4;
+      if (w.size() != words || !parse_nth(w[3], &s.nth) ||
+          (words == 5 && !parse_ms(w[4], "", &s.duration_ms))) {
+        return bad(expected);
       }
       s.actor = w[1];
       s.site = w[2];
       break;
-    case FaultKind::kXdel:
-    case FaultKind::kXtrim:
-      if (w.size() != 3 || !parse_ms(w[2], "@", &s.at_ms)) {
-        return bad("expected '<kind> <target> @<time>ms'");
-      }
-      s.target = w[1];
-      break;
-    case FaultKind::kClockJump:
-      if (w.size() != 3 || !parse_ms(w[1], "+", &s.duration_ms) || !parse_ms(w[2], "@", &s.at_ms)) {
-        return bad("expected 'clock-jump +<size>ms @<time>ms'");
-      }
-      break;
-    case FaultKind::kStoreOutage:
-      if (w.size() != 3 || !parse_ms(w[1], "", &s.duration_ms) || !parse_ms(w[2], "@", &s.at_ms)) {
-        return bad("expected 'store-outage <length>ms @<time>ms'");
+    }
+    case FaultClass::kScheduled: {
+      const size_t words = parameter.empty() ? 2 : 3;
+      if (w.size() != words || !parse_ms(w[words - 1], "@", &s.at_ms)) return bad(expected);
+      if (parameter == "target") {
+        s.target = w[1];
+      } else if ((parameter == "size" && !parse_ms(w[1], "+", &s.duration_ms)) ||
+                 (parameter == "duration" && !parse_ms(w[1], "", &s.duration_ms))) {
+        return bad(expected);
       }
       break;
-    case FaultKind::kRestart:
-    case FaultKind::kSave:
-    case FaultKind::kDelConsumer:
-      if (w.size() != 2 || !parse_ms(w[1], "@", &s.at_ms)) return bad("expected '<kind> @<time>ms'");
-      break;
-    case FaultKind::kPoison: {
+    }
+    case FaultClass::kEvent: {
       int64_t n = 0;
-      if (w.size() != 3 || w[1] != "event" || !ParseDecimal(w[2], &n)) {
-        return bad("expected 'poison event <n>'");
-      }
+      if (w.size() != 3 || w[1] != "event" || !ParseDecimal(w[2], &n)) return bad(expected);
       if (n < 1 || n > kMaxEvents) return bad(fmt::format("event must be in 1..{}", kMaxEvents));
       s.event = static_cast<int>(n);
       break;
@@ -303,20 +321,15 @@ std::string FaultPlan::SiteKey(const FaultSpec& spec) {
 
 FaultPlan::FaultPlan(const FaultModel& model, Rng rng, int64_t fault_phase_ms, int events)
     : model_(model), rng_(rng), point_root_(rng.Split("point-faults")) {
-  const FaultKind kScheduled[] = {FaultKind::kXdel,        FaultKind::kXtrim,
-                                  FaultKind::kRestart,     FaultKind::kSave,
-                                  FaultKind::kDelConsumer, FaultKind::kClockJump,
-                                  FaultKind::kStoreOutage};
-  for (FaultKind k : kScheduled) {
-    if (!model_.Has(k)) continue;
+  for (const FaultKindInfo& info : kKinds) {
+    const FaultKind k = info.kind;
+    if (info.fault_class != FaultClass::kScheduled || !model_.Has(k)) continue;
     for (int i = 0; i < model_.scheduled_count; ++i) {
       FaultSpec s;
       s.kind = k;
       s.at_ms = rng_.Between(0, std::max<int64_t>(0, fault_phase_ms - 1));
-      if (k == FaultKind::kXdel) s.target = model_.xdel_target;
-      if (k == FaultKind::kXtrim) s.target = model_.xtrim_target;
-      if (k == FaultKind::kClockJump) s.duration_ms = model_.clock_jump_ms;
-      if (k == FaultKind::kStoreOutage) s.duration_ms = model_.store_outage_ms;
+      s.target = model_.ModelTarget(k);
+      s.duration_ms = model_.ModelDurationMs(k);
       scheduled_.push_back(s);
     }
   }
@@ -368,6 +381,8 @@ Rng& FaultPlan::PointStream(std::string_view actor_slot) {
 
 std::optional<FaultSpec> FaultPlan::AtPoint(std::string_view actor_slot, std::string_view site,
                                             bool crash_site) {
+  std::set<std::string, std::less<>>& visited = crash_site ? visited_crash_ : visited_lost_;
+  if (visited.find(site) == visited.end()) visited.emplace(site);
   if (!enabled_) return std::nullopt;
   std::string key = std::string(actor_slot) + "|" + std::string(site);
   int nth = ++visits_[key];
@@ -411,6 +426,7 @@ void FaultPlan::RecordFired(const FaultSpec& spec) { fired_.push_back(spec); }
 void FaultCoverage::Add(const FaultCoverage& other) {
   for (const auto& [site, n] : other.fired) fired[site] += n;
   enabled.insert(other.enabled.begin(), other.enabled.end());
+  reachable.insert(other.reachable.begin(), other.reachable.end());
 }
 
 std::vector<std::string> FaultCoverage::NeverFired() const {
@@ -426,10 +442,17 @@ FaultCoverage FaultPlan::Coverage() const {
   FaultCoverage c;
   for (const FaultSpec& s : fired_) c.fired[SiteKey(s)]++;
   for (FaultKind k : model_.kinds) {
+    const std::string prefix = std::string(FaultKindName(k)) + "@";
     if (k == FaultKind::kCrash || k == FaultKind::kStall) {
-      for (const auto& p : model_.CrashSites()) c.enabled.insert(std::string(FaultKindName(k)) + "@" + p);
+      // No list: every point is eligible (Eligible), so every visited one is enabled.
+      const auto& points = model_.crash_points.empty()
+                               ? std::vector<std::string>(visited_crash_.begin(), visited_crash_.end())
+                               : model_.CrashSites();
+      for (const auto& p : points) c.enabled.insert(prefix + p);
+      for (const auto& p : visited_crash_) c.reachable.insert(prefix + p);
     } else if (k == FaultKind::kLostReply || k == FaultKind::kLostRequest) {
-      for (const auto& p : model_.LostSites()) c.enabled.insert(std::string(FaultKindName(k)) + "@" + p);
+      for (const auto& p : model_.LostSites()) c.enabled.insert(prefix + p);
+      for (const auto& p : visited_lost_) c.reachable.insert(prefix + p);
     } else {
       c.enabled.insert(FaultKindName(k));
     }

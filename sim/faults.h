@@ -1,26 +1,13 @@
 // The fault catalog and the fault plan.
 //
-// Fault model (what xackly injects, and what a correct protocol must
-// tolerate):
-//   crash         a worker process dies right after a named crash point; its
-//                 open SQL transaction rolls back; a replacement starts after
-//                 restart_delay_ms (same or fresh consumer name).
-//   stall         a worker pauses for duration_ms after a crash point, then
-//                 resumes and finishes what it was doing (a zombie).
-//   lost-request  a request never reaches the server/store: not executed,
-//                 the caller times out and reconnects.
-//   lost-reply    the request executes but the caller times out (unknown
-//                 outcome) and reconnects.
-//   xdel / xtrim  retention or an operator deletes stream payloads that may
-//                 still be unread or pending.
-//   restart       redis-server is SIGKILLed and restarted; what survives
-//                 follows the persistence mode; every connection dies.
-//   save          an explicit SAVE (what an rdb restart restores to).
-//   delconsumer   XGROUP DELCONSUMER of the consumer holding most pending
-//                 entries: its PEL is dropped.
-//   clock-jump    virtual time leaps forward: idle thresholds and TTLs pass.
-//   store-outage  the business store is unavailable for duration_ms.
-//   poison        an event whose side effect always fails.
+// Every fault kind has one descriptor (FaultKindInfo, the table at the top
+// of sim/faults.cc): its name, class (point / scheduled / event), spec
+// grammar, parameter, history kind, what it injects and what a correct
+// protocol must tolerate. The spec parser and printer, the scenario schema,
+// the check generator, coverage and the docs read that table; only the
+// injector itself (sim/simulation.cc for scheduled kinds,
+// sim/lossy_connection.h for lost requests and replies, the crash points of
+// the scheduler for crash and stall) is written per kind.
 //
 // Point faults (crash, stall, lost-*) fire at the nth visit of (actor,
 // site); scheduled faults at a virtual time; poison marks an event. A plan is
@@ -57,6 +44,38 @@ enum class FaultKind : uint8_t {
   kStoreOutage,
   kPoison,
 };
+
+// How a kind fires, and so how its spec reads.
+enum class FaultClass : uint8_t {
+  kPoint,      // at the nth visit of (actor, site): "<kind> <actor> <site> #<n>"
+  kScheduled,  // at a virtual time: "<kind> [<target>|<size>] @<time>ms"
+  kEvent,      // marks an event: "poison event <n>"
+};
+
+// The one description of a fault kind (the table in sim/faults.cc).
+struct FaultKindInfo {
+  FaultKind kind;
+  const char* name;         // in specs, scenario files and --faults
+  FaultClass fault_class;
+  // Point faults: at crash points (crash, stall) or at lost sites (lost-*).
+  bool crash_site;
+  // The spec's grammar, as error messages show it.
+  const char* grammar;
+  // The spec's parameter, or "" for none: "duration" (stall, store-outage),
+  // "size" (clock-jump, written +<n>ms), "target" (xdel, xtrim).
+  const char* parameter;
+  // The FaultModel field (scenario [faults] key) giving the parameter's
+  // value when a plan is drawn from rates, or "".
+  const char* model_field;
+  // The oracle's history kind for what it does (HistoryKindName), or "".
+  const char* history;
+  const char* injects;      // what xackly injects
+  const char* tolerate;     // what a correct protocol must tolerate
+};
+// Every kind, in enum order.
+const std::vector<FaultKindInfo>& AllFaultKinds();
+const FaultKindInfo& InfoOf(FaultKind k);
+
 const char* FaultKindName(FaultKind k);
 bool ParseFaultKind(std::string_view name, FaultKind* out);
 // Every kind's name, comma-separated: the valid values for --faults.
@@ -106,6 +125,11 @@ struct FaultModel {
   int poison_count = 1;
 
   bool Has(FaultKind k) const { return kinds.count(k) > 0; }
+  // The model's value of `k`'s parameter (FaultKindInfo::model_field):
+  // stall_ms, clock_jump_ms, store_outage_ms; 0 for kinds without one.
+  int64_t ModelDurationMs(FaultKind k) const;
+  // The model's target for xdel / xtrim; "" for other kinds.
+  std::string ModelTarget(FaultKind k) const;
   // The eligible sites, empty lists resolved to their defaults.
   const std::vector<std::string>& CrashSites() const;
   const std::vector<std::string>& LostSites() const;
@@ -127,9 +151,14 @@ struct FaultCoverage {
   // site key ("crash@after-effect", "lost-reply@XACK", "xdel") → count
   std::map<std::string, int> fired;
   // site keys that the fault model enabled (whether or not they fired).
+  // A crash/stall model without a list of points enables every point the
+  // run visits (a protocol script's before-XACK, after-INSERT, point:...).
   std::set<std::string> enabled;
+  // site keys of the model's point-fault kinds at every site the run
+  // visited (in either phase), enabled or not: what a search could target.
+  std::set<std::string> reachable;
 
-  // Adds `other`'s counts and enabled sites (coverage over several runs).
+  // Adds `other`'s counts, enabled and reachable sites (coverage over several runs).
   void Add(const FaultCoverage& other);
   // Enabled sites that never fired, in order.
   std::vector<std::string> NeverFired() const;
@@ -163,6 +192,11 @@ class FaultPlan {
   // Everything that fired, in order: the explicit plan that replays this run.
   const std::vector<FaultSpec>& fired() const { return fired_; }
   FaultCoverage Coverage() const;
+  // Every crash point (crash_site) or lost-* site visited so far, in
+  // either phase, sorted: the sites this run's protocol reaches.
+  const std::set<std::string, std::less<>>& VisitedSites(bool crash_site) const {
+    return crash_site ? visited_crash_ : visited_lost_;
+  }
 
   static std::string SiteKey(const FaultSpec& spec);
 
@@ -180,6 +214,8 @@ class FaultPlan {
   std::vector<FaultSpec> scheduled_;
   std::set<int> poison_;
   std::map<std::string, int, std::less<>> visits_;  // "w1|after-effect" -> visits so far
+  std::set<std::string, std::less<>> visited_crash_;
+  std::set<std::string, std::less<>> visited_lost_;
   std::vector<FaultSpec> fired_;
 };
 

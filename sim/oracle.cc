@@ -110,14 +110,104 @@ void Oracle::Delivered(int64_t t, const std::string& consumer,
 }
 
 void Oracle::ClaimFoundDeleted(int64_t t, const std::string& consumer,
-                               const std::vector<std::string>& ids) {
+                               const std::vector<std::string>& ids, const std::string& command) {
   for (const std::string& id : ids) {
     pel_.erase(id);
     HistoryItem item = Item(HistoryKind::kClaimed, t, consumer, id,
-                            "XAUTOCLAIM reported it deleted and dropped it from the PEL");
-    item.command = "XAUTOCLAIM";
+                            command == "XAUTOCLAIM"
+                                ? "XAUTOCLAIM reported it deleted and dropped it from the PEL"
+                                : command + " found its payload deleted and dropped it from the PEL");
+    item.command = command;
     item.payload_missing = true;
     Add(EventOfId(id), std::move(item));
+  }
+}
+
+void Oracle::OwnershipMoved(int64_t t, const std::string& consumer, const std::vector<std::string>& ids,
+                            const std::string& command) {
+  for (const std::string& id : ids) {
+    auto it = pel_.find(id);
+    if (it == pel_.end() || it->second == consumer) continue;
+    std::string from = it->second;
+    it->second = consumer;
+    HistoryItem item = Item(HistoryKind::kClaimed, t, consumer, id,
+                            command + " JUSTID moved it from " + from + " to " + consumer +
+                                " (ownership only: nothing delivered)");
+    item.command = command;
+    Add(EventOfId(id), std::move(item));
+  }
+}
+
+bool Oracle::IsLive(const std::string& id) const {
+  std::optional<StreamId> sid = StreamId::Parse(id);
+  return sid && stream_.count(*sid) > 0;
+}
+
+std::optional<StreamId> Oracle::NewestLive() const {
+  if (stream_.empty()) return std::nullopt;
+  return stream_.rbegin()->first;
+}
+
+void Oracle::ReadBack(int64_t t, const std::string& actor, const std::string& command,
+                      const std::string& how, const ReadBackState& state) {
+  const std::string inside = "inside " + how + " (read back)";
+  for (const StreamEntry& e : state.new_entries) {
+    std::optional<StreamId> sid = StreamId::Parse(e.id);
+    if (!sid || stream_.count(*sid) > 0) continue;
+    stream_[*sid] = e.id;
+    std::string event_id(e.event_id());
+    EventState* st = event_id.empty() || id_to_event_.count(e.id) > 0 ? nullptr : Find(event_id);
+    if (st == nullptr) continue;
+    st->produced = true;
+    st->stream_ids.push_back(e.id);
+    id_to_event_[e.id] = event_id;
+    Progress(t);
+    HistoryItem item = Item(HistoryKind::kProduced, t, actor, e.id, "added to the stream " + inside);
+    item.command = command;
+    Add(event_id, std::move(item));
+  }
+  if (state.live_ids) {
+    std::set<std::string> live(state.live_ids->begin(), state.live_ids->end());
+    std::vector<std::string> gone;
+    for (const auto& [sid, id] : stream_) {
+      if (live.count(id) == 0) gone.push_back(id);
+    }
+    PayloadsDeleted(t, actor, gone, command, "deleted " + inside);
+  }
+  std::map<std::string, std::string> truth;
+  for (const PendingRow& r : state.pending) truth[r.id] = r.consumer;
+  for (auto it = pel_.begin(); it != pel_.end();) {
+    if (truth.count(it->first) > 0) {
+      ++it;
+      continue;
+    }
+    Progress(t);
+    HistoryItem item = Item(HistoryKind::kAcked, t, actor, it->first,
+                            "left the PEL " + inside + ": acknowledged, or its group was destroyed");
+    item.command = command;
+    Add(EventOfId(it->first), std::move(item));
+    it = pel_.erase(it);
+  }
+  for (const auto& [id, owner] : truth) {
+    auto it = pel_.find(id);
+    if (it != pel_.end() && it->second == owner) continue;
+    HistoryItem item = Item(it == pel_.end() ? HistoryKind::kDelivered : HistoryKind::kClaimed, t, owner, id,
+                            (it == pel_.end() ? "delivered to " : "claimed by ") + owner + " " + inside);
+    item.command = command;
+    Add(EventOfId(id), std::move(item));
+    if (delivered_.insert(id).second) Progress(t);
+    pel_[id] = owner;
+  }
+  // What is still to be delivered follows the group's position: an entry
+  // above it is deliverable again (SETID backwards, a recreated group),
+  // one at or below it was delivered.
+  for (const auto& [sid, id] : stream_) {
+    if (pel_.count(id) > 0) continue;
+    if (state.last_delivered && sid <= *state.last_delivered) {
+      if (delivered_.insert(id).second) Progress(t);
+    } else {
+      delivered_.erase(id);
+    }
   }
 }
 

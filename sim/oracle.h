@@ -84,9 +84,16 @@ class Oracle {
                 const std::string& stream_id, ProduceOutcome outcome);
   void Delivered(int64_t t, const std::string& consumer, const std::vector<StreamEntry>& entries,
                  DeliveryVia via);
-  // XAUTOCLAIM's deleted list: pending IDs whose payload is gone; Redis
-  // removes them from the PEL.
-  void ClaimFoundDeleted(int64_t t, const std::string& consumer, const std::vector<std::string>& ids);
+  // XAUTOCLAIM's deleted list (or the IDs an XCLAIM named whose payload is
+  // gone): pending IDs Redis removes from the PEL. `command`: the claim.
+  void ClaimFoundDeleted(int64_t t, const std::string& consumer, const std::vector<std::string>& ids,
+                         const std::string& command = "XAUTOCLAIM");
+  // XCLAIM/XAUTOCLAIM ... JUSTID: the pending `ids` now belong to
+  // `consumer`; nothing was delivered (no payload, no delivery count).
+  void OwnershipMoved(int64_t t, const std::string& consumer, const std::vector<std::string>& ids,
+                      const std::string& command);
+  // The entry's payload is in the model's live stream.
+  bool IsLive(const std::string& id) const;
   void Acked(int64_t t, const std::string& consumer, const std::vector<std::string>& ids);
   void Effect(const EffectRecord& effect);
   void EffectFailed(int64_t t, const std::string& consumer, const std::string& event_id,
@@ -108,6 +115,27 @@ class Oracle {
   // last-delivered ID is empty when the group is gone).
   void ServerRestarted(int64_t t, Persistence persistence, const std::vector<std::string>& stream_ids,
                        const std::vector<PendingRow>& pending, const std::string& last_delivered_id);
+  // What the server holds after a command the oracle cannot see into (a
+  // user's EVAL/FCALL, XGROUP SETID/DESTROY, ...), read back by the feed.
+  struct ReadBackState {
+    std::vector<PendingRow> pending;             // XPENDING - + (empty: none, or no group)
+    std::optional<StreamId> last_delivered;      // nullopt: the group is gone
+    std::vector<StreamEntry> new_entries;        // entries above the model's newest
+    // Every live ID, when the stream's length shows that entries the model
+    // holds are gone (else nullopt: nothing was deleted).
+    std::optional<std::vector<std::string>> live_ids;
+  };
+  // Brings the model up to date: entries added inside (with an event_id
+  // field) are produced, entries gone are deleted, PEL rows new to the model
+  // are deliveries, owners that changed are claims, rows gone left the PEL
+  // (an XACK inside, most likely), and the group's position decides what
+  // is still to be delivered (SETID backwards makes entries deliverable
+  // again). Every change is a history item naming `command` and `how`.
+  void ReadBack(int64_t t, const std::string& actor, const std::string& command,
+                const std::string& how, const ReadBackState& state);
+  // The newest entry of the model's live stream, if any.
+  std::optional<StreamId> NewestLive() const;
+
   // `duration_ms`: a clock jump's size or an outage's length (the item's value).
   void RunWideFault(HistoryKind kind, int64_t t, const std::string& detail, int64_t duration_ms);
 

@@ -1,27 +1,47 @@
-// The oracle feed: turns what an actor's request really did (its argv and
-// the server's reply, even a reply a fault hid from the actor) into the
-// oracle's observations.
+// The oracle feed: the one place that turns what an actor's request really
+// did (its argv and the server's reply, even a reply a fault hid from the
+// actor) into the oracle's observations. Catalog steps and protocol
+// scripts' commands go through the same recogniser; it needs no server
+// (its only reads of the server go through the ReadBack it is given), so
+// tests/sim/oracle_feed_test.cc drives it with fake replies.
 //
 // Stream commands are recognised by command name and argv, not by the
-// step's Op, so any step that sends one (a script's XCLAIM or XREADGROUP, a
-// generic "any command" step) feeds the oracle the same way:
-//   XADD <stream> ...            produced (string reply; lost reply: unknown outcome)
-//   XADD <dead-letters> ...      dead-lettered (any non-error reply)
-//   XREADGROUP ... >             delivered (new);  ... <id>: own pending again
-//   XAUTOCLAIM                   claimed, and its deleted list
-//   XACK <stream> <group> id...  acknowledged (integer reply)
-//   XTRIM <stream> MAXLEN|MINID  payloads deleted (exact trims, per the model)
-//   XGROUP DELCONSUMER ...       the consumer's PEL dropped
-// Protocol-specific Redis steps whose meaning is not in the command (a
-// done-record SET, the effect list push, the atomic EVAL) are recognised by
-// their Op.
+// step's Op. Only the scenario's stream (names.stream) and group
+// (names.group) are modelled; the same commands on other streams or groups
+// are ignored (their entries are not the run's events):
+//   XADD <stream> ...            produced (string reply; lost reply: unknown
+//                                outcome); MAXLEN/MINID: what it trimmed,
+//                                from an XLEN read back
+//   XADD <dead-letters> ...      dead-lettered (string reply)
+//   XREADGROUP ... STREAMS k... id...  per stream of the reply: ours is
+//                                delivered (">": new, else own pending)
+//   XCLAIM / XAUTOCLAIM          claimed (entries), or with JUSTID the
+//                                ownership moves without a delivery;
+//                                deleted entries leave the PEL
+//   XACK <stream> <group> id...  acknowledged, every id (integer reply)
+//   XDEL / XTRIM <stream>        payloads deleted (the oldest first for XTRIM)
+//   XGROUP DELCONSUMER           the consumer's PEL dropped
+//   XGROUP CREATE|CREATECONSUMER no change to the model
+//   MULTI ... EXEC               each queued command with its own result,
+//                                at EXEC; DISCARD forgets them
+// Commands the feed cannot see into (EVAL/EVALSHA/FCALL, XGROUP SETID and
+// DESTROY, and any other command that names the stream and is not a known
+// read) are followed by a read-back: the oracle reads the PEL, the group's
+// position and the new entries and brings its model up to date (see
+// Oracle::ReadBack). Protocol-specific Redis steps whose meaning is not in
+// the command (a done-record SET, the effect list push, the catalog's
+// atomic EVAL) are recognised by their Op.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/oracle.h"
 #include "sim/protocol.h"
+#include "sim/status.h"
 #include "sim/step.h"
 #include "sim/store.h"
 #include "sim/worker.h"
@@ -30,26 +50,59 @@ namespace xackly {
 
 class OracleFeed {
  public:
-  // All pointers outlive the feed.
-  OracleFeed(Oracle* oracle, EffectLedger* ledger, const ActorEnv* env)
-      : oracle_(oracle), ledger_(ledger), env_(env) {}
+  // The oracle's own reads of the server during a run: one reply per
+  // command, in one round trip. A non-ok result is a harness failure.
+  using ReadBack = std::function<Result<std::vector<Reply>>(const std::vector<std::vector<std::string>>&)>;
 
-  struct Observed {
-    bool produced = false;  // a new entry reached the stream (wake a parked worker)
+  // All pointers outlive the feed.
+  OracleFeed(Oracle* oracle, EffectLedger* ledger, const ActorEnv* env, ReadBack read_back)
+      : oracle_(oracle), ledger_(ledger), env_(env), read_back_(std::move(read_back)) {}
+
+  // Who sent a request: its stable slot (MULTI state is per slot) and its
+  // current name (the consumer name in histories).
+  struct Who {
+    std::string_view slot;
+    std::string_view name;
   };
-  // What step `s` of `actor` shows, from its argv and real reply.
-  // `reply_lost`: the actor never saw the reply.
-  Observed Redis(int64_t t, const std::string& actor, const Step& s, bool reply_lost);
+  struct Observed {
+    int produced = 0;  // new entries of the run's events reached the stream (wake parked workers)
+  };
+  // What step `s` of `who` shows, from its argv and real reply.
+  // `reply_lost`: the actor never saw the reply. Fails only when a
+  // read-back fails (a harness failure).
+  Result<Observed> Redis(int64_t t, const Who& who, const Step& s, bool reply_lost);
   // Passes effects the ledger recorded since the last call to the oracle.
   void ForwardNewEffects();
 
+  // True while `slot` has an open MULTI (its connection must DISCARD when
+  // reused); Forget drops the slot's MULTI state (its process died).
+  bool InMulti(const std::string& slot) const;
+  void Forget(const std::string& slot);
+
  private:
+  struct Pass {
+    Observed observed;
+    bool read_back = false;          // a command the feed cannot see into ran
+    std::string opaque;              // its argv, as people read it
+    std::string opaque_verb;
+  };
+  // `hint`: the step that sent `argv` (its event and entry ids), or null
+  // for a command queued in MULTI.
+  void Command(int64_t t, const Who& who, const std::vector<std::string>& argv, const Reply& r,
+               bool reply_lost, const Step* hint, Pass* pass);
+  void Xadd(int64_t t, const Who& who, const std::vector<std::string>& argv, const Reply& r,
+            bool reply_lost, const Step* hint, Pass* pass);
   void RedisStepOfProtocol(int64_t t, const std::string& actor, const Step& s);
+  Status ReadBackModel(int64_t t, const std::string& actor, const Pass& pass);
 
   Oracle* oracle_;
   EffectLedger* ledger_;
   const ActorEnv* env_;
+  ReadBack read_back_;
   size_t forwarded_ = 0;
+  Status read_error_;               // the first failed read-back of the current request
+  // Commands queued after MULTI, per actor slot, until EXEC or DISCARD.
+  std::map<std::string, std::vector<std::vector<std::string>>, std::less<>> multi_;
 };
 
 }  // namespace xackly

@@ -12,6 +12,7 @@
 #include "sim/rng.h"
 #include "sim/script_steps.h"
 #include "sim/store.h"
+#include "sim/text.h"
 
 namespace xackly {
 
@@ -148,8 +149,8 @@ Status ValidateRunConfig(const RunConfig& c) {
             s.ToString(), kMaxDurationMs, kMaxRunSpanMs, kMaxSteps));
       }
       if (s.kind == FaultKind::kPoison && s.event > c.events) {
-        return bad(fmt::format("schedule.faults: '{}': this run produces only {} event{}",
-                               s.ToString(), c.events, c.events == 1 ? "" : "s"));
+        return bad(fmt::format("schedule.faults: '{}': this run produces only {}", s.ToString(),
+                               Plural(c.events, "event")));
       }
     }
   }
@@ -207,7 +208,8 @@ class Simulation {
         oracle_(config.events),
         store_(&ledger_),
         external_(&ledger_),
-        feed_(&oracle_, &ledger_, &env_),
+        feed_(&oracle_, &ledger_, &env_,
+              [this](const std::vector<std::vector<std::string>>& c) { return OracleReads(c); }),
         sched_rng_(Rng(config.seed).Split("scheduler")) {}
 
   Result<RunResult> Run();
@@ -230,18 +232,16 @@ class Simulation {
   Status ExecuteRedis(Actor& a, Step& s, bool* handled);
   void ExecuteBusiness(Actor& a, Step& s, std::string* request, std::string* result);
   // Tells the oracle what a Redis reply shows (OracleFeed), and wakes a
-  // parked worker when an entry was produced. `reply_lost`: the caller never
-  // saw it (an XADD's outcome is then unknown to the producer).
-  void ObserveRedis(Actor& a, const Step& s, bool reply_lost = false);
+  // parked worker per entry produced. `reply_lost`: the caller never saw it
+  // (an XADD's outcome is then unknown to the producer). Fails only when
+  // the oracle's read-back fails (a harness failure).
+  Status ObserveRedis(Actor& a, const Step& s, bool reply_lost = false);
   // The events a worker step is about: its event, or an XACK's entries.
   std::vector<std::string> EventsOf(const Step& s) const;
   // A request of `a` timed out (a lost request or reply at `site`): the
   // oracle records the fault, and the actor reconnects.
   void TimeOut(Actor& a, HistoryKind fault, const char* site, const std::vector<std::string>& events);
   bool CrashPointFaults(Actor& a, const Step& s);
-  // Protocol scripts: what a script's command shows the oracle, by command
-  // name (MULTI..EXEC observed at EXEC, command by command).
-  void ObserveCommand(Actor& a, const std::vector<std::string>& argv, const Reply& r, bool reply_lost);
   // A crash or stall at before-CMD; true when the actor crashed or stalls
   // (the command is then not sent now).
   bool BeforeCommandFaults(Actor& a, const Step& s);
@@ -263,6 +263,11 @@ class Simulation {
   // Like HarnessCall for each command, in one round trip.
   Result<std::vector<Reply>> HarnessCalls(const std::vector<std::vector<std::string>>& commands,
                                           const char* actor);
+  // The oracle's reads during the run (OracleFeed::ReadBack): one round
+  // trip, counted, but no trace line: they observe, they change nothing,
+  // and a run's trace is the same whether or not the oracle had to look.
+  Result<std::vector<Reply>> OracleReads(const std::vector<std::vector<std::string>>& commands,
+                                         const char* actor = "oracle");
   Status EnsureHarnessConnection();
   void SetClock();
   // A run note: "label" or "label: rest".
@@ -336,8 +341,6 @@ class Simulation {
   ScriptTimers script_timers_;
   int64_t declared_timer_ms_ = 0;  // DeclaredLongestTimerMs(), fixed by the config
   Status script_error_;           // a protocol script's error ends the run with it
-  // Commands a script queued after MULTI, per actor slot, until EXEC/DISCARD.
-  std::map<std::string, std::optional<std::vector<std::vector<std::string>>>> multi_;
   // The consumer names each incarnation (owner_id) read or claimed as: a
   // script may read under a name that is not its actor's (a name shared by
   // every worker, as Dapr, Symfony and Redpanda Connect do); while the
@@ -392,8 +395,8 @@ Result<Reply> Simulation::HarnessCall(std::vector<std::string> argv, const char*
   return r;
 }
 
-Result<std::vector<Reply>> Simulation::HarnessCalls(
-    const std::vector<std::vector<std::string>>& commands, const char* actor) {
+Result<std::vector<Reply>> Simulation::OracleReads(const std::vector<std::vector<std::string>>& commands,
+                                                   const char* actor) {
   Status s = EnsureHarnessConnection();
   if (!s.ok()) return s;
   SetClock();
@@ -404,6 +407,13 @@ Result<std::vector<Reply>> Simulation::HarnessCalls(
   if (!r.ok()) {
     return Status::Internal(fmt::format("{}: {} failed: {}", actor, commands[0][0], r.status().ToString()));
   }
+  return r;
+}
+
+Result<std::vector<Reply>> Simulation::HarnessCalls(
+    const std::vector<std::vector<std::string>>& commands, const char* actor) {
+  Result<std::vector<Reply>> r = OracleReads(commands, actor);
+  if (!r.ok()) return r.status();
   for (size_t i = 0; i < commands.size(); ++i) {
     trace_.Add(now_, actor, LineKind::kHarness, RequestText(commands[i]), ReplyText((*r)[i]),
                {.argv = &commands[i], .reply = &(*r)[i]});
@@ -466,14 +476,14 @@ Status Simulation::Setup() {
 Status Simulation::StartActor(Actor& a) {
   auto conn = server_->Connect();
   if (!conn.ok()) return conn.status();
-  a.conn = std::move(conn).value();
+  a.conn = std::make_unique<LossyConnection>(std::move(conn).value());
   a.conn_generation = generation_;
   a.owner_id = next_owner_id_++;
   a.state = ActorState::kReady;
   a.pending = nullptr;
   a.in_transaction = false;
   const ProtocolScript* script = config_.protocol.script.get();
-  multi_.erase(a.slot);
+  feed_.Forget(a.slot);
   switch (a.kind) {
     case ActorKind::kProducer:
       a.task = script != nullptr && script->Defines(ScriptRole::kProducer)
@@ -508,12 +518,11 @@ void Simulation::TakeDown(Actor& a, int64_t restart_in_ms, bool new_process) {
   a.pending = nullptr;
   // A dead process's connection closes and the server drops its open MULTI;
   // a connection handed back to a pool must not keep it either.
-  auto multi = multi_.find(a.slot);
-  if (multi != multi_.end() && multi->second && a.conn && a.conn->alive()) {
+  if (feed_.InMulti(a.slot) && a.conn && a.conn->alive()) {
     (void)a.conn->Call({"DISCARD"});
     ++harness_rtt_;
   }
-  multi_.erase(a.slot);
+  feed_.Forget(a.slot);
   a.conn.reset();
   a.in_transaction = false;
   a.state = ActorState::kDown;
@@ -679,146 +688,29 @@ void Simulation::ExecuteBusiness(Actor& a, Step& s, std::string* request, std::s
   feed_.ForwardNewEffects();
 }
 
-void Simulation::ObserveRedis(Actor& a, const Step& s, bool reply_lost) {
+Status Simulation::ObserveRedis(Actor& a, const Step& s, bool reply_lost) {
   // A BLOCK after a read of new entries has seen every XADD made so far.
   if (s.op == Op::kReadNew || (s.op == Op::kCommand && !s.argv.empty() &&
                                VerbOf(s.argv[0]) == "XREADGROUP" && s.argv.back() == ">")) {
     a.produced_seen = produced_;
   }
-  // A script's generic command is observed by its own name and argv (with
-  // MULTI/EXEC queueing); the catalog's steps go through the oracle feed.
-  if (s.op == Op::kCommand) {
-    ObserveCommand(a, s.argv, s.reply, reply_lost);
-    return;
-  }
-  if (feed_.Redis(now_, a.name, s, reply_lost).produced) {
+  Result<OracleFeed::Observed> seen = feed_.Redis(now_, {a.slot, a.name}, s, reply_lost);
+  if (!seen.ok()) return seen.status();
+  for (int i = 0; i < seen->produced; ++i) {
     ++produced_;
     WakeOneParkedWorker();
   }
-}
-
-namespace {
-
-// Position of `word` (case-insensitive) in argv after the command; 0 if none.
-size_t ArgIndex(const std::vector<std::string>& argv, std::string_view word) {
-  for (size_t i = 1; i < argv.size(); ++i) {
-    if (argv[i].size() == word.size() && VerbOf(argv[i]) == word) return i;
-  }
-  return 0;
-}
-
-// XADD key [NOMKSTREAM] [MAXLEN|MINID [=|~] threshold [LIMIT count]] id field value...:
-// the index of the id, or 0 when the command is malformed.
-size_t XaddIdIndex(const std::vector<std::string>& argv, bool* trims) {
-  size_t i = 2;
-  *trims = false;
-  if (i < argv.size() && VerbOf(argv[i]) == "NOMKSTREAM") ++i;
-  if (i < argv.size() && (VerbOf(argv[i]) == "MAXLEN" || VerbOf(argv[i]) == "MINID")) {
-    *trims = true;
-    ++i;
-    if (i < argv.size() && (argv[i] == "=" || argv[i] == "~")) ++i;
-    ++i;  // threshold
-    if (i < argv.size() && VerbOf(argv[i]) == "LIMIT") i += 2;
-  }
-  return i < argv.size() ? i : 0;
-}
-
-std::string FieldOf(const std::vector<std::string>& argv, size_t first, std::string_view name) {
-  for (size_t i = first; i + 1 < argv.size(); i += 2) {
-    if (argv[i] == name) return argv[i + 1];
-  }
-  return "";
-}
-
-}  // namespace
-
-void Simulation::ObserveCommand(Actor& a, const std::vector<std::string>& argv, const Reply& r,
-                                bool reply_lost) {
-  const std::string verb = VerbOf(argv[0]);
-  std::optional<std::vector<std::vector<std::string>>>& queue = multi_[a.slot];
-  if (verb == "MULTI") {
-    if (!r.is_error()) queue.emplace();
-    return;
-  }
-  if (verb == "DISCARD") {
-    queue.reset();
-    return;
-  }
-  if (verb == "EXEC") {
-    std::vector<std::vector<std::string>> queued = queue ? std::move(*queue) : decltype(queued){};
-    queue.reset();
-    if (r.is_array() && r.size() == queued.size()) {
-      for (size_t i = 0; i < queued.size(); ++i) ObserveCommand(a, queued[i], r[i], reply_lost);
+  // A script may read or claim under a name that is not its actor's (one
+  // name shared by every worker): while this incarnation lives, so does
+  // that consumer (FinalReads' live_consumers).
+  const std::vector<std::string>& argv = s.argv;
+  if (s.op == Op::kCommand && argv.size() > 3 && argv[2] == names_.group) {
+    const std::string verb = VerbOf(argv[0]);
+    if (verb == "XREADGROUP" || ((verb == "XCLAIM" || verb == "XAUTOCLAIM") && argv[1] == names_.stream)) {
+      consumer_names_[a.owner_id].insert(argv[3]);
     }
-    return;
   }
-  if (queue) {  // inside MULTI: runs at EXEC
-    if (!r.is_error()) queue->push_back(argv);
-    return;
-  }
-  if (argv.size() < 2) return;
-  const std::string& key = argv[1];
-  const std::string& st = names_.stream;
-  if (verb == "XREADGROUP") {
-    // XREADGROUP GROUP g consumer ... STREAMS key id: one stream, ours.
-    size_t streams = ArgIndex(argv, "STREAMS");
-    if (argv.size() < 4 || streams == 0 || argv.size() != streams + 3 || argv[streams + 1] != st ||
-        argv[2] != names_.group) {
-      return;
-    }
-    consumer_names_[a.owner_id].insert(argv[3]);
-    if (auto entries = ParseReadReply(r)) {
-      DeliveryVia via = argv.back() == ">" ? DeliveryVia::kNew : DeliveryVia::kOwnPending;
-      oracle_.Delivered(now_, argv[3], *entries, via);
-    }
-  } else if ((verb == "XCLAIM" || verb == "XAUTOCLAIM") && key == st && argv.size() > 3 &&
-             argv[2] == names_.group && ArgIndex(argv, "JUSTID") == 0) {
-    consumer_names_[a.owner_id].insert(argv[3]);
-    if (verb == "XCLAIM") {
-      if (auto entries = ParseRangeReply(r)) oracle_.Delivered(now_, argv[3], *entries, DeliveryVia::kClaim);
-    } else if (auto c = ParseAutoClaimReply(r)) {
-      oracle_.Delivered(now_, argv[3], c->entries, DeliveryVia::kClaim);
-      oracle_.ClaimFoundDeleted(now_, argv[3], c->deleted_ids);
-    }
-  } else if (verb == "XACK" && key == st && argv.size() > 3 && argv[2] == names_.group) {
-    if (r.is_integer()) oracle_.Acked(now_, a.name, std::vector<std::string>(argv.begin() + 3, argv.end()));
-  } else if (verb == "XADD" && (key == st || key == names_.dead_letters) && r.is_string()) {
-    bool trims = false;
-    size_t id_at = XaddIdIndex(argv, &trims);
-    if (id_at == 0) return;
-    std::string event_id = FieldOf(argv, id_at + 1, "event_id");
-    if (key == names_.dead_letters) {
-      if (!event_id.empty()) oracle_.DeadLettered(now_, a.name, event_id, FieldOf(argv, id_at + 1, "source_id"));
-      return;
-    }
-    if (!event_id.empty()) {
-      oracle_.Produced(now_, a.name, event_id, r.str(),
-                       reply_lost ? Oracle::ProduceOutcome::kUnknown : Oracle::ProduceOutcome::kAcknowledged);
-      ++produced_;
-      WakeOneParkedWorker();
-    }
-    if (trims) {  // what the XADD trimmed, from the stream's length now
-      Result<Reply> len = HarnessCall({"XLEN", st}, "oracle");
-      if (len.ok() && len->is_integer() && static_cast<int64_t>(oracle_.live_count()) > len->integer()) {
-        size_t gone = oracle_.live_count() - static_cast<size_t>(len->integer());
-        oracle_.PayloadsDeleted(now_, a.name, oracle_.OldestLive(gone), "XTRIM", RenderArgv(argv));
-      }
-    }
-  } else if (verb == "XDEL" && key == st && r.is_integer() && r.integer() > 0) {
-    oracle_.PayloadsDeleted(now_, a.name, std::vector<std::string>(argv.begin() + 2, argv.end()),
-                            "XDEL", RenderArgv(argv));
-  } else if (verb == "XTRIM" && key == st && argv.size() > 3 && r.is_integer() && r.integer() > 0) {
-    std::vector<std::string> gone;
-    if (VerbOf(argv[2]) == "MAXLEN") {
-      gone = oracle_.OldestLive(static_cast<size_t>(r.integer()));
-    } else if (auto min_id = StreamId::Parse(argv.back() == "=" || argv.back() == "~" ? "" : argv[argv.size() - 1])) {
-      gone = oracle_.LiveBelow(*min_id);
-    }
-    oracle_.PayloadsDeleted(now_, a.name, gone, "XTRIM", RenderArgv(argv));
-  } else if (verb == "XGROUP" && argv.size() > 4 && VerbOf(argv[1]) == "DELCONSUMER" &&
-             argv[2] == st && argv[3] == names_.group && r.is_integer()) {
-    oracle_.ConsumerDeleted(now_, a.name, argv[4]);
-  }
+  return Status::Ok();
 }
 
 bool Simulation::BeforeCommandFaults(Actor& a, const Step& s) {
@@ -870,6 +762,11 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
   if (fault_actor && lost_site != nullptr) {
     lost = plan_->AtPoint(a.slot, lost_site, /*crash_site=*/false);
   }
+  // The connection wrapper injects what the plan drew.
+  a.conn->LoseNext(!lost                                   ? LossyConnection::Loss::kNone
+                   : lost->kind == FaultKind::kLostRequest ? LossyConnection::Loss::kRequest
+                                                           : LossyConnection::Loss::kReply);
+  Result<Reply> r = Send(*a.conn, s.argv);
   if (lost && lost->kind == FaultKind::kLostRequest) {
     trace_.Add(now_, a.name, LineKind::kFault, request, "!lost-request (never reached the server)",
                {.event = LineEvent::kLostRequest, .argv = &s.argv, .site = lost_site});
@@ -881,8 +778,8 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
     *handled = true;
     return Status::Ok();
   }
-  Result<Reply> r = Send(*a.conn, s.argv);
   ++protocol_rtt_;
+  if (lost && a.conn->hidden_reply()) r = *a.conn->hidden_reply();  // the oracle sees what really happened
   if (!r.ok()) {
     return Status::Internal(fmt::format("{}: {} failed unexpectedly: {}", a.name, s.argv[0],
                                         r.status().ToString()));
@@ -897,7 +794,8 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
                {.argv = &s.argv, .reply = &s.reply});
   }
   oracle_.SetLine(trace_.size() - 1);
-  ObserveRedis(a, s, /*reply_lost=*/lost.has_value());
+  Status observed = ObserveRedis(a, s, /*reply_lost=*/lost.has_value());
+  if (!observed.ok()) return observed;
   if (lost) {
     TimeOut(a, HistoryKind::kLostReply, lost_site, EventsOf(s));
     *handled = true;

@@ -34,6 +34,9 @@ const OpInfo& InfoOf(Op op) {
       {"command", Channel::kRedis, nullptr, nullptr},
       {"sql", Channel::kSql, nullptr, nullptr},
   };
+  // One row per Op, in the enum's order: a new Op without its row (or a row
+  // too many) does not compile.
+  static_assert(sizeof(kInfo) / sizeof(kInfo[0]) == kOpCount, "InfoOf needs one row per Op");
   return kInfo[static_cast<size_t>(op)];
 }
 

@@ -56,6 +56,8 @@ enum class Op : uint8_t {
   kCommand,
   kSqlStatement,
 };
+// How many Ops there are (InfoOf's table has one row per Op, in this order).
+inline constexpr size_t kOpCount = static_cast<size_t>(Op::kSqlStatement) + 1;
 
 struct OpInfo {
   const char* name;         // stable name used in traces and reports

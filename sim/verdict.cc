@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "sim/faults.h"
+#include "sim/text.h"
 
 namespace xackly {
 
@@ -77,16 +78,6 @@ struct CauseFamily {
 constexpr CauseFamily kFamilies[] = {
     {"crash", &AllCrashPoints}, {"lost-reply", &AllLostSites}, {"lost-request", &AllLostSites}};
 
-std::vector<std::string_view> Split(std::string_view text, char sep) {
-  std::vector<std::string_view> parts;
-  for (;;) {
-    size_t at = text.find(sep);
-    parts.push_back(text.substr(0, at));
-    if (at == std::string_view::npos) return parts;
-    text.remove_prefix(at + 1);
-  }
-}
-
 std::string Join(const std::vector<std::string>& items) {
   std::string out;
   for (const std::string& s : items) out += (out.empty() ? "" : ", ") + s;
@@ -134,9 +125,9 @@ bool Expectation::Parse(std::string_view text, Expectation* out, std::string* wh
     return false;
   };
   Expectation e;
-  for (std::string_view alt : Split(text, '|')) {
+  for (std::string_view alt : SplitList(text, '|')) {
     std::vector<ExpectTerm> terms;
-    for (std::string_view term_text : Split(alt, '+')) {
+    for (std::string_view term_text : SplitList(alt, '+')) {
       size_t colon = term_text.find(':');
       ExpectTerm term;
       std::string_view kind = term_text.substr(0, colon);

@@ -11,6 +11,7 @@
 #include "harness/files.h"
 #include "reports/report.h"
 #include "sim/lua/script_actor.h"
+#include "sim/text.h"
 
 namespace xackly {
 
@@ -188,18 +189,13 @@ Status ApplyOverrides(const OverrideFlags& f, RunConfig* c) {
   if (!f.faults.empty()) {
     std::set<FaultKind> kinds;
     if (f.faults != "none") {
-      size_t start = 0;
-      while (start <= f.faults.size()) {
-        size_t comma = f.faults.find(',', start);
-        std::string name = f.faults.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      for (std::string_view name : SplitList(f.faults, ',')) {
         FaultKind kind;
         if (!ParseFaultKind(name, &kind)) {
           return Status::InvalidArgument(fmt::format("--faults: unknown fault kind '{}' (valid: {}, or none)",
                                                      name, FaultKindList()));
         }
         kinds.insert(kind);
-        if (comma == std::string::npos) break;
-        start = comma + 1;
       }
     }
     c->faults.kinds = kinds;

@@ -139,6 +139,28 @@ TEST_F(RedisServerTest, ResetEmptiesTheServerAndRewindsTheClock) {
   EXPECT_EQ(Render(*after, {"DBSIZE"}), "0");
 }
 
+// A pooled connection goes to the next case (or worker) without the
+// session state its last user left: a worker that crashed between MULTI
+// and EXEC must not make the next user's commands come back QUEUED.
+TEST_F(RedisServerTest, APooledConnectionComesBackWithoutAnOpenTransaction) {
+  RedisServer* server = StartServer(Persistence::kNone);
+  ASSERT_NE(server, nullptr);
+  {
+    std::unique_ptr<Connection> first = ConnectTo(*server);
+    ASSERT_NE(first, nullptr);
+    ASSERT_EQ(Render(*first, {"WATCH", "k"}), "+OK");
+    ASSERT_EQ(Render(*first, {"MULTI"}), "+OK");
+    ASSERT_EQ(Render(*first, {"SET", "k", "1"}), "+QUEUED");
+  }  // dropped mid-transaction, as a crashed worker's is
+  std::unique_ptr<Connection> next = ConnectTo(*server);
+  ASSERT_NE(next, nullptr);
+  EXPECT_EQ(Render(*next, {"PING"}), "+PONG");
+  EXPECT_EQ(Render(*next, {"EXISTS", "k"}), "0");  // the queued SET never ran
+  ASSERT_EQ(Render(*next, {"MULTI"}), "+OK");       // and no WATCH aborts a new one
+  ASSERT_EQ(Render(*next, {"SET", "k", "2"}), "+QUEUED");
+  EXPECT_EQ(Render(*next, {"EXEC"}), "[+OK]");
+}
+
 TEST_F(RedisServerTest, StopIsCleanAndRestartComesBack) {
   RedisServer* server = StartServer(Persistence::kAofAlways);
   ASSERT_NE(server, nullptr);

@@ -34,14 +34,14 @@ TEST(FaultSpecTest, BadSpecsAreRefusedWithTheReason) {
       {"crash w1 after-lunch #1", "unknown crash point 'after-lunch'"},
       {"crash w1 after-effect #0", "nth must be >= 1"},
       // Never narrowed into a different, valid fault (#4294967297 is not #1).
-      {"crash w1 after-effect #4294967297", "expected '<kind> <actor> <site> #<n>'"},
+      {"crash w1 after-effect #4294967297", "expected 'crash <actor> <site> #<n>'"},
       {"poison event 4294967297", "event must be in 1..100000"},
       {"crash x1 after-effect #1", "actor must be"},
       {"lost-reply w1 ping #1", "unknown request 'ping'"},  // any COMMAND name is a site; lowercase is not
       {"xdel everything @1ms", "xdel target must be"},
       {"xtrim maxlen:-1 @1ms", "xtrim target must be"},
       {"stall w1 after-read #1 0ms", "positive duration"},
-      {"restart", "expected '<kind> @<time>ms'"},
+      {"restart", "expected 'restart @<time>ms'"},
   };
   for (const Case& c : cases) {
     Result<FaultSpec> spec = ParseFaultSpec(c.text);

@@ -1,0 +1,302 @@
+// The one recogniser of stream commands, without a server: each test hands
+// the feed a command and the reply Redis would give (and, for commands the
+// oracle cannot see into, the replies of its read-back), then checks what
+// the oracle's model and judgement make of it. The rule under test: a
+// correct protocol is never reported broken because the oracle did not
+// understand a command.
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "sim/oracle.h"
+#include "sim/oracle_feed.h"
+#include "sim/worker.h"
+
+namespace xackly {
+namespace {
+
+using Argv = std::vector<std::string>;
+
+Reply Str(const std::string& s) { return Reply::String(s); }
+Reply Int(int64_t n) { return Reply::Integer(n); }
+Reply Arr(std::vector<Reply> e) { return Reply::Array(std::move(e)); }
+std::string Id(int n) { return std::to_string(n) + "-0"; }
+// [id, [event_id, order:n]]
+Reply EntryReply(int n) { return Arr({Str(Id(n)), Arr({Str("event_id"), Str(EventId(n))})}); }
+// [id, consumer, idle, deliveries]
+Reply PendingReply(int n, const std::string& consumer) {
+  return Arr({Str(Id(n)), Str(consumer), Int(0), Int(1)});
+}
+// XINFO GROUPS with one group "workers" at `last`.
+Reply GroupsReply(const std::string& last) {
+  return Arr({Arr({Str("name"), Str("workers"), Str("consumers"), Int(1), Str("pending"), Int(0),
+                   Str("last-delivered-id"), Str(last)})});
+}
+
+class OracleFeedTest : public ::testing::Test {
+ protected:
+  OracleFeedTest() : oracle_(3), feed_(&oracle_, &ledger_, &env_, [this](const auto& c) { return Read(c); }) {
+    env_.protocol = &protocol_;
+    env_.names = &names_;
+  }
+
+  // The feed's read-back: answers from `reads_`, in order, and records what was asked.
+  Result<std::vector<Reply>> Read(const std::vector<std::vector<std::string>>& commands) {
+    std::vector<Reply> out;
+    for (const auto& c : commands) {
+      asked_.push_back(c[0]);
+      if (reads_.empty()) return Status::Internal("unexpected read " + c[0]);
+      out.push_back(std::move(reads_.front()));
+      reads_.pop_front();
+    }
+    return out;
+  }
+
+  // `argv` sent by worker `who` (slot = name), `reply` its real reply.
+  OracleFeed::Observed Send(const Argv& argv, Reply reply, const std::string& who = "w1") {
+    Step s;
+    s.op = Op::kCommand;
+    s.argv = argv;
+    s.reply = std::move(reply);
+    Result<OracleFeed::Observed> r = feed_.Redis(1, {who, who}, s, /*reply_lost=*/false);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : OracleFeed::Observed{};
+  }
+  void Produce(int n) { Send({"XADD", "events", Id(n), "event_id", EventId(n)}, Str(Id(n)), "p1"); }
+  void Read(int n, const std::string& consumer) {
+    Send({"XREADGROUP", "GROUP", "workers", consumer, "COUNT", "10", "STREAMS", "events", ">"},
+         Arr({Arr({Str("events"), Arr({EntryReply(n)})})}), consumer);
+  }
+  void Effect(int n, const std::string& consumer) {
+    EffectRecord r{EventId(n), Id(n), consumer, 5, "sql"};
+    ledger_.Record(r);
+    oracle_.Effect(r);
+  }
+  // The final PEL holds exactly `pending` (id, owner); judged with w1, w2 alive.
+  std::vector<Violation> Judge(std::vector<PendingRow> pending = {}) {
+    final_.pending = std::move(pending);
+    final_.live_consumers = {"w1", "w2"};
+    return oracle_.Judge(final_, ledger_);
+  }
+  std::vector<HistoryKind> Kinds(int n) {
+    std::vector<HistoryKind> out;
+    for (const HistoryItem& i : oracle_.HistoryOf(EventId(n))) out.push_back(i.kind);
+    return out;
+  }
+
+  ProtocolDef protocol_;
+  WorldNames names_;
+  ActorEnv env_;
+  Oracle oracle_;
+  EffectLedger ledger_;
+  OracleFeed feed_;
+  std::deque<Reply> reads_;
+  std::vector<std::string> asked_;
+  Oracle::FinalState final_;
+};
+
+TEST_F(OracleFeedTest, ProducedEventsWakeWorkersAndOnlyTheRunsStreamCounts) {
+  EXPECT_EQ(Send({"XADD", "events", "1-0", "event_id", "order:1"}, Str("1-0"), "p1").produced, 1);
+  EXPECT_EQ(Send({"XADD", "outbox", "*", "event_id", "order:2"}, Str("9-0"), "w1").produced, 0);
+  EXPECT_EQ(oracle_.live_count(), 1u);
+}
+
+TEST_F(OracleFeedTest, ReadOfSeveralStreamsAttributesEachEntryToItsStream) {
+  Produce(1);
+  Produce(2);
+  // events:retry holds an entry with the same ID and an event_id: not ours.
+  Send({"XREADGROUP", "GROUP", "workers", "w1", "STREAMS", "events:retry", "events", ">", "0"},
+       Arr({Arr({Str("events:retry"), Arr({EntryReply(2)})}), Arr({Str("events"), Arr({EntryReply(1)})})}));
+  std::vector<HistoryKind> one = Kinds(1);
+  EXPECT_NE(std::find(one.begin(), one.end(), HistoryKind::kRedelivered), one.end())
+      << "the id for `events` is \"0\": own pending";
+  std::vector<HistoryKind> two = Kinds(2);
+  EXPECT_EQ(std::find(two.begin(), two.end(), HistoryKind::kRedelivered), two.end());
+  EXPECT_EQ(std::find(two.begin(), two.end(), HistoryKind::kDelivered), two.end());
+  EXPECT_TRUE(oracle_.ModelMismatches({.pending = {{Id(1), "w1", 0, 1}}}).empty());
+}
+
+TEST_F(OracleFeedTest, ReadOfAnotherGroupIsNotADeliveryOfOurs) {
+  Produce(1);
+  Send({"XREADGROUP", "GROUP", "audit", "a1", "STREAMS", "events", ">"},
+       Arr({Arr({Str("events"), Arr({EntryReply(1)})})}));
+  EXPECT_TRUE(oracle_.ModelMismatches({}).empty());
+  EXPECT_FALSE(oracle_.NothingLeftToDeliver());  // still unread by `workers`
+}
+
+TEST_F(OracleFeedTest, XclaimJustidMovesOwnershipWithoutADelivery) {
+  Produce(1);
+  Read(1, "w1");
+  Send({"XCLAIM", "events", "workers", "w2", "1000", Id(1), "JUSTID"}, Arr({Str(Id(1))}), "w2");
+  EXPECT_TRUE(oracle_.ModelMismatches({.pending = {{Id(1), "w2", 0, 1}}}).empty());
+  // A crash of the new owner now touches the event.
+  oracle_.WorkerFault(HistoryKind::kCrash, 9, "w2", "after-XCLAIM", {});
+  std::vector<HistoryKind> k = Kinds(1);
+  EXPECT_NE(std::find(k.begin(), k.end(), HistoryKind::kCrash), k.end());
+  EXPECT_EQ(std::count(k.begin(), k.end(), HistoryKind::kDelivered), 1);
+}
+
+TEST_F(OracleFeedTest, XclaimOfADeletedPayloadDropsItFromThePel) {
+  Produce(1);
+  Read(1, "w1");
+  Send({"XDEL", "events", Id(1)}, Int(1), "j1");
+  Send({"XCLAIM", "events", "workers", "w2", "0", Id(1)}, Arr({}), "w2");
+  EXPECT_TRUE(oracle_.ModelMismatches({}).empty());
+}
+
+TEST_F(OracleFeedTest, XackOfSeveralIdsAcksEveryOne) {
+  for (int n = 1; n <= 3; ++n) Produce(n);
+  Send({"XREADGROUP", "GROUP", "workers", "w1", "STREAMS", "events", ">"},
+       Arr({Arr({Str("events"), Arr({EntryReply(1), EntryReply(2), EntryReply(3)})})}));
+  Send({"XACK", "events", "workers", Id(1), Id(2), Id(3)}, Int(3));
+  EXPECT_TRUE(oracle_.ModelMismatches({}).empty());
+  EXPECT_TRUE(oracle_.NothingLeftToDeliver());
+}
+
+TEST_F(OracleFeedTest, MultiQueuesUntilExecAndDiscardForgets) {
+  Produce(1);
+  Read(1, "w1");
+  Send({"MULTI"}, Reply::StatusText("OK"));
+  EXPECT_TRUE(feed_.InMulti("w1"));
+  Send({"XACK", "events", "workers", Id(1)}, Reply::StatusText("QUEUED"));
+  EXPECT_TRUE(oracle_.ModelMismatches({.pending = {{Id(1), "w1", 0, 1}}}).empty()) << "not acked before EXEC";
+  Send({"EXEC"}, Arr({Int(1)}));
+  EXPECT_FALSE(feed_.InMulti("w1"));
+  EXPECT_TRUE(oracle_.ModelMismatches({}).empty());
+
+  Produce(2);
+  Read(2, "w1");
+  Send({"MULTI"}, Reply::StatusText("OK"));
+  Send({"XACK", "events", "workers", Id(2)}, Reply::StatusText("QUEUED"));
+  Send({"DISCARD"}, Reply::StatusText("OK"));
+  EXPECT_TRUE(oracle_.ModelMismatches({.pending = {{Id(2), "w1", 0, 1}}}).empty());
+}
+
+TEST_F(OracleFeedTest, XaddWithMaxlenReadsTheLengthBackAndDeletesTheOldest) {
+  Produce(1);
+  Produce(2);
+  reads_ = {Int(2)};
+  Send({"XADD", "events", "MAXLEN", "~", "2", Id(3), "event_id", EventId(3)}, Str(Id(3)), "p1");
+  ASSERT_EQ(asked_, std::vector<std::string>{"XLEN"});
+  EXPECT_EQ(oracle_.OldestLive(5), (std::vector<std::string>{Id(2), Id(3)}));
+}
+
+// The user's EVAL acks inside: the read-back sees the PEL emptied, so the
+// model agrees with Redis and the run can settle.
+TEST_F(OracleFeedTest, AcksInsideEvalAreReadBack) {
+  Produce(1);
+  Read(1, "w1");
+  Effect(1, "w1");
+  reads_ = {Arr({}), GroupsReply(Id(1)), Int(1), Arr({})};
+  Send({"EVAL", "redis.call('XACK', KEYS[1], 'workers', ARGV[1])", "1", "events", Id(1)}, Int(1));
+  EXPECT_EQ(asked_, (std::vector<std::string>{"XPENDING", "XINFO", "XLEN", "XRANGE"}));
+  EXPECT_TRUE(oracle_.ModelMismatches({}).empty());
+  for (const Violation& v : Judge()) EXPECT_NE(v.event_id, "order:1") << v.detail;
+}
+
+TEST_F(OracleFeedTest, DeliveriesAndClaimsInsideEvalAreReadBack) {
+  Produce(1);
+  Produce(2);
+  Read(1, "w1");
+  reads_ = {Arr({PendingReply(1, "w2"), PendingReply(2, "w2")}), GroupsReply(Id(2)), Int(2), Arr({})};
+  Send({"EVAL", "...", "1", "events"}, Int(1), "w2");
+  EXPECT_TRUE(oracle_.ModelMismatches({.pending = {{Id(1), "w2", 0, 2}, {Id(2), "w2", 0, 1}}}).empty());
+  std::vector<HistoryKind> one = Kinds(1);
+  EXPECT_NE(std::find(one.begin(), one.end(), HistoryKind::kClaimed), one.end());
+  std::vector<HistoryKind> two = Kinds(2);
+  EXPECT_NE(std::find(two.begin(), two.end(), HistoryKind::kDelivered), two.end());
+}
+
+// The producer's XADDs inside EVAL: the read-back learns the entries, so a
+// lost event is blamed on what really happened, not "never-produced".
+TEST_F(OracleFeedTest, XaddsInsideEvalAreReadBackAsProduced) {
+  reads_ = {Arr({}), GroupsReply("0-0"), Int(2), Arr({EntryReply(1), EntryReply(2)})};
+  EXPECT_EQ(Send({"EVAL", "...", "1", "events"}, Int(2), "p1").produced, 0);
+  EXPECT_EQ(oracle_.live_count(), 2u);
+  Read(1, "w1");
+  Effect(1, "w1");
+  Send({"XACK", "events", "workers", Id(1)}, Int(1));
+  std::vector<Violation> v = Judge();
+  ASSERT_EQ(v.size(), 2u);  // order:2 (in the stream, unread) and order:3 (never added)
+  EXPECT_EQ(v[0].event_id, "order:2");
+  EXPECT_EQ(v[0].cause, "never-delivered");
+  EXPECT_EQ(v[1].cause, "never-produced");
+}
+
+// Without the read-back the model would think every entry delivered and the
+// run would settle early, leaving the re-deliverable entries for a false
+// `lost`.
+TEST_F(OracleFeedTest, SetidBackwardsMakesEntriesDeliverableAgain) {
+  Produce(1);
+  Read(1, "w1");
+  Send({"XACK", "events", "workers", Id(1)}, Int(1));
+  // (every event produced, nothing pending: otherwise settled)
+  Produce(2);
+  Produce(3);
+  Send({"XREADGROUP", "GROUP", "workers", "w1", "STREAMS", "events", ">"},
+       Arr({Arr({Str("events"), Arr({EntryReply(2), EntryReply(3)})})}));
+  Send({"XACK", "events", "workers", Id(2), Id(3)}, Int(2));
+  ASSERT_TRUE(oracle_.NothingLeftToDeliver());
+  reads_ = {Arr({}), GroupsReply("0-0"), Int(3), Arr({})};
+  Send({"XGROUP", "SETID", "events", "workers", "0"}, Reply::StatusText("OK"));
+  EXPECT_FALSE(oracle_.NothingLeftToDeliver());
+}
+
+TEST_F(OracleFeedTest, DestroyedGroupEmptiesThePelModel) {
+  Produce(1);
+  Read(1, "w1");
+  reads_ = {Reply::Error("NOGROUP No such key 'events' or consumer group 'workers'"), Arr({}), Int(1), Arr({})};
+  Send({"XGROUP", "DESTROY", "events", "workers"}, Int(1));
+  EXPECT_TRUE(oracle_.ModelMismatches({}).empty());
+  EXPECT_FALSE(oracle_.NothingLeftToDeliver()) << "order:1 will be delivered again to a new group";
+}
+
+TEST_F(OracleFeedTest, CreateconsumerAndReadsNeedNoReadBack) {
+  Produce(1);
+  Send({"XGROUP", "CREATECONSUMER", "events", "workers", "w9"}, Int(1));
+  Send({"XPENDING", "events", "workers"}, Arr({Int(0), Reply::Nil(), Reply::Nil(), Reply::Nil()}));
+  Send({"XRANGE", "events", "-", "+"}, Arr({EntryReply(1)}));
+  Send({"EVAL_RO", "return 1", "1", "events"}, Int(1));
+  EXPECT_TRUE(asked_.empty());
+}
+
+TEST_F(OracleFeedTest, EntriesDeletedInsideEvalAreReadBackAsDeleted) {
+  Produce(1);
+  Produce(2);
+  reads_ = {Arr({}), GroupsReply("0-0"), Int(1), Arr({}), Arr({EntryReply(2)})};
+  Send({"FCALL", "trim_one", "1", "events"}, Int(1), "j1");
+  EXPECT_EQ(oracle_.OldestLive(5), std::vector<std::string>{Id(2)});
+  std::vector<Violation> v = Judge();
+  ASSERT_FALSE(v.empty());
+  EXPECT_EQ(v[0].event_id, "order:1");
+  EXPECT_EQ(v[0].cause, "payload-deleted");
+}
+
+TEST_F(OracleFeedTest, AFailedReadBackIsAHarnessFailure) {
+  Step s;
+  s.op = Op::kCommand;
+  s.argv = {"EVAL", "return 1", "1", "events"};
+  s.reply = Int(1);
+  Result<OracleFeed::Observed> r = feed_.Redis(1, {"w1", "w1"}, s, false);
+  EXPECT_FALSE(r.ok());
+}
+
+// A catalog step carries its event: the feed takes it from the step, not
+// from the argv (a dead letter of a deleted entry has no event_id field).
+TEST_F(OracleFeedTest, CatalogStepsGiveTheirEventAndEntry) {
+  Produce(1);
+  Step s;
+  s.op = Op::kDeadLetter;
+  s.argv = {"XADD", "events:dlq", "*", "source_id", Id(1)};
+  s.event_id = EventId(1);
+  s.stream_id = Id(1);
+  s.reply = Str("7-0");
+  ASSERT_TRUE(feed_.Redis(1, {"w1", "w1"}, s, false).ok());
+  std::vector<HistoryKind> k = Kinds(1);
+  EXPECT_NE(std::find(k.begin(), k.end(), HistoryKind::kDeadLettered), k.end());
+}
+
+}  // namespace
+}  // namespace xackly
