@@ -225,7 +225,7 @@ void OracleFeed::Xadd(int64_t t, const Who& who, const std::vector<std::string>&
                       bool reply_lost, const Step* hint, Pass* pass) {
   const WorldNames& names = *env_->names;
   const std::string& key = argv[1];
-  if ((key != names.stream && key != names.dead_letters) || !r.is_string()) return;
+  if (!r.is_string()) return;
   bool trims = false;
   size_t id_at = XaddIdIndex(argv, &trims);
   if (id_at == 0) return;
@@ -234,11 +234,15 @@ void OracleFeed::Xadd(int64_t t, const Who& who, const std::vector<std::string>&
   bool hinted = hint != nullptr && !hint->event_id.empty();
   std::string event_id = hinted ? hint->event_id : FieldOf(argv, id_at + 1, "event_id");
   const std::string name(who.name);
-  if (key == names.dead_letters) {
+  const bool own_dead_letters = key != names.stream && key != names.dead_letters && !event_id.empty() &&
+                                who.slot.starts_with("w");
+  if (own_dead_letters) parking_streams_.insert(key);
+  if (key == names.dead_letters || own_dead_letters) {
     std::string source = hinted ? hint->stream_id : FieldOf(argv, id_at + 1, "source_id");
     if (!event_id.empty()) oracle_->DeadLettered(t, name, event_id, source);
     return;
   }
+  if (key != names.stream) return;
   if (!event_id.empty()) {
     oracle_->Produced(t, name, event_id, r.str(),
                       reply_lost ? Oracle::ProduceOutcome::kUnknown : Oracle::ProduceOutcome::kAcknowledged);

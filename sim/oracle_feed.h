@@ -35,6 +35,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -79,6 +80,14 @@ class OracleFeed {
   bool InMulti(const std::string& slot) const;
   void Forget(const std::string& slot);
 
+  // Streams other than the run's own into which a worker XADDed an event's
+  // payload (an `event_id` field): dead-letter streams of the script's own
+  // choice. The event counts as dead-lettered, like one in events:dlq, and
+  // the final reads read these streams too. (A retry stream nobody consumes
+  // is indistinguishable, and counts the same way: a missed bug, never a
+  // false `lost`.)
+  const std::set<std::string>& parking_streams() const { return parking_streams_; }
+
  private:
   struct Pass {
     Observed observed;
@@ -95,6 +104,7 @@ class OracleFeed {
   void RedisStepOfProtocol(int64_t t, const std::string& actor, const Step& s);
   Status ReadBackModel(int64_t t, const std::string& actor, const Pass& pass);
 
+  std::set<std::string> parking_streams_;
   Oracle* oracle_;
   EffectLedger* ledger_;
   const ActorEnv* env_;

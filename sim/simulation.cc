@@ -1114,6 +1114,8 @@ Status Simulation::FinalReads(Oracle::FinalState* fs) {
   // list is the truth for them.
   bool redis_effects = config_.protocol.effect == EffectSink::kRedis || script();
   if (redis_effects) reads.push_back({"LRANGE", names_.effects, "0", "-1"});
+  const size_t first_parking = reads.size();
+  for (const std::string& key : feed_.parking_streams()) reads.push_back({"XRANGE", key, "-", "+"});
   auto replies = HarnessCalls(reads, "oracle");
   if (!replies.ok()) return replies.status();
   const std::vector<Reply>& r = *replies;
@@ -1123,6 +1125,9 @@ Status Simulation::FinalReads(Oracle::FinalState* fs) {
   }
   if (auto e = ParseRangeReply(r[2])) fs->dead_letters = std::move(*e);
   if (redis_effects) fs->redis_effects = ParseRedisEffects(r[3]);
+  for (size_t i = first_parking; i < r.size(); ++i) {  // dead letters in streams of the script's choice
+    if (auto e = ParseRangeReply(r[i])) fs->dead_letters.insert(fs->dead_letters.end(), e->begin(), e->end());
+  }
   for (const auto& a : actors_) {
     if (a->kind != ActorKind::kWorker || a->state == ActorState::kDone) continue;
     fs->live_consumers.insert(a->name);

@@ -14,10 +14,9 @@ namespace {
 class ScriptOracleGapTest : public ServerTest {};
 
 // A failing event's payload is saved to a dead-letter stream of the
-// script's own choice, then acked: nothing is lost. The oracle watches only
-// events:dlq and says lost (acked-without-effect): a false verdict.
-// (The same script with "events:dlq" is judged ok.)
-TEST_F(ScriptOracleGapTest, DISABLED_DeadLettersToAStreamOfOnesChoiceAreNotLost) {
+// script's own choice, then acked: nothing is lost. (The oracle once
+// watched only events:dlq and said lost (acked-without-effect).)
+TEST_F(ScriptOracleGapTest, DeadLettersToAStreamOfOnesChoiceAreNotLost) {
   constexpr const char* kScript = R"lua(
 function consumer(w)
   while true do
@@ -45,6 +44,15 @@ end
   Result<RunResult> r = RunSimulation(c, server);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->observed, "ok");
+  // Without the XADD the same failing event is acked and gone: lost.
+  std::string dropping = kScript;
+  dropping.replace(dropping.find("w:redis(\"XADD\""), std::string("w:redis(\"XADD\"").size(), "w:redis(\"PING\"");  // an error reply, no XADD
+  auto dropper = LuaScript::Load({"drop.lua", dropping});
+  ASSERT_TRUE(dropper.ok()) << dropper.status().ToString();
+  c.protocol.script = *dropper;
+  Result<RunResult> lost = RunSimulation(c, server);
+  ASSERT_TRUE(lost.ok()) << lost.status().ToString();
+  EXPECT_EQ(lost->observed, "lost");
 }
 
 }  // namespace
