@@ -4,6 +4,8 @@
 # the case index of the first hit for each seed ("-" when --cases ran out)
 # and the median. Usage: bench/discovery.sh [XACKLY] [CASES] [JOBS]
 set -euo pipefail
+out=$(mktemp -d)  # reports and replay files of each check, removed at exit
+trap 'rm -rf "$out"' EXIT
 xackly=${1:-./build/xackly}
 cases=${2:-200}
 jobs=${3:-2}
@@ -14,7 +16,7 @@ for p in json.load(sys.stdin):
     if p["expected"] != "ok": print(p["name"])'); do
   hits=()
   for seed in 1 2 3 4 5; do
-    line=$("$xackly" check --protocol "$p" --seed "$seed" --cases "$cases" -j "$jobs" --out "" 2>/dev/null |
+    line=$("$xackly" check --protocol "$p" --seed "$seed" --cases "$cases" -j "$jobs" --out "$out" 2>/dev/null |
            grep -E "^$p +expected" || true)
     hit=$(sed -n 's/.*first hit at case \([0-9]*\).*/\1/p' <<<"$line")
     hits+=("${hit:--}")
