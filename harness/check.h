@@ -134,7 +134,8 @@ std::string CaseSizeText(int64_t events, int64_t workers, int64_t faults);
 // Fault sites the model enables by kind but the protocol can never visit
 // ("crash@after-ack" for a protocol whose only XACK runs inside its EVAL):
 // derived from its operations (CrashPointsOf, LostSitesOf). Never-fired
-// sites are search gaps only when reachable.
+// sites are search gaps only when reachable. Empty for a protocol script
+// (its sites are what it visits: WithVisitedSites).
 std::vector<std::string> UnreachableSites(const RunConfig& config);
 
 // A protocol script's point-fault sites are named by what it does

@@ -155,5 +155,20 @@ TEST_F(SearchCliTest, AnInlineProtocolWithoutFaultsGetsTheDefaultModelAndSaysSo)
   EXPECT_TRUE(Contains(quiet.output, "injects NO faults")) << quiet.output;
 }
 
+// lua-dedupe's only XACK runs inside its EVAL: a crash "after-ack" can
+// never fire, and coverage must not call it a search gap; txn-dedupe acks
+// with its own XACK, so the same site is reachable there.
+TEST(SearchTest, SitesAProtocolCannotVisitAreDerivedFromItsOperations) {
+  const RunConfig lua = Base("lua-dedupe");
+  const RunConfig txn = Base("txn-dedupe");
+  ASSERT_TRUE(lua.faults.Has(FaultKind::kCrash));
+  auto has = [](const std::vector<std::string>& v, const char* site) {
+    return std::find(v.begin(), v.end(), site) != v.end();
+  };
+  EXPECT_TRUE(has(UnreachableSites(lua), "crash@after-ack"));
+  EXPECT_FALSE(has(UnreachableSites(lua), "crash@after-eval"));
+  EXPECT_FALSE(has(UnreachableSites(txn), "crash@after-ack"));
+}
+
 }  // namespace
 }  // namespace xackly
