@@ -264,10 +264,8 @@ int RunAndReport(const char* command, const Scenario& scenario, const std::strin
              run->matched ? "matched" : "DOES NOT MATCH");
   PrintViolationsAndStory(human, *run, *check.counterexample, "what happened:\n");
   std::string fired;
-  int fired_total = 0;
   for (const auto& [site, n] : run->coverage.fired) {
     fired += fmt::format("{}{} ({} time{})", fired.empty() ? "" : ", ", site, n, n == 1 ? "" : "s");
-    fired_total += n;
   }
   fmt::print(human, "faults fired: {}\n", fired.empty() ? "none" : fired);
   PrintTimeline(human, options.timeline, *run, *check.counterexample);
