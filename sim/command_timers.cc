@@ -66,10 +66,4 @@ void ScriptTimers::AddCommand(const std::vector<std::string>& argv) {
 
 void ScriptTimers::AddWait(int64_t ms) { wait_ms = std::max(wait_ms, ms); }
 
-int64_t CommandTimerMs(const std::vector<std::string>& argv) {
-  ScriptTimers t;
-  t.AddCommand(argv);
-  return t.Longest();
-}
-
 }  // namespace xackly

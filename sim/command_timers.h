@@ -28,14 +28,11 @@ struct ScriptTimers {
   int64_t wait_ms = 0;             // w:sleep, w:read block times
 
   int64_t Longest() const;
-  // Adds the timer `argv` names, if any.
+  // Adds the timer `argv` names, if any (malformed numbers name none).
+  // Absolute expiries (EXAT, PXAT, EXPIREAT) are not durations and are
+  // ignored. Each duration saturates at one year.
   void AddCommand(const std::vector<std::string>& argv);
   void AddWait(int64_t ms);
 };
-
-// The longest duration, in milliseconds, that `argv`'s arguments name as a
-// timer (0: none, or malformed numbers). Absolute expiries (EXAT, PXAT,
-// EXPIREAT) are not durations and are ignored. Saturates at one year.
-int64_t CommandTimerMs(const std::vector<std::string>& argv);
 
 }  // namespace xackly

@@ -2,12 +2,22 @@
 // window, so a correct script with slow recovery is not judged early.
 #include "sim/command_timers.h"
 
+#include <string>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "sim/limits.h"
 
 namespace xackly {
 namespace {
+
+// The longest timer one command names.
+int64_t CommandTimerMs(const std::vector<std::string>& argv) {
+  ScriptTimers t;
+  t.AddCommand(argv);
+  return t.Longest();
+}
 
 TEST(CommandTimersTest, ClaimThresholdsAreRead) {
   EXPECT_EQ(CommandTimerMs({"XAUTOCLAIM", "s", "g", "c", "7200000", "0-0", "COUNT", "10"}), 7200000);
