@@ -80,9 +80,9 @@ class OracleFeed {
   bool InMulti(const std::string& slot) const;
   void Forget(const std::string& slot);
 
-  // Streams other than the run's own into which a worker XADDed an event's
-  // payload (an `event_id` field): dead-letter streams of the script's own
-  // choice. The event counts as dead-lettered, like one in events:dlq, and
+  // Streams other than the run's own into which a worker or the janitor
+  // (not a producer) XADDed an event's payload (an `event_id` field):
+  // dead-letter streams of the script's own choice. The event counts as dead-lettered, like one in events:dlq, and
   // the final reads read these streams too. (A retry stream nobody consumes
   // is indistinguishable, and counts the same way: a missed bug, never a
   // false `lost`.)
