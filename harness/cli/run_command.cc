@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <map>
 #include <set>
 #include <string>
 
@@ -130,9 +131,11 @@ void PrintTimeline(std::FILE* out, RunOptions::Timeline timeline, const RunResul
              "\nTimeline of the violating path ({} of {} trace lines; virtual ms, actor, request -> reply; "
              "--all-steps shows every one):\n",
              on_path.size(), run.trace.size());
-  // A path line that repeats one shown before (same actor, request and
-  // reply: a janitor polling the entry every tick) is counted, not shown.
-  std::set<std::string> shown;
+  // A path line that repeats the last one shown for its actor (same
+  // request and reply: a janitor polling the entry every tick) is counted,
+  // not shown. A repeat after something else (a second read of the same
+  // entry, the effect run again) is the story itself and is shown.
+  std::map<std::string, std::string> last_shown;  // actor -> request and reply
   int64_t skipped = 0, repeats = 0;
   const auto flush = [&] {
     if (skipped == 0) return;
@@ -146,11 +149,14 @@ void PrintTimeline(std::FILE* out, RunOptions::Timeline timeline, const RunResul
     const TraceLine& t = run.trace[static_cast<size_t>(line)];
     skipped += line - next;
     next = line + 1;
-    if (!shown.insert(t.actor + '\x1f' + t.request + '\x1f' + t.reply).second) {
+    std::string& last = last_shown[t.actor];
+    std::string key = t.request + '\x1f' + t.reply;
+    if (last == key) {
       ++skipped;
       ++repeats;
       continue;
     }
+    last = std::move(key);
     flush();
     fmt::print(out, "> {}\n", Trace::Render(t));
   }

@@ -5,6 +5,8 @@
 // replay file of an earlier run beside its report.
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <regex>
 #include <string>
 #include <vector>
@@ -189,6 +191,45 @@ TEST(FirstHourTest, ExplainShowsTheViolatingPathNotTheWholeTrace) {
   EXPECT_GT(all.output.size(), path.output.size());
   CommandOutput json = StdoutOf(dir.path(), {"explain", dir.path() + "/no-dedupe.replay.toml", "--format", "json"});
   EXPECT_TRUE(IsJson(json.output));
+}
+
+// A duplicate by one worker that reads the same entry twice with the same
+// request (a consumer that rewinds its group on start-up): the timeline
+// must show both reads and both effects, not fold the second pair away as
+// "repeating" lines, for they are the duplicate.
+TEST(FirstHourTest, ExplainShowsASecondIdenticalReadAndEffect) {
+  ScopedTempRoot dir;
+  std::ofstream(dir.path() + "/rewind.lua") << R"(
+function consumer(w)
+  if xackly.is_error(w:redis("XGROUP", "CREATE", w.stream, w.group, "0", "MKSTREAM")) then
+    w:redis("XGROUP", "SETID", w.stream, w.group, "0")
+  end
+  while true do
+    for _, e in ipairs(w:read(">", {count = 10, block_ms = 2000})) do
+      if w:effect(e.fields.event_id, "external", {entry = e}) then w:redis("XACK", w.stream, w.group, e.id) end
+    end
+  end
+end
+)";
+  std::ofstream(dir.path() + "/rewind.toml") << R"(name = "rewind"
+expect = "duplicate"
+[workload]
+workers = 1
+events = 1
+[timing]
+restart_delay_ms = 100
+fault_phase_ms = 10000
+[protocol]
+script = "rewind.lua"
+[schedule]
+faults = ["crash w1 before-XREADGROUP #2"]
+)";
+  CommandOutput out = RunXackly({"explain", dir.path() + "/rewind.toml"});
+  ASSERT_EQ(out.exit_code, kExitOk) << out.output;
+  const std::string timeline = out.output.substr(out.output.find("Timeline of the violating path"));
+  const std::regex effect("\n> +[0-9]+ w1 +ext apply order:1 -> ok");
+  EXPECT_EQ(std::distance(std::sregex_iterator(timeline.begin(), timeline.end(), effect), std::sregex_iterator()), 2)
+      << timeline;
 }
 
 // On a terminal the text report is coloured, unless NO_COLOR is set
