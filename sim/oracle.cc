@@ -91,15 +91,20 @@ void Oracle::Produced(int64_t t, const std::string& actor, const std::string& ev
 
 void Oracle::Delivered(int64_t t, const std::string& consumer,
                        const std::vector<StreamEntry>& entries, DeliveryVia via) {
-  static const char* kVia[] = {"XREADGROUP >", "XREADGROUP 0 (own pending)", "XAUTOCLAIM"};
+  static const char* kVia[] = {"XREADGROUP >", "XREADGROUP 0 (own pending)", "XAUTOCLAIM",
+                               "XREADGROUP > NOACK: never pending, so nothing can deliver it again"};
   const char* command = via == DeliveryVia::kClaim ? "XAUTOCLAIM" : "XREADGROUP";
-  HistoryKind kind = via == DeliveryVia::kNew          ? HistoryKind::kDelivered
-                     : via == DeliveryVia::kOwnPending ? HistoryKind::kRedelivered
-                                                       : HistoryKind::kClaimed;
+  HistoryKind kind = via == DeliveryVia::kOwnPending ? HistoryKind::kRedelivered
+                     : via == DeliveryVia::kClaim    ? HistoryKind::kClaimed
+                                                     : HistoryKind::kDelivered;
   for (const StreamEntry& e : entries) {
     std::string event_id = e.deleted ? EventOfId(e.id) : std::string(e.event_id());
     if (delivered_.insert(e.id).second) Progress(t);
-    pel_[e.id] = consumer;
+    if (via == DeliveryVia::kNoAck) {
+      if (EventState* st = Find(event_id)) st->read_noack = true;
+    } else {
+      pel_[e.id] = consumer;
+    }
     std::string detail = kVia[static_cast<int>(via)];
     if (e.deleted) detail += "; payload missing (nil): the entry was deleted while pending";
     HistoryItem item = Item(kind, t, consumer, e.id, detail);
@@ -504,6 +509,17 @@ Violation Oracle::ExplainMissing(const std::string& event_id, const FinalState& 
     }
     if (st.dead_lettered || Has(h, HistoryKind::kEffectFailed)) {
       v.detail += "; it was being dead-lettered, and the payload never reached the dead-letter stream";
+    }
+    return v;
+  }
+  if (st.read_noack) {
+    const HistoryItem* d = LastOf(h, HistoryKind::kDelivered);
+    v.cause = "read-noack";
+    v.detail = fmt::format("{} was read with XREADGROUP NOACK by {} at {} ms, so it never entered the PEL: "
+                           "its effect never ran and nothing can deliver it again",
+                           event_id, d->actor, d->t_ms);
+    if (const HistoryItem* c = FirstOf(h, HistoryKind::kCrash, d->t_ms, INT64_MAX, d->actor)) {
+      v.detail += fmt::format("; {} crashed at {} before its effect", c->actor, c->site);
     }
     return v;
   }

@@ -69,7 +69,10 @@ struct HistoryItem {
   bool payload_missing = false;  // delivered/claimed: the entry's payload was gone (nil)
 };
 
-enum class DeliveryVia : uint8_t { kNew, kOwnPending, kClaim };
+// How an entry reached a consumer. kNoAck: XREADGROUP ... NOACK, which hands
+// the entry over without ever putting it in the PEL, so nothing can deliver
+// it again.
+enum class DeliveryVia : uint8_t { kNew, kOwnPending, kClaim, kNoAck };
 
 class Oracle {
  public:
@@ -179,6 +182,7 @@ class Oracle {
     std::vector<std::string> stream_ids;
     bool produced = false;           // an XADD executed
     bool dead_lettered = false;
+    bool read_noack = false;         // delivered by XREADGROUP NOACK (never pending)
     std::vector<HistoryItem> history;
   };
   EventState* Find(const std::string& event_id);

@@ -155,7 +155,10 @@ void OracleFeed::Command(int64_t t, const Who& who, const std::vector<std::strin
       for (size_t k = 0; k < keys; ++k) {
         if (argv[streams + 1 + k] != st) continue;
         if (auto entries = ParseRangeReply(one[1])) {
-          DeliveryVia via = argv[streams + 1 + keys + k] == ">" ? DeliveryVia::kNew : DeliveryVia::kOwnPending;
+          const size_t noack = ArgIndex(argv, "NOACK");  // an option, before STREAMS
+          DeliveryVia via = argv[streams + 1 + keys + k] != ">" ? DeliveryVia::kOwnPending
+                            : noack != 0 && noack < streams    ? DeliveryVia::kNoAck
+                                                               : DeliveryVia::kNew;
           oracle_->Delivered(t, argv[3], *entries, via);
         }
         break;

@@ -94,7 +94,7 @@ std::vector<std::string> KnownCauses(VerdictKind kind) {
               "dedupe-expired", "server-restart", "producer-retry", "redelivered"};
     case VerdictKind::kLost:
       return {"acked-without-effect", "stranded", "payload-deleted", "consumer-deleted",
-              "server-data-loss", "never-produced", "never-delivered", "dropped"};
+              "server-data-loss", "never-produced", "never-delivered", "dropped", "read-noack"};
     case VerdictKind::kPelLeak: return {"done-but-pending"};
     case VerdictKind::kStuck: return {"never-settled"};
   }

@@ -209,6 +209,21 @@ TEST_F(OracleFeedTest, DeliveriesAndClaimsInsideEvalAreReadBack) {
   EXPECT_NE(std::find(two.begin(), two.end(), HistoryKind::kDelivered), two.end());
 }
 
+// XREADGROUP ... NOACK hands the entry over without a PEL row: the model
+// must not wait for an XACK that cannot come, and a crash before the
+// effect is blamed on NOACK, not on an entry that "left the PEL".
+TEST_F(OracleFeedTest, ANoAckReadIsDeliveredButNeverPending) {
+  Produce(1);
+  Send({"XREADGROUP", "GROUP", "workers", "w1", "COUNT", "10", "NOACK", "STREAMS", "events", ">"},
+       Arr({Arr({Str("events"), Arr({EntryReply(1)})})}));
+  EXPECT_TRUE(oracle_.ModelMismatches({.pending = {}}).empty());
+  std::vector<Violation> v = Judge();
+  ASSERT_GE(v.size(), 1u);
+  EXPECT_EQ(v[0].event_id, "order:1");
+  EXPECT_EQ(v[0].cause, "read-noack") << v[0].detail;
+  EXPECT_TRUE(IsKnownCause(VerdictKind::kLost, v[0].cause));
+}
+
 // The producer's XADDs inside EVAL: the read-back learns the entries, so a
 // lost event is blamed on what really happened, not "never-produced".
 TEST_F(OracleFeedTest, XaddsInsideEvalAreReadBackAsProduced) {
