@@ -295,6 +295,14 @@ class Simulation {
     const int64_t beyond_ms = std::max<int64_t>(0, script_timers_.Longest() - declared_timer_ms_);
     return SaturatingAdd(quiet_window_ms_, SaturatingMul(2, beyond_ms));
   }
+  // When the silence the quiet window measures began: the drain's start,
+  // the oracle's last progress, or the end of the longest piece of work an
+  // actor is still busy with (an effect longer than the run's effect_ms, a
+  // script's `duration_ms`): work in progress is progress, and a worker ten
+  // minutes into its effect is not stuck.
+  int64_t QuietSinceMs() const {
+    return std::max({drain_start_ms_, oracle_.last_progress_ms(), long_work_ends_ms_});
+  }
   Status FinalReads(Oracle::FinalState* fs);
 
   const RunConfig& config_;
@@ -323,6 +331,7 @@ class Simulation {
   bool fault_phase_ = true;
   int64_t fault_phase_end_ms_ = 0;
   int64_t drain_start_ms_ = 0;
+  int64_t long_work_ends_ms_ = 0;  // QuietSinceMs
   size_t next_scheduled_ = 0;
   size_t next_pick_ = 0;
   StreamId last_id_;
@@ -850,6 +859,11 @@ Status Simulation::ExecuteStep(Actor& a) {
   Step& s = *a.pending;
   const OpInfo& info = InfoOf(s.op);
   a.ready_at_ms = now_ + s.busy_ms;
+  // Work up to effect_ms is in QuietWindowMs already (so the catalog's
+  // traces keep their length); only longer work moves the quiet clock.
+  if (s.busy_ms > config_.timing.effect_ms && a.kind == ActorKind::kWorker) {
+    long_work_ends_ms_ = std::max(long_work_ends_ms_, now_ + s.busy_ms);
+  }
   if (config_.protocol.script != nullptr) {
     if (s.op == Op::kCommand) script_timers_.AddCommand(s.argv);
     if (s.op == Op::kSleep || s.op == Op::kPark) script_timers_.AddWait(s.duration_ms);
@@ -1191,7 +1205,7 @@ Result<RunResult> Simulation::Run() {
         Note("quiescent", "nothing pending, nothing left to deliver");
         break;
       }
-      int64_t quiet_since = std::max(drain_start_ms_, oracle_.last_progress_ms());
+      int64_t quiet_since = QuietSinceMs();
       if (now_ - quiet_since >= CurrentQuietWindowMs()) {
         Note("quiescent", fmt::format("no progress for {} ms", now_ - quiet_since));
         break;
@@ -1205,7 +1219,7 @@ Result<RunResult> Simulation::Run() {
     if (runnable.empty()) {
       int64_t next = NextWakeTime();
       if (!fault_phase_) {
-        int64_t quiet_deadline = std::max(drain_start_ms_, oracle_.last_progress_ms()) + CurrentQuietWindowMs();
+        int64_t quiet_deadline = QuietSinceMs() + CurrentQuietWindowMs();
         next = std::min(next, quiet_deadline);
       }
       if (next == INT64_MAX) {

@@ -201,6 +201,36 @@ end
   EXPECT_TRUE(Contains(run.output, "crash")) << run.output;
 }
 
+// A worker ten minutes into its effect is busy, not stuck: the quiet window
+// counts from the end of work longer than the run's effect_ms (it ended the
+// run at 214 s and called this correct protocol `stuck`).
+TEST(CliCommandsTest, AnEffectLongerThanTheQuietWindowIsWaitedFor) {
+  ScopedTempRoot root;
+  const std::string script = R"lua(
+function consumer(w)
+  w:redis("XGROUP", "CREATE", w.stream, w.group, "0", "MKSTREAM")
+  while true do
+    for _, e in ipairs(w:read(">", {count = 5, block_ms = 5000})) do
+      w:sql("BEGIN")
+      if w:sql("INSERT OR IGNORE INTO processed VALUES (?)", e.fields.event_id).changes == 1 then
+        w:effect(e.fields.event_id, "sql", {entry = e, duration_ms = 600000})
+      end
+      w:sql("COMMIT")
+      w:redis("XACK", w.stream, w.group, e.id)
+    end
+  end
+end
+)lua";
+  ASSERT_TRUE(WriteFileAtomically(root.path() + "/slow-effect.lua", script).ok());
+  ASSERT_TRUE(WriteFileAtomically(root.path() + "/slow-effect.toml",
+                                  "name = \"slow-effect\"\nexpect = \"ok\"\n"
+                                  "[workload]\nworkers = 1\nevents = 2\n"
+                                  "[protocol]\nscript = \"slow-effect.lua\"\n[faults]\nkinds = []\n")
+                  .ok());
+  CommandOutput run = RunXackly({"run", "--scenario", root.path() + "/slow-effect.toml", "--out", root.path()});
+  EXPECT_EQ(run.exit_code, kExitOk) << run.output;
+}
+
 TEST(CliCommandsTest, ATamperedReplayFileIsCaughtByItsTraceHash) {
   ScopedTempRoot out;
   CommandOutput check = RunXackly({"check", "--protocol", "no-dedupe", "--cases", "50", "--out", out.path(), "--quiet"});
