@@ -14,6 +14,7 @@
 #include "harness/redis_server.h"
 #include "reports/model.h"
 #include "reports/report.h"
+#include "harness/scenario_files.h"
 #include "scenarios/scenario.h"
 
 namespace xackly {
@@ -29,13 +30,6 @@ void AddTargetFlags(CLI::App* cmd, TargetFlags* flags);
 // Reads and parses what the flags name. For --protocol the scenario is the
 // catalog protocol with its own defaults. REQUIRES: one of the two is set.
 Result<Scenario> LoadTarget(const TargetFlags& flags);
-// Reads and parses a scenario file.
-Result<Scenario> LoadScenarioFile(const std::string& path);
-// A protocol script's paths (script, include) are relative to the scenario
-// file: rewrites them for a copy of `*s` written to `to_file` instead of
-// `from_file`, so a replay file in --out still finds its script. Paths that
-// are absolute, or a scenario without a script, are left as they are.
-void RebaseScriptPaths(Scenario* s, const std::string& from_file, const std::string& to_file);
 
 // The names of the catalog protocols closest to `name` ("did you mean"
 // candidates), "" when none is close.

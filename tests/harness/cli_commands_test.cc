@@ -318,7 +318,8 @@ TEST(CliCommandsTest, CheckAllWritesMarkdownHtmlJunitAndJson) {
   fs::create_directories(root / "catalog" / "scripts");
   fs::create_directories(root / "examples");
   fs::create_directories(root / "library");
-  for (const char* f : {"catalog/scripts/no-dedupe.toml", "catalog/scripts/no-dedupe.lua", "examples/txn-ack-xdel.toml",
+  for (const char* f : {"catalog/scripts/no-dedupe.toml", "catalog/scripts/no-dedupe.lua", "catalog/scripts/catalog_loop.lua",
+                        "examples/txn-ack-xdel.toml",
                         "examples/txn-ack-xdel.lua", "library/common.lua"}) {
     fs::copy_file(src / f, root / f);
   }

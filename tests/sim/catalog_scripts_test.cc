@@ -1,6 +1,8 @@
 // The catalog as protocol scripts: every catalog protocol ships as a Lua
 // script (scenarios/catalog/scripts/<name>.lua, run by <name>.toml), and
-// this test keeps each script equal to its C++ form (sim/catalog.cc). Both
+// this test keeps each script equal to its C++ form (sim/catalog.cc). The
+// scripts share their worker loop (catalog_loop.lua, each scenario's
+// include), so the test loads them as a user's scenario would. Both
 // forms run the same runs (seed, workload, an explicit fault plan) on the
 // same server, and must give
 //   - the same trace, line for line, for every protocol but two (below),
@@ -31,13 +33,11 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <regex>
-#include <sstream>
 
+#include "harness/scenario_files.h"
 #include "scenarios/scenario.h"
-#include "sim/lua/script_actor.h"
 #include "sim/simulation.h"
 #include "tests/harness/test_util.h"
 
@@ -49,13 +49,6 @@ const std::filesystem::path kScriptsDir = std::filesystem::path(XACKLY_SOURCE_DI
 // The two protocols whose traces must differ (see the top of this file).
 bool SameTraceExpected(const std::string& name) {
   return name != "lua-dedupe" && name != "short-ttl-dedupe";
-}
-
-std::string ReadText(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 // The script site that names a catalog crash point ("" when none does: a
@@ -172,7 +165,7 @@ TEST_P(CatalogScriptTest, ScriptAndCppFormGiveTheSameRuns) {
   // The shipped scenario file: the catalog protocol as its base, its
   // expectation, and a script that loads.
   std::filesystem::path toml = kScriptsDir / (p->name + ".toml");
-  Result<Scenario> scenario = ParseScenario(ReadText(toml), toml.string());
+  Result<Scenario> scenario = LoadScenarioFile(toml.string());  // the script with its include
   ASSERT_TRUE(scenario.ok()) << scenario.status().ToString();
   const RunConfig& file = scenario->config;
   if (SameCauseExpected(p->name)) {
@@ -192,9 +185,7 @@ TEST_P(CatalogScriptTest, ScriptAndCppFormGiveTheSameRuns) {
               file.faults.crash_points.end())
         << toml << ": " << point << " as " << site;
   }
-  std::filesystem::path lua = kScriptsDir / file.protocol.script_path;
-  auto script = LuaScript::Load({lua.string(), ReadText(lua)});
-  ASSERT_TRUE(script.ok()) << script.status().ToString();
+  ASSERT_NE(file.protocol.script, nullptr) << toml;
 
   const bool same_trace = SameTraceExpected(p->name);
   for (uint64_t seed : {1, 2}) {
@@ -208,7 +199,7 @@ TEST_P(CatalogScriptTest, ScriptAndCppFormGiveTheSameRuns) {
         cpp.fault_schedule = faults ? FaultPlanFor(*p, workers) : std::vector<FaultSpec>{};
         RunConfig lua_form = cpp;
         lua_form.protocol.cpp_handler = nullptr;
-        lua_form.protocol.script = *script;
+        lua_form.protocol.script = file.protocol.script;
         lua_form.protocol.script_path = file.protocol.script_path;
         lua_form.fault_schedule = InScriptNames(*p, *cpp.fault_schedule);
         std::string what = p->name + " seed " + std::to_string(seed) + ", " + std::to_string(workers) +

@@ -4,16 +4,9 @@
 --
 -- The catalog protocol no-claim (sim/catalog.cc) written as a protocol
 -- script; tests/sim/catalog_scripts_test.cc keeps the two forms equal.
+-- The worker loop around handle() is catalog_loop.lua (the scenario's include).
 
 local BLOCK_MS = 2000
-
-local function create_group(w)
-  w:redis("XGROUP", "CREATE", w.stream, w.group, "0", "MKSTREAM")
-end
-
-local function ack(w, id)
-  w:redis("XACK", w.stream, w.group, id)
-end
 
 -- Dedupe row and effect in one SQL transaction; XACK only after COMMIT.
 local function handle(w, e)
@@ -35,30 +28,6 @@ local function handle(w, e)
   ack(w, e.id)
 end
 
--- A batch from a read or a claim: a deleted payload is only acked.
-local function handle_batch(w, entries)
-  for _, e in ipairs(entries) do
-    if e.deleted then ack(w, e.id) else handle(w, e) end
-  end
-end
-
 function consumer(w)
-  local after = "0"  -- own pending first: what this consumer held before it crashed
-  while true do
-    local batch, err = w:read(after)
-    if err then create_group(w) break end
-    if #batch == 0 then break end
-    after = batch[#batch].id
-    handle_batch(w, batch)
-  end
-  while true do
-    local batch, err = w:read(">")
-    if err then
-      create_group(w)
-    elseif #batch == 0 then  -- nothing new: wait for new entries or BLOCK_MS
-      w:park(BLOCK_MS)
-    else
-      handle_batch(w, batch)
-    end
-  end
+  catalog_consumer(w, {handle_batch = each_entry(handle), block_ms = BLOCK_MS})  -- never claims
 end
