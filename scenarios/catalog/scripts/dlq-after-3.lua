@@ -4,30 +4,11 @@
 --
 -- The catalog protocol dlq-after-3 (sim/catalog.cc) written as a protocol
 -- script; tests/sim/catalog_scripts_test.cc keeps the two forms equal.
--- The worker loop around handle() is catalog_loop.lua (the scenario's include).
+-- The worker loop is catalog_loop.lua and the handler txn-dedupe's
+-- (txn_dedupe_handle): the scenario includes both files.
 
 local MIN_IDLE_MS, CLAIM_EVERY_MS, BLOCK_MS = 30000, 5000, 2000
 local DEAD_LETTER_AFTER = 3
-
--- Dedupe row and effect in one SQL transaction; XACK only after COMMIT.
-local function handle(w, e)
-  local event = e.fields.event_id
-  if not w:sql("BEGIN").ok then return end
-  local mark = w:sql("INSERT OR IGNORE INTO processed(event_id) VALUES (?)", event)
-  if not mark.ok then return end  -- the store is down: it rolled back already
-  if mark.changes == 0 then  -- done before: roll back, but still XACK
-    w:sql("ROLLBACK")
-    ack(w, e.id)
-    return
-  end
-  local ran, outcome = w:effect(event, "sql", {entry = e})
-  if not ran then
-    if outcome == "failed" then w:sql("ROLLBACK") end  -- (an outage rolled back already)
-    return
-  end
-  if not w:sql("COMMIT").ok then return end
-  ack(w, e.id)
-end
 
 -- The payload is saved to events:dlq first; XACK only once it is there.
 local function dead_letter(w, e)
@@ -52,7 +33,7 @@ local function handle_batch(w, entries, redelivered)
     elseif (deliveries[e.id] or 0) >= DEAD_LETTER_AFTER then
       dead_letter(w, e)
     else
-      handle(w, e)
+      txn_dedupe_handle(w, e)
     end
   end
 end

@@ -4,29 +4,10 @@
 --
 -- The catalog protocol racy-trim (sim/catalog.cc) written as a protocol
 -- script; tests/sim/catalog_scripts_test.cc keeps the two forms equal.
--- The worker loop around handle() is catalog_loop.lua (the scenario's include).
+-- The worker loop is catalog_loop.lua and the handler txn-dedupe's
+-- (txn_dedupe_handle): the scenario includes both files.
 
 local MIN_IDLE_MS, CLAIM_EVERY_MS, BLOCK_MS = 1000, 1000, 2000
-
--- Dedupe row and effect in one SQL transaction; XACK only after COMMIT.
-local function handle(w, e)
-  local event = e.fields.event_id
-  if not w:sql("BEGIN").ok then return end
-  local mark = w:sql("INSERT OR IGNORE INTO processed(event_id) VALUES (?)", event)
-  if not mark.ok then return end  -- the store is down: it rolled back already
-  if mark.changes == 0 then  -- done before: roll back, but still XACK
-    w:sql("ROLLBACK")
-    ack(w, e.id)
-    return
-  end
-  local ran, outcome = w:effect(event, "sql", {entry = e})
-  if not ran then
-    if outcome == "failed" then w:sql("ROLLBACK") end  -- (an outage rolled back already)
-    return
-  end
-  if not w:sql("COMMIT").ok then return end
-  ack(w, e.id)
-end
 
 -- "ms-seq" as two numbers, and the order of stream IDs.
 local function parse(id)
@@ -67,6 +48,6 @@ function janitor(w)
 end
 
 function consumer(w)
-  catalog_consumer(w, {handle_batch = each_entry(handle), min_idle_ms = MIN_IDLE_MS, claim_every_ms = CLAIM_EVERY_MS,
+  catalog_consumer(w, {handle_batch = each_entry(txn_dedupe_handle), min_idle_ms = MIN_IDLE_MS, claim_every_ms = CLAIM_EVERY_MS,
                        block_ms = BLOCK_MS})
 end

@@ -11,7 +11,8 @@
 local MIN_IDLE_MS, CLAIM_EVERY_MS, BLOCK_MS = 30000, 5000, 2000
 
 -- Dedupe row and effect in one SQL transaction; XACK only after COMMIT.
-local function handle(w, e)
+-- (Global: the catalog scripts built on txn-dedupe include this file for it.)
+function txn_dedupe_handle(w, e)
   local event = e.fields.event_id
   if not w:sql("BEGIN").ok then return end
   local mark = w:sql("INSERT OR IGNORE INTO processed(event_id) VALUES (?)", event)
@@ -31,6 +32,6 @@ local function handle(w, e)
 end
 
 function consumer(w)
-  catalog_consumer(w, {handle_batch = each_entry(handle), min_idle_ms = MIN_IDLE_MS, claim_every_ms = CLAIM_EVERY_MS,
+  catalog_consumer(w, {handle_batch = each_entry(txn_dedupe_handle), min_idle_ms = MIN_IDLE_MS, claim_every_ms = CLAIM_EVERY_MS,
                        block_ms = BLOCK_MS})
 end
