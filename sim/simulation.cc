@@ -625,7 +625,8 @@ int64_t Simulation::QuietWindowMs() const {
       if (f.kind == FaultKind::kStoreOutage) outage_ms = std::max(outage_ms, f.duration_ms);
     }
   }
-  return w + std::max(stall_ms, outage_ms);
+  w += std::max(stall_ms, outage_ms);
+  return config_.protocol.script != nullptr ? std::max(w, kScriptQuietFloorMs) : w;
 }
 
 int64_t Simulation::DeclaredLongestTimerMs() const {

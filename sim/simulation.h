@@ -66,6 +66,16 @@ Status ValidateRunConfig(const RunConfig& config);
 // fault_phase_ms, else as long as producing `events` takes, at least 2 s.
 int64_t FaultPhaseEndMs(const Timing& timing, int events, int producers);
 
+// The shortest silence after which a protocol script's run may end with
+// something still pending (and so be judged `stuck` or `pel-leak`), when
+// timing.quiet_window_ms does not set the window. A script's timers are
+// its own code: xackly sees those its commands name (claim thresholds,
+// expiries, blocks, sleeps) but not one kept in a variable and compared
+// with w:now() (a batch flushed every 5 minutes), so a liveness verdict on
+// a script waits out an hour of virtual silence. Longer timers: declare
+// them ([protocol.loop], docs/scripts.md) or set timing.quiet_window_ms.
+inline constexpr int64_t kScriptQuietFloorMs = 3'600'000;
+
 // The step guard when timing.max_steps is 0: far above what any healthy run
 // of `events` events needs (a few steps per event, plus idle polls, which
 // are bounded by the quiet window in virtual time, not by steps).

@@ -202,6 +202,9 @@ TEST_P(CatalogScriptTest, ScriptAndCppFormGiveTheSameRuns) {
         lua_form.protocol.script = file.protocol.script;
         lua_form.protocol.script_path = file.protocol.script_path;
         lua_form.fault_schedule = InScriptNames(*p, *cpp.fault_schedule);
+        // A script's liveness waits out kScriptQuietFloorMs; the C++ form
+        // knows its timers. The same window for both keeps them comparable.
+        cpp.timing.quiet_window_ms = lua_form.timing.quiet_window_ms = kScriptQuietFloorMs;
         std::string what = p->name + " seed " + std::to_string(seed) + ", " + std::to_string(workers) +
                            " workers, " + std::to_string(events) + " events" +
                            (faults ? ", faults" : ", no faults");
