@@ -18,13 +18,8 @@
 
 namespace xackly {
 
-RunConfig RunConfig::For(const ProtocolDef& protocol) {
-  RunConfig c;
-  c.protocol = protocol;
-  c.expected = protocol.expected;
-  c.naming = protocol.naming;
-  c.persistence = protocol.persistence;
-  c.faults = protocol.faults;
+FaultModel ReachableFaultModel(const ProtocolDef& protocol) {
+  FaultModel model = protocol.faults;
   // "Every point" means every point this protocol visits; a model's explicit
   // list keeps only those, so coverage never reports unreachable sites.
   // A kind left with no reachable site is dropped (an empty list would mean
@@ -40,15 +35,25 @@ RunConfig RunConfig::For(const ProtocolDef& protocol) {
       return std::find(have.begin(), have.end(), w) == have.end();
     });
     if (wanted.empty()) {
-      for (FaultKind k : kinds) c.faults.kinds.erase(k);
+      for (FaultKind k : kinds) model.kinds.erase(k);
     }
   };
   // A protocol script's sites are named by the commands it sends: every
   // site it visits is eligible (empty lists), or the ones the model lists.
   if (protocol.script_path.empty()) {
-    reachable(c.faults.crash_points, CrashPointsOf(protocol), {FaultKind::kCrash, FaultKind::kStall});
-    reachable(c.faults.lost_sites, LostSitesOf(protocol), {FaultKind::kLostRequest, FaultKind::kLostReply});
+    reachable(model.crash_points, CrashPointsOf(protocol), {FaultKind::kCrash, FaultKind::kStall});
+    reachable(model.lost_sites, LostSitesOf(protocol), {FaultKind::kLostRequest, FaultKind::kLostReply});
   }
+  return model;
+}
+
+RunConfig RunConfig::For(const ProtocolDef& protocol) {
+  RunConfig c;
+  c.protocol = protocol;
+  c.expected = protocol.expected;
+  c.naming = protocol.naming;
+  c.persistence = protocol.persistence;
+  c.faults = ReachableFaultModel(protocol);
   c.timing.fault_phase_ms = protocol.fault_phase_ms;
   return c;
 }
