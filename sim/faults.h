@@ -2,12 +2,15 @@
 //
 // Every fault kind has one descriptor (FaultKindInfo, the table at the top
 // of sim/faults.cc): its name, class (point / scheduled / event), spec
-// grammar, parameter, history kind, what it injects and what a correct
-// protocol must tolerate. The spec parser and printer, the scenario schema,
-// the check generator, coverage and the docs read that table; only the
-// injector itself (sim/simulation.cc for scheduled kinds,
+// grammar, parameter, history kind, what it injects, what a correct
+// protocol must tolerate, and how reports tell and draw it. The spec parser
+// and printer, the scenario schema, the check generator, coverage, the
+// story and the HTML timeline read that table; only the injector itself
+// (one function in sim/injectors.cc for a scheduled kind,
 // sim/lossy_connection.h for lost requests and replies, the crash points of
-// the scheduler for crash and stall) is written per kind.
+// sim/step_executor.cc for crash and stall) is written per kind. A new
+// scheduled kind is an enum value here, a row in sim/faults.cc and an
+// injector in sim/injectors.cc; its history item can be HistoryKind::kFault.
 //
 // Point faults (crash, stall, lost-*) fire at the nth visit of (actor,
 // site); scheduled faults at a virtual time; poison marks an event. A plan is
