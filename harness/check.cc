@@ -1,4 +1,5 @@
 #include "harness/check.h"
+#include "harness/check_rc.h"
 
 #include <algorithm>
 #include <chrono>

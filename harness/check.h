@@ -31,13 +31,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <iosfwd>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <rapidcheck.h>
 
 #include "harness/case_pool.h"
 #include "sim/simulation.h"
@@ -95,12 +94,8 @@ struct GeneratedCase {
 };
 void showValue(const GeneratedCase& c, std::ostream& os);  // for RapidCheck's output
 
-// Cases for `base`: faults drawn from base.faults (kinds, crash points, lost
-// sites, targets), scheduled faults inside the fault phase.
-rc::Gen<GeneratedCase> GenCase(const RunConfig& base, const CaseBounds& bounds);
-// The shrinkable case number `index` of a check seeded with `seed`, at `size`.
-rc::Shrinkable<GeneratedCase> NthCase(const rc::Gen<GeneratedCase>& gen, uint64_t seed,
-                                      int index, int size);
+// The case generator itself (RapidCheck-typed) is in harness/check_rc.h,
+// which is not installed: RapidCheck is no public dependency of the harness.
 // `base` with the case's workers, events, seed and faults (worker slots and
 // event numbers folded into the case's range).
 RunConfig ApplyCase(const RunConfig& base, const GeneratedCase& c);

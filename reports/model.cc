@@ -11,12 +11,18 @@
 namespace xackly::report {
 namespace {
 
-bool IsHolderFault(HistoryKind k) {
-  return k == HistoryKind::kCrash || k == HistoryKind::kStall || k == HistoryKind::kLostReply ||
-         k == HistoryKind::kLostRequest;
+// A fault that hit the worker holding the event (a point fault: crash,
+// stall, lost request or reply), as the fault kind's descriptor says.
+bool IsHolderFault(const HistoryItem& item) {
+  const FaultKindInfo* f = FaultOf(item);
+  return f != nullptr && f->fault_class == FaultClass::kPoint;
 }
 
 }  // namespace
+
+const FaultKindInfo* FaultOf(const HistoryItem& item) {
+  return item.kind == HistoryKind::kFault ? FaultKindNamed(item.site) : FaultKindOfHistory(HistoryKindName(item.kind));
+}
 
 std::vector<int64_t> PathLines(const CaseReport& c) {
   const auto size = static_cast<int64_t>(c.trace.size());
@@ -31,7 +37,7 @@ std::vector<int64_t> PathLines(const CaseReport& c) {
       if (!item.stream_id.empty()) names.insert(item.stream_id);
       if (item.line < 0 || item.line >= size) continue;
       lines.insert(item.line);
-      if (!IsHolderFault(item.kind)) continue;
+      if (!IsHolderFault(item)) continue;
       // The holder's lifecycle lines after the fault, up to its next start.
       for (int64_t l = item.line + 1; l < size; ++l) {
         const TraceLine& t = c.trace[static_cast<size_t>(l)];

@@ -106,6 +106,12 @@ std::vector<std::string> Story(const CaseReport& c);
 // request or reply while holding one. Empty when the trace was not kept.
 std::vector<int64_t> PathLines(const CaseReport& c);
 
+// The descriptor of the fault kind a history item records (a crash, a
+// deletion, a clock jump...), or nullptr for what the protocol did: the
+// kind whose `history` is the item's kind, or for HistoryKind::kFault the
+// kind the item's `site` names. Reports tell and draw faults from it.
+const FaultKindInfo* FaultOf(const HistoryItem& item);
+
 // "w1.2" → "w1": the worker slot of an actor incarnation.
 inline std::string_view Slot(std::string_view actor) { return actor.substr(0, actor.find('.')); }
 

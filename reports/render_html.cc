@@ -89,17 +89,12 @@ std::string Category(const TraceLine& t, bool effect_line) {
   const std::string first = w.empty() ? "" : w[0];
   const bool deletes = first == "XDEL" || first == "XTRIM" || (first == "XGROUP" && w.size() > 1 && w[1] == "DELCONSUMER");
   switch (t.kind) {
-    case LineKind::kFault:
-      switch (t.event) {
-        case LineEvent::kCrash: return "crash";
-        case LineEvent::kStall: return "stall";
-        case LineEvent::kLostRequest:
-        case LineEvent::kLostReply: return "lost";
-        default: break;
-      }
-      if (t.fault == "restart") return "server-restart";
-      if (t.fault == "xdel" || t.fault == "xtrim" || t.fault == "delconsumer") return "delete";
-      return "fault";
+    case LineKind::kFault: {
+      // The kind's descriptor names its glyph: a scheduled fault's line
+      // names its kind, a point fault's event is named after its kind.
+      const FaultKindInfo* f = FaultKindNamed(t.fault.empty() ? LineEventName(t.event) : t.fault);
+      return f == nullptr ? "fault" : f->lane;
+    }
     case LineKind::kLifecycle:
       if (t.event == LineEvent::kStart) return "restart";
       if (t.event == LineEvent::kReconnect) return "reconnect";

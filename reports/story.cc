@@ -4,6 +4,7 @@
 // comes from a HistoryKind, so a new protocol tells its own story.
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
@@ -59,9 +60,28 @@ bool IsDelivery(HistoryKind k) {
   return k == HistoryKind::kDelivered || k == HistoryKind::kRedelivered || k == HistoryKind::kClaimed;
 }
 
-bool IsRunWide(HistoryKind k) {
-  return k == HistoryKind::kServerRestart || k == HistoryKind::kClockJump ||
-         k == HistoryKind::kStoreOutage;
+// Whether the beat is about the whole run (its fault kind's descriptor).
+bool IsRunWide(const HistoryItem& facts) {
+  const FaultKindInfo* f = FaultOf(facts);
+  return f != nullptr && f->run_wide;
+}
+
+// `text` with each "{name}" replaced by hole(name), holes filled left to
+// right and only when present (filling one may have effects: Ids marks an
+// entry as mentioned). REQUIRES: hole knows every name `text` uses.
+std::string Fill(std::string_view text, const std::function<std::string(std::string_view)>& hole) {
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    const size_t open = text.find('{', i);
+    const size_t close = open == std::string_view::npos ? open : text.find('}', open);
+    if (close == std::string_view::npos) break;
+    out.append(text.substr(i, open - i));
+    out += hole(text.substr(open + 1, close - open - 1));
+    i = close + 1;
+  }
+  if (i < text.size()) out.append(text.substr(i));
+  return out;
 }
 
 // "persistence aof" for a restart item, or "".
@@ -114,7 +134,7 @@ std::vector<Beat> EventBeats(const std::string& event_id, const std::vector<Hist
     if (IsDelivery(item.kind) && effect_before && !item.payload_missing) {
       b.skips = i + 1 == history.size() || IsDelivery(history[i + 1].kind);
     }
-    if (!IsRunWide(item.kind)) b.subjects.push_back({event_id, item.stream_id});
+    if (!IsRunWide(item)) b.subjects.push_back({event_id, item.stream_id});
     if (duplicate != nullptr && effects >= 2 && i + 1 == end) {
       b.conclusion = fmt::format(" → duplicate of {} ({} effects)", event_id,
                                  std::max(duplicate->effect_count, effects));
@@ -149,8 +169,8 @@ void SortByTime(std::vector<Beat>& beats) {
   std::stable_sort(beats.begin(), beats.end(), [](const Beat& a, const Beat& b) {
     const int64_t la = a.line < 0 ? std::numeric_limits<int64_t>::max() : a.line;
     const int64_t lb = b.line < 0 ? std::numeric_limits<int64_t>::max() : b.line;
-    const int ra = IsRunWide(a.kind) ? 0 : 1;
-    const int rb = IsRunWide(b.kind) ? 0 : 1;
+    const int ra = IsRunWide(a.facts) ? 0 : 1;
+    const int rb = IsRunWide(b.facts) ? 0 : 1;
     return std::tie(a.t_ms, la, ra) < std::tie(b.t_ms, lb, rb);
   });
 }
@@ -294,7 +314,7 @@ class Teller {
       return time + b.actor + " " + StartPhrase(b.replaces) + ".";
     }
     std::string restart = Restart(b);
-    const bool acts = !b.expiry && !IsRunWide(b.kind) && b.kind != HistoryKind::kRestartLoss;
+    const bool acts = !b.expiry && !IsRunWide(b.facts) && b.kind != HistoryKind::kRestartLoss;
     if (acts && restart.empty() && stalled_.erase(b.actor) > 0) restart = "resumes";
     auto [subject, predicate] = Phrase(b);
     if (b.kind == HistoryKind::kStall) stalled_.insert(b.actor);
@@ -381,7 +401,7 @@ class Teller {
   // "w1 starts again" when the trace shows the actor (re)starting since the
   // story last saw its worker slot.
   std::string Restart(const Beat& b) {
-    if (b.line < 0 || b.actor.empty() || IsRunWide(b.kind) || b.expiry) return "";
+    if (b.line < 0 || b.actor.empty() || IsRunWide(b.facts) || b.expiry) return "";
     auto it = last_line_of_slot_.find(std::string(Slot(b.actor)));
     if (it == last_line_of_slot_.end()) return "";
     for (int64_t l = b.line - 1; l > it->second; --l) {
@@ -411,9 +431,35 @@ class Teller {
     return text;
   }
 
+  // A fault's beat, told by its kind's descriptor (FaultKindInfo::story).
+  std::pair<std::string, std::string> FaultPhrase(const Beat& b, const FaultKindInfo& fault) {
+    const std::string who = fault.run_wide ? "an injected fault" : Who(b.actor);
+    const std::string duration = b.value > 0 ? FormatDuration(b.value) : "";
+    auto hole = [&](std::string_view name) -> std::string {
+      auto unless_empty = [](const std::string& prefix, const std::string& value, const std::string& suffix = "") {
+        return value.empty() ? std::string() : prefix + value + suffix;
+      };
+      if (name == "who") return who;
+      if (name == "site") return b.facts.site;
+      if (name == "ids") return Ids(b.subjects);
+      if (name == "standing") return Standing(b.subjects);
+      if (name == "for") return unless_empty(" for ", duration);
+      if (name == "by") return unless_empty(" by ", duration);
+      if (name == "with") return unless_empty(" with ", b.detail);
+      if (name == "consumer") return unless_empty(" ", b.facts.consumer);
+      if (name == "persistence") return unless_empty(" (", PersistenceNote(b.facts), ")");
+      XACKLY_CHECK(false);  // a descriptor's story names an unknown hole
+      return "";
+    };
+    return {who, Fill(fault.story, hole)};
+  }
+
   std::pair<std::string, std::string> Phrase(const Beat& b) {
     const std::string who = Who(b.actor);
     const TraceLine* line = LineAt(c_, b.line);
+    if (const FaultKindInfo* fault = FaultOf(b.facts); fault != nullptr && *fault->story != '\0') {
+      return FaultPhrase(b, *fault);
+    }
     switch (b.kind) {
       case HistoryKind::kProduced: {
         std::vector<std::string> parts;
@@ -493,38 +539,12 @@ class Teller {
       case HistoryKind::kDeadLettered:
         for (const Subject& s : b.subjects) state_[s.event_id].dead_lettered = true;
         return {who, "writes " + Events(b.subjects) + " to the dead-letter stream"};
-      case HistoryKind::kCrash:
-        return {who, "crashes at " + b.facts.site + Standing(b.subjects)};
-      case HistoryKind::kStall:
-        return {who, "stalls at " + b.facts.site + (b.value > 0 ? " for " + FormatDuration(b.value) : "") +
-                         Standing(b.subjects)};
-      case HistoryKind::kLostReply:
-        return {who, fmt::format("sends {} about {}; it runs, but the reply is lost and {} times out",
-                                 b.facts.site, Ids(b.subjects), who)};
-      case HistoryKind::kLostRequest:
-        return {who, fmt::format("sends {} about {}, but the request is lost and never runs",
-                                 b.facts.site, Ids(b.subjects))};
-      case HistoryKind::kPayloadDeleted:
-        return {who, "deletes the payload of " + Ids(b.subjects) + (b.detail.empty() ? "" : " with " + b.detail)};
-      case HistoryKind::kConsumerDeleted: {
-        const std::string consumer = b.facts.consumer.empty() ? "" : " " + b.facts.consumer;
-        return {who, "deletes consumer" + consumer + " (XGROUP DELCONSUMER), dropping " +
-                         Ids(b.subjects) + " from the PEL"};
-      }
       case HistoryKind::kRestartLoss: {
         const std::string why = PersistenceNote(b.facts);
         return {"the server restart", "loses " + Ids(b.subjects) + (why.empty() ? "" : " (" + why + ")")};
       }
-      case HistoryKind::kServerRestart: {
-        const std::string why = PersistenceNote(b.facts);
-        return {"an injected fault", "kills redis-server and restarts it" + (why.empty() ? "" : " (" + why + ")")};
-      }
-      case HistoryKind::kClockJump:
-        return {"an injected fault",
-                "moves virtual time forward" + (b.value > 0 ? " by " + FormatDuration(b.value) : "")};
-      case HistoryKind::kStoreOutage:
-        return {"an injected fault",
-                "takes the business store down" + (b.value > 0 ? " for " + FormatDuration(b.value) : "")};
+      default:
+        break;
     }
     return {who, b.detail};
   }

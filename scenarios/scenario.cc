@@ -553,23 +553,17 @@ Scenario ScenarioParser::Parse() {
   if (e_->failed()) return s_;
 
   if (inline_protocol_ != nullptr) {
-    // An inline protocol's own run defaults are the ones this file sets; the
-    // run is RunConfig::For(it) (which resolves the fault model to the sites
-    // the protocol visits) plus the file's run settings.
-    ProtocolDef p = c.protocol;
+    // An inline protocol's own run defaults are the ones this file sets;
+    // the run's fault model is the file's, resolved to the sites the
+    // protocol visits (as RunConfig::For resolves a catalog protocol's).
+    ProtocolDef& p = c.protocol;
     p.expected = c.expected;
     p.naming = c.naming;
     p.persistence = c.persistence;
     p.faults = c.faults;
     Status valid = ValidateProtocol(p);
     if (!valid.ok()) FailAtProtocolField(valid.message());
-    RunConfig run = RunConfig::For(p);
-    run.seed = c.seed;
-    run.producers = c.producers;
-    run.workers = c.workers;
-    run.events = c.events;
-    run.timing = c.timing;
-    c = std::move(run);
+    c.faults = ReachableFaultModel(p);
   }
   ReadSchedule();
   if (e_->failed()) return s_;

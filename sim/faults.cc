@@ -20,41 +20,51 @@ const std::vector<FaultKindInfo> kKinds = {
      "a worker process dies right after a named crash point; its open SQL transaction rolls back; a "
      "replacement starts after restart_delay_ms (same or fresh consumer name)",
      "any step may be the last: work done but not acknowledged is redelivered and must be deduplicated; "
-     "work acknowledged must already be done"},
+     "work acknowledged must already be done",
+     false, "crash", "crashes at {site}{standing}"},
     {FaultKind::kStall, "stall", FaultClass::kPoint, true, "stall <actor> <point> #<n> <duration>ms", "duration",
      "stall_ms", "stall",
      "a worker pauses for duration_ms after a crash point, then resumes and finishes what it was doing "
      "(a zombie)",
-     "a slow worker's entries may be claimed meanwhile: both may process; the effect must still run once"},
+     "a slow worker's entries may be claimed meanwhile: both may process; the effect must still run once",
+     false, "stall", "stalls at {site}{for}{standing}"},
     {FaultKind::kLostRequest, "lost-request", FaultClass::kPoint, false, "lost-request <actor> <site> #<n>", "", "",
      "lost-request",
      "a request never reaches the server or store: not executed; the caller times out and reconnects",
-     "a timeout says nothing about the outcome: retries must be safe"},
+     "a timeout says nothing about the outcome: retries must be safe",
+     false, "lost", "sends {site} about {ids}, but the request is lost and never runs"},
     {FaultKind::kLostReply, "lost-reply", FaultClass::kPoint, false, "lost-reply <actor> <site> #<n>", "", "",
      "lost-reply", "the request executes but its reply is lost: the caller times out and reconnects",
-     "the request may have run: a retry must not repeat its effect (an XADD retried is a second entry)"},
+     "the request may have run: a retry must not repeat its effect (an XADD retried is a second entry)",
+     false, "lost", "sends {site} about {ids}; it runs, but the reply is lost and {who} times out"},
     {FaultKind::kXdel, "xdel", FaultClass::kScheduled, false, "xdel <target> @<time>ms", "target", "xdel_target",
      "payload-deleted", "an operator deletes one unread, pending or acked entry's payload (XDEL)",
-     "nothing: a deleted unread or pending entry is lost, and the report must say it was not the protocol"},
+     "nothing: a deleted unread or pending entry is lost, and the report must say it was not the protocol",
+     false, "delete", "deletes the payload of {ids}{with}"},
     {FaultKind::kXtrim, "xtrim", FaultClass::kScheduled, false, "xtrim <target> @<time>ms", "target", "xtrim_target",
      "payload-deleted", "retention trims the stream (MAXLEN n, or MINID at the group's last-delivered-id)",
-     "a trim below what is pending or unread loses entries; a trim of delivered, acked entries is safe"},
+     "a trim below what is pending or unread loses entries; a trim of delivered, acked entries is safe",
+     false, "delete", "deletes the payload of {ids}{with}"},
     {FaultKind::kRestart, "restart", FaultClass::kScheduled, false, "restart @<time>ms", "", "", "server-restart",
      "redis-server is SIGKILLed and restarted; what survives follows the persistence mode; every connection "
      "dies",
-     "reconnecting, recreating the group (NOGROUP) and reprocessing what the restart forgot, once"},
+     "reconnecting, recreating the group (NOGROUP) and reprocessing what the restart forgot, once",
+     true, "server-restart", "kills redis-server and restarts it{persistence}"},
     {FaultKind::kSave, "save", FaultClass::kScheduled, false, "save @<time>ms", "", "", "",
-     "an explicit SAVE (what an rdb restart restores to)", "nothing by itself"},
+     "an explicit SAVE (what an rdb restart restores to)", "nothing by itself", true},
     {FaultKind::kDelConsumer, "delconsumer", FaultClass::kScheduled, false, "delconsumer @<time>ms", "", "",
      "consumer-deleted",
      "XGROUP DELCONSUMER of the consumer holding most pending entries: its PEL is dropped",
-     "nothing: the dropped entries are lost, and the report must blame the deletion"},
+     "nothing: the dropped entries are lost, and the report must blame the deletion",
+     false, "delete", "deletes consumer{consumer} (XGROUP DELCONSUMER), dropping {ids} from the PEL"},
     {FaultKind::kClockJump, "clock-jump", FaultClass::kScheduled, false, "clock-jump +<size>ms @<time>ms", "size",
      "clock_jump_ms", "clock-jump", "virtual time leaps forward: idle thresholds and TTLs pass at once",
-     "claims of busy entries and expired dedupe keys must not run an effect twice"},
+     "claims of busy entries and expired dedupe keys must not run an effect twice",
+     true, "fault", "moves virtual time forward{by}"},
     {FaultKind::kStoreOutage, "store-outage", FaultClass::kScheduled, false, "store-outage <length>ms @<time>ms",
      "duration", "store_outage_ms", "store-outage", "the business store is unavailable for duration_ms",
-     "failed statements and effects are retried later; nothing is acknowledged that did not commit"},
+     "failed statements and effects are retried later; nothing is acknowledged that did not commit",
+     true, "fault", "takes the business store down{for}"},
     {FaultKind::kPoison, "poison", FaultClass::kEvent, false, "poison event <n>", "", "", "effect-failed",
      "an event whose side effect always fails",
      "the event is retried, then dead-lettered (or stays pending): it never blocks the others"},
@@ -76,16 +86,27 @@ const FaultKindInfo& InfoOf(FaultKind k) {
   return info;
 }
 
+const FaultKindInfo* FaultKindOfHistory(std::string_view history) {
+  if (history.empty()) return nullptr;
+  for (const FaultKindInfo& kn : kKinds) {
+    if (history == kn.history) return &kn;
+  }
+  return nullptr;
+}
+
+const FaultKindInfo* FaultKindNamed(std::string_view name) {
+  for (const FaultKindInfo& kn : kKinds) {
+    if (name == kn.name) return &kn;
+  }
+  return nullptr;
+}
+
 const char* FaultKindName(FaultKind k) { return InfoOf(k).name; }
 
 bool ParseFaultKind(std::string_view name, FaultKind* out) {
-  for (const FaultKindInfo& kn : kKinds) {
-    if (name == kn.name) {
-      *out = kn.kind;
-      return true;
-    }
-  }
-  return false;
+  const FaultKindInfo* kn = FaultKindNamed(name);
+  if (kn != nullptr) *out = kn->kind;
+  return kn != nullptr;
 }
 
 std::string FaultKindList() {

@@ -2,12 +2,15 @@
 //
 // Every fault kind has one descriptor (FaultKindInfo, the table at the top
 // of sim/faults.cc): its name, class (point / scheduled / event), spec
-// grammar, parameter, history kind, what it injects and what a correct
-// protocol must tolerate. The spec parser and printer, the scenario schema,
-// the check generator, coverage and the docs read that table; only the
-// injector itself (sim/simulation.cc for scheduled kinds,
+// grammar, parameter, history kind, what it injects, what a correct
+// protocol must tolerate, and how reports tell and draw it. The spec parser
+// and printer, the scenario schema, the check generator, coverage, the
+// story and the HTML timeline read that table; only the injector itself
+// (one function in sim/injectors.cc for a scheduled kind,
 // sim/lossy_connection.h for lost requests and replies, the crash points of
-// the scheduler for crash and stall) is written per kind.
+// sim/step_executor.cc for crash and stall) is written per kind. A new
+// scheduled kind is an enum value here, a row in sim/faults.cc and an
+// injector in sim/injectors.cc; its history item can be HistoryKind::kFault.
 //
 // Point faults (crash, stall, lost-*) fire at the nth visit of (actor,
 // site); scheduled faults at a virtual time; poison marks an event. A plan is
@@ -71,10 +74,32 @@ struct FaultKindInfo {
   const char* history;
   const char* injects;      // what xackly injects
   const char* tolerate;     // what a correct protocol must tolerate
+  // How reports show it (reports/ has no per-kind code):
+  // The history item is about the whole run, not about the events it
+  // touched (a restart, a clock jump, an outage): told before same-time
+  // steps, with no event as subject.
+  bool run_wide = false;
+  // The HTML timeline's glyph class for its trace line: "crash", "stall",
+  // "lost", "delete", "server-restart" or "fault" (a generic hexagon).
+  const char* lane = "fault";
+  // The story's sentence for its history item (reports/story.cc), "" when
+  // the story tells the history kind itself (poison's effect-failed). The
+  // subject is the actor (an injected fault for run-wide kinds); holes:
+  //   {who} the actor          {site} the fault site    {ids} the entries
+  //   {standing} ", before XACK" and friends (where the holder stood)
+  //   {for} " for 5 s" / {by} " by 5 s" (the item's duration, if any)
+  //   {with} " with <detail>"  {consumer} " <consumer>"
+  //   {persistence} " (persistence aof)"   (each "" when it has no value)
+  const char* story = "";
 };
 // Every kind, in enum order.
 const std::vector<FaultKindInfo>& AllFaultKinds();
 const FaultKindInfo& InfoOf(FaultKind k);
+// The first kind whose `history` is `history` (HistoryKindName), or nullptr:
+// how reports find what a history item or trace line of a fault looks like.
+const FaultKindInfo* FaultKindOfHistory(std::string_view history);
+// The kind named `name`, or nullptr.
+const FaultKindInfo* FaultKindNamed(std::string_view name);
 
 const char* FaultKindName(FaultKind k);
 bool ParseFaultKind(std::string_view name, FaultKind* out);

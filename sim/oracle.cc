@@ -31,6 +31,7 @@ const char* HistoryKindName(HistoryKind k) {
     case HistoryKind::kServerRestart: return "server-restart";
     case HistoryKind::kClockJump: return "clock-jump";
     case HistoryKind::kStoreOutage: return "store-outage";
+    case HistoryKind::kFault: return "fault";
   }
   return "?";
 }
@@ -334,8 +335,11 @@ void Oracle::ServerRestarted(int64_t t, Persistence persistence,
   global_.push_back(std::move(restart));
 }
 
-void Oracle::RunWideFault(HistoryKind kind, int64_t t, const std::string& detail, int64_t duration_ms) {
-  global_.push_back(Item(kind, t, "fault", "", detail, duration_ms));
+void Oracle::RunWideFault(HistoryKind kind, int64_t t, const std::string& detail, int64_t duration_ms,
+                          const std::string& fault) {
+  HistoryItem item = Item(kind, t, "fault", "", detail, duration_ms);
+  item.site = fault;
+  global_.push_back(std::move(item));
 }
 
 bool Oracle::NothingLeftToDeliver() const {

@@ -46,9 +46,11 @@ enum class HistoryKind : uint8_t {
   kServerRestart,    // run-wide: redis-server was killed and restarted
   kClockJump,        // run-wide: virtual time leapt forward
   kStoreOutage,      // run-wide: the business store went down
+  kFault,            // run-wide: a fault of a kind with no history kind of its
+                     // own; `site` names the kind (its descriptor tells it)
 };
 const char* HistoryKindName(HistoryKind k);
-inline constexpr HistoryKind kLastHistoryKind = HistoryKind::kStoreOutage;
+inline constexpr HistoryKind kLastHistoryKind = HistoryKind::kFault;
 
 // One thing that happened to an event. `detail` is a human sentence for
 // people; everything a report decides on is in the typed fields.
@@ -140,7 +142,9 @@ class Oracle {
   std::optional<StreamId> NewestLive() const;
 
   // `duration_ms`: a clock jump's size or an outage's length (the item's value).
-  void RunWideFault(HistoryKind kind, int64_t t, const std::string& detail, int64_t duration_ms);
+  // `fault`: the fault kind's name, for HistoryKind::kFault.
+  void RunWideFault(HistoryKind kind, int64_t t, const std::string& detail, int64_t duration_ms,
+                    const std::string& fault = "");
 
   // --- Queries during the run ---------------------------------------------
   int64_t last_progress_ms() const { return last_progress_ms_; }

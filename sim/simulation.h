@@ -59,6 +59,13 @@ struct RunConfig {
   static RunConfig For(const ProtocolDef& protocol);
 };
 
+// The protocol's fault model (protocol.faults) resolved to the sites the
+// protocol visits (CrashPointsOf, LostSitesOf): empty site lists become every
+// visited site, listed sites it never visits are dropped, and a point kind
+// left with no site is disabled. A protocol script's lists stay as they are
+// (its sites are known only once it runs). RunConfig::For's fault model.
+FaultModel ReachableFaultModel(const ProtocolDef& protocol);
+
 // Validates everything a user can get wrong; errors name the field.
 Status ValidateRunConfig(const RunConfig& config);
 

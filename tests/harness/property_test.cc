@@ -9,6 +9,7 @@
 #include <rapidcheck/gtest.h>
 
 #include "harness/check.h"
+#include "harness/check_rc.h"
 #include "tests/harness/test_util.h"
 
 namespace xackly {

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/check.h"
+#include "harness/check_rc.h"
 #include "harness/exit_codes.h"
 #include "tests/harness/test_util.h"
 

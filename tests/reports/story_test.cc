@@ -185,6 +185,32 @@ TEST(StoryTest, OneStepOfSeveralEventsIsOneSentence) {
   EXPECT_EQ(story[2], "→ order:2 is lost: payload-deleted.");
 }
 
+// A fault's sentence comes from its kind's descriptor (sim/faults.cc): every
+// kind that writes a history item gets a sentence of its own, with every
+// hole filled, so a new kind needs no edit here.
+TEST(StoryTest, EveryFaultKindIsToldByItsDescriptor) {
+  for (const FaultKindInfo& k : AllFaultKinds()) {
+    if (*k.story == '\0') continue;
+    SCOPED_TRACE(k.name);
+    HistoryKind kind = HistoryKind::kProduced;
+    for (int h = 0; h <= static_cast<int>(kLastHistoryKind); ++h) {
+      if (std::string_view(HistoryKindName(static_cast<HistoryKind>(h))) == k.history) kind = static_cast<HistoryKind>(h);
+    }
+    ASSERT_NE(kind, HistoryKind::kProduced);
+    CaseReport c;
+    HistoryItem item{kind, 5, -1, k.run_wide ? "fault" : "w1", k.run_wide ? "" : "1-0", "DETAIL", 2000};
+    item.site = "XACK";
+    c.histories["order:1"] = {item};
+    c.violations = {{VerdictKind::kLost, "order:1", k.name, "gone", 0}};
+    const std::vector<std::string> story = Story(c);
+    SCOPED_TRACE(Dump(story));
+    ASSERT_EQ(story.size(), 2u);
+    EXPECT_EQ(story[0].find('{'), std::string::npos);
+    EXPECT_NE(story[0], "DETAIL.");
+    EXPECT_TRUE(story[0].starts_with(k.run_wide ? "an injected fault " : "w1 ")) << story[0];
+  }
+}
+
 TEST(StoryTest, RepeatedStepsAreToldOnce) {
   CaseReport c;
   std::vector<HistoryItem>& h = c.histories["order:1"];

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "sim/faults.h"
+#include "sim/injectors.h"
+#include "sim/oracle.h"
 
 namespace xackly {
 namespace {
@@ -152,6 +154,27 @@ TEST(FaultPlanTest, IneligiblePointsNeverFire) {
   EXPECT_EQ(cov.fired["crash@after-commit"], 1);
   EXPECT_EQ(cov.enabled.count("crash@after-commit"), 1u);
   EXPECT_EQ(cov.enabled.count("crash@after-read"), 0u);
+}
+
+// The descriptor is the one place a kind is described: every scheduled kind
+// must have an injector, and every history kind a descriptor names must
+// exist (reports find a history item's fault kind by that name).
+TEST(FaultKindInfoTest, EveryScheduledKindHasAnInjectorAndEveryHistoryExists) {
+  for (const FaultKindInfo& k : AllFaultKinds()) {
+    SCOPED_TRACE(k.name);
+    if (k.fault_class == FaultClass::kScheduled) {
+      EXPECT_NE(InjectorOf(k.kind), nullptr);
+    }
+    if (*k.history == '\0') continue;
+    bool found = false;
+    for (int h = 0; h <= static_cast<int>(kLastHistoryKind); ++h) {
+      found = found || std::string_view(HistoryKindName(static_cast<HistoryKind>(h))) == k.history;
+    }
+    EXPECT_TRUE(found) << "history '" << k.history << "' is no HistoryKind";
+    EXPECT_EQ(FaultKindOfHistory(k.history)->history, std::string_view(k.history));
+  }
+  EXPECT_EQ(FaultKindOfHistory(""), nullptr);
+  EXPECT_EQ(FaultKindOfHistory("acked"), nullptr);
 }
 
 }  // namespace

@@ -1,0 +1,155 @@
+// Actor lifecycle (see sim/run_internal.h): setup of the world, starting an
+// actor's coroutine, crash and take-down (a restart after
+// restart_delay_ms), reset after a timeout, park and wake.
+#include "sim/run_internal.h"
+
+#include <fmt/format.h>
+
+#include "sim/script_steps.h"
+
+namespace xackly::run_internal {
+
+Status Simulation::Setup() {
+  Status reset = server_->Reset(kEpochMs);
+  if (!reset.ok()) return reset;
+  last_clock_written_ = 0;
+  env_.protocol = &config_.protocol;
+  env_.names = &names_;
+  env_.timing = &config_.timing;
+  env_.now_ms = &now_;
+  env_.events = config_.events;
+  env_.producers = config_.producers;
+  env_.atomic_script = CompileAtomicScript(config_.protocol);
+  env_.atomic = AtomicGroupOf(config_.protocol);
+  env_.seed = config_.seed;
+  env_.epoch_ms = kEpochMs;
+  env_.steps = &steps_;
+  env_.script_error = &script_error_;
+
+  const Timing& t = config_.timing;
+  fault_phase_end_ms_ = FaultPhaseEndMs(t, config_.events, config_.producers);
+  quiet_window_ms_ = QuietWindowMs();
+  declared_timer_ms_ = DeclaredLongestTimerMs();
+  if (config_.fault_schedule) {
+    plan_ = std::make_unique<FaultPlan>(config_.faults, *config_.fault_schedule);
+  } else {
+    plan_ = std::make_unique<FaultPlan>(config_.faults, Rng(config_.seed).Split("faults"),
+                                        fault_phase_end_ms_, config_.events);
+  }
+  env_.faults = plan_.get();
+
+  Result<Reply> created = HarnessCall(
+      {"XGROUP", "CREATE", names_.stream, names_.group, "0", "MKSTREAM"}, "setup");
+  if (!created.ok()) return created.status();
+
+  auto add = [&](ActorKind kind, const std::string& slot) {
+    auto a = std::make_unique<Actor>();
+    a->kind = kind;
+    a->slot = slot;
+    a->name = slot;
+    actors_.push_back(std::move(a));
+  };
+  for (int i = 1; i <= config_.producers; ++i) add(ActorKind::kProducer, "p" + std::to_string(i));
+  for (int i = 1; i <= config_.workers; ++i) add(ActorKind::kWorker, "w" + std::to_string(i));
+  bool janitor = script() ? config_.protocol.script->Defines(ScriptRole::kJanitor)
+                          : config_.protocol.janitor.enabled();
+  if (janitor) add(ActorKind::kJanitor, "j1");
+  for (auto& a : actors_) {
+    Status s = StartActor(*a);
+    if (!s.ok()) return s;
+  }
+  return script_error_;
+}
+
+Status Simulation::StartActor(Actor& a) {
+  auto conn = server_->Connect();
+  if (!conn.ok()) return conn.status();
+  a.conn = std::make_unique<LossyConnection>(std::move(conn).value());
+  a.conn_generation = generation_;
+  a.owner_id = next_owner_id_++;
+  a.state = ActorState::kReady;
+  a.pending = nullptr;
+  a.in_transaction = false;
+  const ProtocolScript* script = config_.protocol.script.get();
+  feed_.Forget(a.slot);
+  switch (a.kind) {
+    case ActorKind::kProducer:
+      a.task = script != nullptr && script->Defines(ScriptRole::kProducer)
+                   ? ScriptActorMain(&a, &env_, ScriptRole::kProducer)
+                   : ProducerMain(&a, &env_);
+      break;
+    case ActorKind::kWorker:
+      a.task = script != nullptr ? ScriptActorMain(&a, &env_, ScriptRole::kConsumer)
+                                 : ConsumerMain(Worker(&a, &env_));
+      break;
+    case ActorKind::kJanitor:
+      a.task = script != nullptr ? ScriptActorMain(&a, &env_, ScriptRole::kJanitor)
+                                 : JanitorMain(&a, &env_);
+      break;
+  }
+  a.task.Start();
+  if (a.task.done()) a.state = ActorState::kDone;
+  return Status::Ok();
+}
+
+void Simulation::ResumeActor(Actor& a) {
+  a.pending = nullptr;
+  std::coroutine_handle<> h = a.resume_point;
+  a.resume_point = {};
+  h.resume();
+  if (a.task.done()) a.state = ActorState::kDone;
+}
+
+void Simulation::TakeDown(Actor& a, int64_t restart_in_ms, bool new_process) {
+  store_.Abandon(a.owner_id);
+  a.task = Task<void>();  // destroys the whole coroutine chain mid-step
+  a.pending = nullptr;
+  // A dead process's connection closes and the server drops its open MULTI;
+  // a connection handed back to a pool must not keep it either.
+  if (feed_.InMulti(a.slot) && a.conn && a.conn->alive()) {
+    (void)a.conn->Call({"DISCARD"});
+    ++harness_rtt_;
+  }
+  feed_.Forget(a.slot);
+  a.conn.reset();
+  a.in_transaction = false;
+  a.state = ActorState::kDown;
+  a.restart_at_ms = now_ + restart_in_ms;
+  a.restart_as_new_process = new_process;
+}
+
+void Simulation::Crash(Actor& a, const std::string& point) {
+  TakeDown(a, config_.timing.restart_delay_ms, /*new_process=*/true);
+  trace_.Add(now_, a.name, LineKind::kFault,
+             fmt::format("!crash at {} (replacement starts in {} ms)", point,
+                         config_.timing.restart_delay_ms),
+             "",
+             {.event = LineEvent::kCrash, .site = point, .duration_ms = config_.timing.restart_delay_ms});
+}
+
+void Simulation::Reset(Actor& a, const std::string& why) {
+  TakeDown(a, config_.timing.reconnect_ms, /*new_process=*/false);
+  trace_.Add(now_, a.name, LineKind::kLifecycle,
+             fmt::format("{}: reconnects and restarts its loop in {} ms", why,
+                         config_.timing.reconnect_ms),
+             "", {.event = LineEvent::kReconnect, .duration_ms = config_.timing.reconnect_ms});
+}
+
+void Simulation::Wake(Actor& a, bool by_data) {
+  a.state = ActorState::kReady;
+  a.ready_at_ms = now_;
+  a.pending->woken_by_data = by_data;
+  ResumeActor(a);
+}
+
+void Simulation::WakeOneParkedWorker() {
+  Actor* first = nullptr;
+  for (auto& a : actors_) {
+    if (a->state == ActorState::kParked && (first == nullptr || a->park_seq < first->park_seq)) {
+      first = a.get();
+    }
+  }
+  if (first != nullptr) Wake(*first, /*by_data=*/true);
+}
+
+}  // namespace xackly::run_internal

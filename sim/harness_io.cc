@@ -1,0 +1,146 @@
+// Harness I/O of a run (see sim/run_internal.h): the server's clock page,
+// the harness connection, the oracle's reads, scheduled faults (their trace
+// line, then their injector) and the final reads the verdict is made from.
+#include "sim/run_internal.h"
+
+#include <fmt/format.h>
+
+namespace xackly::run_internal {
+
+namespace {
+
+std::vector<EffectRecord> ParseRedisEffects(const Reply& reply) {
+  std::vector<EffectRecord> out;
+  if (!reply.is_array()) return out;
+  for (const Reply& r : reply.elements()) {
+    if (!r.is_string()) continue;
+    const std::string& s = r.str();
+    size_t a = s.find('|');
+    size_t b = a == std::string::npos ? a : s.find('|', a + 1);
+    size_t c = b == std::string::npos ? b : s.find('|', b + 1);
+    if (c == std::string::npos) continue;
+    EffectRecord e;
+    e.event_id = s.substr(0, a);
+    e.stream_id = s.substr(a + 1, b - a - 1);
+    e.consumer = s.substr(b + 1, c - b - 1);
+    e.t_ms = std::stoll(s.substr(c + 1));
+    e.sink = "redis";
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+}  // namespace
+
+void Simulation::SetClock() {
+  if (now_ != last_clock_written_) {
+    server_->SetClockMs(kEpochMs + now_);
+    last_clock_written_ = now_;
+  }
+}
+
+Status Simulation::EnsureHarnessConnection() {
+  if (harness_conn_ && harness_conn_->alive()) return Status::Ok();
+  auto conn = server_->Connect();
+  if (!conn.ok()) return conn.status();
+  harness_conn_ = std::move(conn).value();
+  return Status::Ok();
+}
+
+Result<Reply> Simulation::HarnessCall(std::vector<std::string> argv, const char* actor) {
+  Status s = EnsureHarnessConnection();
+  if (!s.ok()) return s;
+  Result<Reply> r = Send(*harness_conn_, argv);
+  ++harness_rtt_;
+  if (!r.ok()) {
+    return Status::Internal(fmt::format("{}: {} failed: {}", actor, argv[0], r.status().ToString()));
+  }
+  trace_.Add(now_, actor, LineKind::kHarness, RequestText(argv), ReplyText(*r),
+             {.argv = &argv, .reply = &*r});
+  return r;
+}
+
+Result<std::vector<Reply>> Simulation::OracleReads(const std::vector<std::vector<std::string>>& commands,
+                                                   const char* actor) {
+  Status s = EnsureHarnessConnection();
+  if (!s.ok()) return s;
+  SetClock();
+  std::vector<std::vector<std::string_view>> views;
+  for (const auto& argv : commands) views.emplace_back(argv.begin(), argv.end());
+  Result<std::vector<Reply>> r = harness_conn_->CallAll(views);
+  harness_rtt_ += static_cast<int64_t>(commands.size());
+  if (!r.ok()) {
+    return Status::Internal(fmt::format("{}: {} failed: {}", actor, commands[0][0], r.status().ToString()));
+  }
+  return r;
+}
+
+Result<std::vector<Reply>> Simulation::HarnessCalls(
+    const std::vector<std::vector<std::string>>& commands, const char* actor) {
+  Result<std::vector<Reply>> r = OracleReads(commands, actor);
+  if (!r.ok()) return r.status();
+  for (size_t i = 0; i < commands.size(); ++i) {
+    trace_.Add(now_, actor, LineKind::kHarness, RequestText(commands[i]), ReplyText((*r)[i]),
+               {.argv = &commands[i], .reply = &(*r)[i]});
+  }
+  return r;
+}
+
+Result<std::optional<StreamId>> Simulation::ReadLastDelivered(const char* actor) {
+  Result<Reply> groups = HarnessCall({"XINFO", "GROUPS", names_.stream}, actor);
+  if (!groups.ok()) return groups.status();
+  return GroupLastDeliveredId(*groups, names_.group);
+}
+
+Status Simulation::RestartServer() {
+  Status s = server_->CrashAndRestart();
+  if (!s.ok()) return s;
+  ++generation_;  // every actor's connection is now dead
+  harness_conn_.reset();
+  last_clock_written_ = -1;
+  return Status::Ok();
+}
+
+Status Simulation::InjectScheduled(const FaultSpec& f) {
+  plan_->RecordFired(f);
+  trace_.Add(now_, "fault", LineKind::kFault, "!" + f.ToString(), "",
+             {.event = LineEvent::kScheduledFault, .fault = FaultKindName(f.kind),
+              .duration_ms = f.duration_ms});
+  oracle_.SetLine(trace_.size() - 1);
+  return InjectorOf(f.kind)(*this, f);
+}
+
+Status Simulation::FinalReads(Oracle::FinalState* fs) {
+  const std::string& st = names_.stream;
+  std::vector<std::vector<std::string>> reads = {
+      {"XPENDING", st, names_.group, "-", "+", "100000"},
+      {"XRANGE", st, "-", "+"},
+      {"XRANGE", names_.dead_letters, "-", "+"}};
+  // A script may write Redis effects (w:effect or its own EVAL): the ledger
+  // list is the truth for them.
+  bool redis_effects = config_.protocol.effect == EffectSink::kRedis || script();
+  if (redis_effects) reads.push_back({"LRANGE", names_.effects, "0", "-1"});
+  const size_t first_parking = reads.size();
+  for (const std::string& key : feed_.parking_streams()) reads.push_back({"XRANGE", key, "-", "+"});
+  auto replies = HarnessCalls(reads, "oracle");
+  if (!replies.ok()) return replies.status();
+  const std::vector<Reply>& r = *replies;
+  if (auto rows = ParsePendingRows(r[0])) fs->pending = std::move(*rows);
+  if (auto e = ParseRangeReply(r[1])) {
+    for (const auto& entry : *e) fs->stream_ids.push_back(entry.id);
+  }
+  if (auto e = ParseRangeReply(r[2])) fs->dead_letters = std::move(*e);
+  if (redis_effects) fs->redis_effects = ParseRedisEffects(r[3]);
+  for (size_t i = first_parking; i < r.size(); ++i) {  // dead letters in streams of the script's choice
+    if (auto e = ParseRangeReply(r[i])) fs->dead_letters.insert(fs->dead_letters.end(), e->begin(), e->end());
+  }
+  for (const auto& a : actors_) {
+    if (a->kind != ActorKind::kWorker || a->state == ActorState::kDone) continue;
+    fs->live_consumers.insert(a->name);
+    auto names = consumer_names_.find(a->owner_id);
+    if (names != consumer_names_.end()) fs->live_consumers.insert(names->second.begin(), names->second.end());
+  }
+  return Status::Ok();
+}
+
+}  // namespace xackly::run_internal

@@ -1,0 +1,221 @@
+// The Simulation class: the state of one run and the jobs that share it,
+// each in its own file. Internal to sim/ (not installed): the API is
+// RunSimulation (sim/simulation.h).
+//   sim/simulation.cc     the scheduler: the run loop, its two phases, when
+//                         virtual time moves, quiescence, the verdict
+//   sim/actor_host.cc     actor lifecycle: setup, start, crash, take-down,
+//                         restart, reconnect, park and wake
+//   sim/step_executor.cc  one actor step: its request on Redis (through
+//                         LossyConnection), the business store or locally,
+//                         with the point faults at its crash points and sites
+//   sim/harness_io.cc     harness I/O: the clock page, the harness
+//                         connection, the oracle's reads, scheduled faults
+//                         (trace line, then the kind's injector,
+//                         sim/injectors.h) and the final reads
+// Each part reaches the others only through this class's members.
+#pragma once
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/actor.h"
+#include "sim/command_timers.h"
+#include "sim/injectors.h"
+#include "sim/limits.h"
+#include "sim/oracle_feed.h"
+#include "sim/rng.h"
+#include "sim/simulation.h"
+#include "sim/store.h"
+#include "sim/text.h"
+
+namespace xackly::run_internal {
+
+class Simulation : private FaultHost {
+ public:
+  Simulation(const RunConfig& config, ServerControl* server)
+      : config_(config),
+        server_(server),
+        trace_(config.keep_trace),
+        oracle_(config.events),
+        store_(&ledger_),
+        external_(&ledger_),
+        feed_(&oracle_, &ledger_, &env_,
+              [this](const std::vector<std::vector<std::string>>& c) { return OracleReads(c); }),
+        sched_rng_(Rng(config.seed).Split("scheduler")) {}
+
+  Result<RunResult> Run();
+
+ private:
+  // --- Setup and actors ---
+  Status Setup();
+  Status StartActor(Actor& a);
+  // Destroys the actor's coroutine (rolling back its transaction) and
+  // schedules its next start; a new process may get a new consumer name.
+  void TakeDown(Actor& a, int64_t restart_in_ms, bool new_process);
+  void Crash(Actor& a, const std::string& point);             // process death
+  void Reset(Actor& a, const std::string& why);               // timeout: reconnect, same process
+  void Wake(Actor& a, bool by_data);
+  void WakeOneParkedWorker();
+  void ResumeActor(Actor& a);
+
+  // --- Steps ---
+  Status ExecuteStep(Actor& a);
+  Status ExecuteRedis(Actor& a, Step& s, bool* handled);
+  void ExecuteBusiness(Actor& a, Step& s, std::string* request, std::string* result);
+  // Tells the oracle what a Redis reply shows (OracleFeed), and wakes a
+  // parked worker per entry produced. `reply_lost`: the caller never saw it
+  // (an XADD's outcome is then unknown to the producer). Fails only when
+  // the oracle's read-back fails (a harness failure).
+  Status ObserveRedis(Actor& a, const Step& s, bool reply_lost = false);
+  // The events a worker step is about: its event, or an XACK's entries.
+  std::vector<std::string> EventsOf(const Step& s) const;
+  // A request of `a` timed out (a lost request or reply at `site`): the
+  // oracle records the fault, and the actor reconnects.
+  void TimeOut(Actor& a, HistoryKind fault, const char* site, const std::vector<std::string>& events);
+  bool CrashPointFaults(Actor& a, const Step& s);
+  // A crash or stall at before-CMD; true when the actor crashed or stalls
+  // (the command is then not sent now).
+  bool BeforeCommandFaults(Actor& a, const Step& s);
+  // A crash or stall drawn at `point` for `s`, injected.
+  enum class PointFault : uint8_t { kNone, kCrashed, kStalled };
+  PointFault FirePointFault(Actor& a, const Step& s, const char* point);
+  bool script() const { return config_.protocol.script != nullptr; }
+
+  // --- Faults and harness I/O ---
+  // Writes a scheduled fault's trace line and runs its injector.
+  Status InjectScheduled(const FaultSpec& f);
+  // FaultHost: what a scheduled injector may do (sim/injectors.h).
+  int64_t now_ms() const override { return now_; }
+  void AdvanceClockMs(int64_t ms) override { now_ += ms; }
+  const WorldNames& names() const override { return names_; }
+  Oracle& oracle() override { return oracle_; }
+  Result<std::optional<StreamId>> ReadLastDelivered(const char* actor) override;
+  Result<Reply> HarnessCall(std::vector<std::string> argv, const char* actor) override;
+  // Like HarnessCall for each command, in one round trip.
+  Result<std::vector<Reply>> HarnessCalls(const std::vector<std::vector<std::string>>& commands,
+                                          const char* actor) override;
+  void Note(std::string_view label, std::string_view rest) override { TraceNote(label, rest); }
+  void RunNote(std::string text) override { notes_.push_back(std::move(text)); }
+  Status RestartServer() override;
+  Persistence persistence() const override { return server_->persistence(); }
+  void StoreDownUntil(int64_t t_ms) override {
+    store_.SetUnavailableUntil(t_ms);
+    external_.SetUnavailableUntil(t_ms);
+  }
+  // The oracle's reads during the run (OracleFeed::ReadBack): one round
+  // trip, counted, but no trace line: they observe, they change nothing,
+  // and a run's trace is the same whether or not the oracle had to look.
+  Result<std::vector<Reply>> OracleReads(const std::vector<std::vector<std::string>>& commands,
+                                         const char* actor = "oracle");
+  Status EnsureHarnessConnection();
+  void SetClock();
+  // A trace note: "label" or "label: rest".
+  void TraceNote(std::string_view label, std::string_view rest = "") {
+    std::string text(label);
+    if (!rest.empty()) text.append(": ").append(rest);
+    trace_.Add(now_, "sim", LineKind::kLifecycle, text, "", {.event = LineEvent::kNote, .site = label});
+  }
+
+  // --- Run loop helpers ---
+  bool Runnable(const Actor& a) const;
+  bool ProducersDone() const;
+  bool AllWorkersIdle() const;
+  int64_t NextWakeTime() const;
+  int64_t QuietWindowMs() const;
+  // The longest of the timers the config declares (QuietWindowMs counts
+  // each of them in).
+  int64_t DeclaredLongestTimerMs() const;
+  // The quiet window now: the config's, plus twice what the longest timer a
+  // protocol script has used so far exceeds the declared ones by (a claim
+  // waits that long, then the claimer's next round). A script that keeps to
+  // its declared timers (a catalog script) ends exactly where its C++ form
+  // does.
+  int64_t CurrentQuietWindowMs() const {
+    const int64_t beyond_ms = std::max<int64_t>(0, script_timers_.Longest() - declared_timer_ms_);
+    return SaturatingAdd(quiet_window_ms_, SaturatingMul(2, beyond_ms));
+  }
+  // When the silence the quiet window measures began: the drain's start,
+  // the oracle's last progress, or the end of the longest piece of work an
+  // actor is still busy with (an effect longer than the run's effect_ms, a
+  // script's `duration_ms`): work in progress is progress, and a worker ten
+  // minutes into its effect is not stuck.
+  int64_t QuietSinceMs() const {
+    return std::max({drain_start_ms_, oracle_.last_progress_ms(), long_work_ends_ms_});
+  }
+  Status FinalReads(Oracle::FinalState* fs);
+
+  const RunConfig& config_;
+  ServerControl* server_;
+  WorldNames names_;
+  ActorEnv env_;
+  Trace trace_;
+  Oracle oracle_;
+  EffectLedger ledger_;
+  SqlStore store_;
+  ExternalService external_;
+  OracleFeed feed_;
+  std::unique_ptr<FaultPlan> plan_;
+  Rng sched_rng_;
+
+  std::vector<std::unique_ptr<Actor>> actors_;
+  std::unique_ptr<Connection> harness_conn_;
+  uint64_t generation_ = 0;   // bumped by every server restart
+  int next_owner_id_ = 1;
+  int64_t park_counter_ = 0;
+  int64_t produced_ = 0;      // successful XADDs (Actor::produced_seen)
+
+  int64_t now_ = 0;
+  int64_t last_clock_written_ = -1;
+  int64_t steps_ = 0;
+  bool fault_phase_ = true;
+  int64_t fault_phase_end_ms_ = 0;
+  int64_t drain_start_ms_ = 0;
+  int64_t long_work_ends_ms_ = 0;  // QuietSinceMs
+  size_t next_scheduled_ = 0;
+  size_t next_pick_ = 0;
+  StreamId last_id_;
+  int64_t protocol_rtt_ = 0;
+  int64_t harness_rtt_ = 0;
+  std::vector<std::string> picks_;
+  std::vector<std::string> notes_;
+  // Per-request scratch, reused so that a step allocates nothing for them.
+  std::vector<std::string_view> views_;
+  std::string request_text_;
+  std::string reply_text_;
+  std::vector<Actor*> runnable_;  // scratch for Run's pick, reused every step
+  int64_t quiet_window_ms_ = 0;   // QuietWindowMs(), fixed by the config
+  // A script's timers, read off what it does (sim/command_timers.h): the
+  // longest claim threshold, key expiry, sleep or park seen so far.
+  ScriptTimers script_timers_;
+  int64_t declared_timer_ms_ = 0;  // DeclaredLongestTimerMs(), fixed by the config
+  Status script_error_;           // a protocol script's error ends the run with it
+  // The consumer names each incarnation (owner_id) read or claimed as: a
+  // script may read under a name that is not its actor's (a name shared by
+  // every worker, as Dapr, Symfony and Redpanda Connect do); while the
+  // incarnation lives, so does that consumer (the oracle's stranded/stuck).
+  std::map<int, std::set<std::string>> consumer_names_;
+
+  // Sends `argv` on `conn` at the current virtual time.
+  Result<Reply> Send(Connection& conn, const std::vector<std::string>& argv) {
+    SetClock();
+    views_.assign(argv.begin(), argv.end());
+    return conn.Call(views_);
+  }
+  const std::string& RequestText(const std::vector<std::string>& argv) {
+    request_text_.clear();
+    RenderArgvTo(argv, request_text_);
+    return request_text_;
+  }
+  const std::string& ReplyText(const Reply& reply) {
+    reply_text_.clear();
+    reply.RenderTo(reply_text_);
+    return reply_text_;
+  }
+};
+
+}  // namespace xackly::run_internal
