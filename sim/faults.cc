@@ -405,8 +405,13 @@ std::optional<FaultSpec> FaultPlan::AtPoint(std::string_view actor_slot, std::st
   std::set<std::string, std::less<>>& visited = crash_site ? visited_crash_ : visited_lost_;
   if (visited.find(site) == visited.end()) visited.emplace(site);
   if (!enabled_) return std::nullopt;
-  std::string key = std::string(actor_slot) + "|" + std::string(site);
-  int nth = ++visits_[key];
+  // The key is built in a reused buffer and copied only when new: this runs
+  // before every command and step of every worker.
+  thread_local std::string key;
+  key.assign(actor_slot).append(1, '|').append(site);
+  auto visit = visits_.find(key);
+  if (visit == visits_.end()) visit = visits_.emplace(key, 0).first;
+  int nth = ++visit->second;
   std::optional<FaultSpec> hit;
   if (explicit_) {
     for (const FaultSpec& s : point_specs_) {

@@ -55,8 +55,7 @@ Result<Reply> Simulation::HarnessCall(std::vector<std::string> argv, const char*
   if (!r.ok()) {
     return Status::Internal(fmt::format("{}: {} failed: {}", actor, argv[0], r.status().ToString()));
   }
-  trace_.Add(now_, actor, LineKind::kHarness, RequestText(argv), ReplyText(*r),
-             {.argv = &argv, .reply = &*r});
+  trace_.AddCommand(now_, actor, LineKind::kHarness, argv, *r, {.argv = &argv, .reply = &*r});
   return r;
 }
 
@@ -80,8 +79,8 @@ Result<std::vector<Reply>> Simulation::HarnessCalls(
   Result<std::vector<Reply>> r = OracleReads(commands, actor);
   if (!r.ok()) return r.status();
   for (size_t i = 0; i < commands.size(); ++i) {
-    trace_.Add(now_, actor, LineKind::kHarness, RequestText(commands[i]), ReplyText((*r)[i]),
-               {.argv = &commands[i], .reply = &(*r)[i]});
+    trace_.AddCommand(now_, actor, LineKind::kHarness, commands[i], (*r)[i],
+                      {.argv = &commands[i], .reply = &(*r)[i]});
   }
   return r;
 }

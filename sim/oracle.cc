@@ -36,6 +36,10 @@ const char* HistoryKindName(HistoryKind k) {
   return "?";
 }
 
+namespace {
+constexpr size_t kHistoryItemsPerEvent = 8;
+}  // namespace
+
 Oracle::Oracle(int events) : events_(events) {
   for (int e = 1; e <= events; ++e) state_[EventId(e)];
 }
@@ -52,7 +56,13 @@ HistoryItem Oracle::Item(HistoryKind kind, int64_t t, const std::string& actor,
 }
 
 void Oracle::Add(const std::string& event_id, HistoryItem item) {
-  if (EventState* st = Find(event_id)) st->history.push_back(std::move(item));
+  EventState* st = Find(event_id);
+  if (st == nullptr) return;
+  // An event gathers a handful of items (produced, delivered, effect,
+  // acked...): room for them at once saves moving the large items as the
+  // vector grows one doubling at a time.
+  if (st->history.empty()) st->history.reserve(kHistoryItemsPerEvent);
+  st->history.push_back(std::move(item));
 }
 
 std::string Oracle::EventOfId(const std::string& stream_id) const {

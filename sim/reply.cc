@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "sim/status.h"
+#include "sim/text_hash.h"
 
 namespace xackly {
 
@@ -77,7 +78,8 @@ bool NeedsEscape(unsigned char c, bool escape_quote) {
   return c < 0x20 || c >= 0x7f || c == '\\' || (escape_quote && c == '"');
 }
 
-void AppendEscaped(std::string& out, std::string_view s, bool escape_quote) {
+template <typename Out>
+void AppendEscaped(Out& out, std::string_view s, bool escape_quote) {
   static const char kHex[] = "0123456789abcdef";
   size_t i = 0;
   while (i < s.size()) {
@@ -103,13 +105,15 @@ void AppendEscaped(std::string& out, std::string_view s, bool escape_quote) {
 
 }  // namespace
 
-void AppendQuoted(std::string& out, std::string_view s) {
+template <typename Out>
+void AppendQuoted(Out& out, std::string_view s) {
   out += '"';
   AppendEscaped(out, s, /*escape_quote=*/true);
   out += '"';
 }
 
-void AppendArg(std::string& out, std::string_view s) {
+template <typename Out>
+void AppendArg(Out& out, std::string_view s) {
   bool bare = !s.empty();
   for (unsigned char c : s) {
     if (c <= 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '\'') {
@@ -124,7 +128,8 @@ void AppendArg(std::string& out, std::string_view s) {
   }
 }
 
-void Reply::RenderTo(std::string& out) const {
+template <typename Out>
+void Reply::RenderTo(Out& out) const {
   switch (type_) {
     case Type::kNil:
       out += "nil";
@@ -162,12 +167,21 @@ std::string Reply::Render() const {
   return out;
 }
 
-void RenderArgvTo(const std::vector<std::string>& argv, std::string& out) {
+template <typename Out>
+void RenderArgvTo(const std::vector<std::string>& argv, Out& out) {
   for (size_t i = 0; i < argv.size(); ++i) {
     if (i > 0) out += ' ';
     AppendArg(out, argv[i]);
   }
 }
+
+// The sinks rendering is used with: text, and its hash (sim/text_hash.h).
+template void AppendQuoted(std::string&, std::string_view);
+template void AppendArg(std::string&, std::string_view);
+template void Reply::RenderTo(std::string&) const;
+template void Reply::RenderTo(Fnv1aText&) const;
+template void RenderArgvTo(const std::vector<std::string>&, std::string&);
+template void RenderArgvTo(const std::vector<std::string>&, Fnv1aText&);
 
 std::string RenderArgv(const std::vector<std::string>& argv) {
   std::string out;

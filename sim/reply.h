@@ -53,8 +53,10 @@ class Reply {
   //   error            -ERR message (newlines escaped)
   //   array            [elem, elem]   (empty: [])
   std::string Render() const;
-  // Appends the rendering to `out` (no allocation beyond growing `out`).
-  void RenderTo(std::string& out) const;
+  // Appends the rendering to `out` (no allocation beyond growing `out`):
+  // a std::string, or an Fnv1aText that hashes it unbuilt (sim/text_hash.h).
+  template <typename Out>
+  void RenderTo(Out& out) const;
 
   bool operator==(const Reply& other) const;
 
@@ -65,14 +67,19 @@ class Reply {
   std::vector<Reply> elements_;
 };
 
+// The functions below write to a std::string, or to an Fnv1aText (sim/
+// text_hash.h) where only the rendering's hash is wanted.
 // Appends `s` as a double-quoted, escaped string (the bulk-string rendering).
-void AppendQuoted(std::string& out, std::string_view s);
+template <typename Out>
+void AppendQuoted(Out& out, std::string_view s);
 // Appends `s` bare when it is a non-empty run of printable characters without
 // spaces, quotes or backslashes, else quoted. Used for command arguments.
-void AppendArg(std::string& out, std::string_view s);
+template <typename Out>
+void AppendArg(Out& out, std::string_view s);
 // A request as the trace shows it: its arguments, each as AppendArg writes
 // it, separated by spaces.
-void RenderArgvTo(const std::vector<std::string>& argv, std::string& out);
+template <typename Out>
+void RenderArgvTo(const std::vector<std::string>& argv, Out& out);
 std::string RenderArgv(const std::vector<std::string>& argv);
 
 }  // namespace xackly

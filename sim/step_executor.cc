@@ -107,7 +107,6 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
     last_id_ = id;
     s.argv[2] = id.ToString();
   }
-  const std::string& request = RequestText(s.argv);
   bool fault_actor = a.kind != ActorKind::kJanitor;
   // A script's command is named by its verb: that is its lost site.
   std::string verb_site;
@@ -116,7 +115,7 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
     std::string why = RefusedCommand(s.argv, names_);
     if (!why.empty()) {
       s.reply = Reply::Error("ERR xackly: " + why);
-      trace_.Add(now_, a.name, LineKind::kRedis, request, "(not sent) " + ReplyText(s.reply),
+      trace_.Add(now_, a.name, LineKind::kRedis, RequestText(s.argv), "(not sent) " + ReplyText(s.reply),
                  {.event = LineEvent::kNotSent, .argv = &s.argv, .reply = &s.reply});
       return Status::Ok();
     }
@@ -126,13 +125,13 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
 
   if (s.op == Op::kRedisEffect && plan_->IsPoison(EventNumber(s.event_id))) {
     s.outcome = BusinessOutcome::kFailed;
-    trace_.Add(now_, a.name, LineKind::kRedis, request, "(not sent: the poison event's effect fails)",
+    trace_.Add(now_, a.name, LineKind::kRedis, RequestText(s.argv), "(not sent: the poison event's effect fails)",
                {.event = LineEvent::kNotSent, .argv = &s.argv});
     oracle_.EffectFailed(now_, a.name, s.event_id, s.stream_id, "poison");
     return Status::Ok();
   }
   if (a.conn_generation != generation_ || !a.conn || !a.conn->alive()) {
-    trace_.Add(now_, a.name, LineKind::kRedis, request, "!io-error (connection died with the server)",
+    trace_.Add(now_, a.name, LineKind::kRedis, RequestText(s.argv), "!io-error (connection died with the server)",
                {.event = LineEvent::kIoError, .argv = &s.argv});
     Reset(a, "connection lost");
     *handled = true;
@@ -148,7 +147,7 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
                                                            : LossyConnection::Loss::kReply);
   Result<Reply> r = Send(*a.conn, s.argv);
   if (lost && lost->kind == FaultKind::kLostRequest) {
-    trace_.Add(now_, a.name, LineKind::kFault, request, "!lost-request (never reached the server)",
+    trace_.Add(now_, a.name, LineKind::kFault, RequestText(s.argv), "!lost-request (never reached the server)",
                {.event = LineEvent::kLostRequest, .argv = &s.argv, .site = lost_site});
     oracle_.SetLine(trace_.size() - 1);
     if (s.op == Op::kProduce) {
@@ -166,12 +165,11 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
   }
   s.reply = std::move(r).value();
   if (lost) {  // the reply is lost: executed, but the caller times out
-    trace_.Add(now_, a.name, LineKind::kFault, request,
+    trace_.Add(now_, a.name, LineKind::kFault, RequestText(s.argv),
                ReplyText(s.reply) + " !lost-reply (executed; the caller times out)",
                {.event = LineEvent::kLostReply, .argv = &s.argv, .reply = &s.reply, .site = lost_site});
   } else {
-    trace_.Add(now_, a.name, LineKind::kRedis, request, ReplyText(s.reply),
-               {.argv = &s.argv, .reply = &s.reply});
+    trace_.AddCommand(now_, a.name, LineKind::kRedis, s.argv, s.reply, {.argv = &s.argv, .reply = &s.reply});
   }
   oracle_.SetLine(trace_.size() - 1);
   Status observed = ObserveRedis(a, s, /*reply_lost=*/lost.has_value());

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "sim/stream.h"
+#include "sim/text_hash.h"
 
 namespace xackly {
 
@@ -76,40 +77,12 @@ void AddReplyIds(const Reply& r, std::vector<std::string>& out) {
 
 namespace {
 
-// FNV-1a 64 fed like a std::string is appended to, so the canonical
-// rendering is hashed without being built.
-class Fnv1a {
- public:
-  explicit Fnv1a(uint64_t* hash) : hash_(hash) {}
-  void append(std::string_view s) {
-    uint64_t h = *hash_;
-    for (unsigned char c : s) {
-      h ^= c;
-      h *= 0x100000001b3ULL;
-    }
-    *hash_ = h;
-  }
-  void append(const char* p, size_t n) { append(std::string_view(p, n)); }
-  void append(size_t n, char c) {
-    for (size_t i = 0; i < n; ++i) *this += c;
-  }
-  Fnv1a& operator+=(char c) {
-    *hash_ = (*hash_ ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
-    return *this;
-  }
-  Fnv1a& operator+=(std::string_view s) {
-    append(s);
-    return *this;
-  }
-
- private:
-  uint64_t* hash_;
-};
-
-// The canonical line: "%8lld %-8s request[ -> reply]".
-template <typename Out>
-void RenderLine(int64_t t_ms, std::string_view actor, std::string_view request, std::string_view reply,
-                Out& out) {
+// The canonical line: "%8lld %-8s request[ -> reply]". `request` and
+// `reply` write their text to `out` (and say whether they wrote any: a line
+// without a reply has no " -> ").
+template <typename Out, typename Request, typename Reply>
+void RenderLineWith(int64_t t_ms, std::string_view actor, const Request& request, const Reply& reply,
+                    Out& out) {
   char t[24];
   const size_t n = static_cast<size_t>(std::to_chars(t, t + sizeof(t), t_ms).ptr - t);
   if (n < 8) out.append(8 - n, ' ');
@@ -118,11 +91,21 @@ void RenderLine(int64_t t_ms, std::string_view actor, std::string_view request, 
   out.append(actor);
   if (actor.size() < 8) out.append(8 - actor.size(), ' ');
   out += ' ';
-  out.append(request);
-  if (!reply.empty()) {
-    out += std::string_view(" -> ");
-    out.append(reply);
-  }
+  request(out);
+  reply(out);
+}
+
+template <typename Out>
+void RenderLine(int64_t t_ms, std::string_view actor, std::string_view request, std::string_view reply,
+                Out& out) {
+  RenderLineWith(
+      t_ms, actor, [&](Out& o) { o.append(request); },
+      [&](Out& o) {
+        if (reply.empty()) return;
+        o += std::string_view(" -> ");
+        o.append(reply);
+      },
+      out);
 }
 
 }  // namespace
@@ -140,11 +123,41 @@ std::string Trace::Render(const TraceLine& line) {
 
 void Trace::Add(int64_t t_ms, std::string_view actor, LineKind kind, std::string_view request,
                 std::string_view reply, const LineFacts& facts) {
-  Fnv1a fnv(&hash_);
+  Fnv1aText fnv(&hash_);
   RenderLine(t_ms, actor, request, reply, fnv);
   fnv += '\n';
   ++count_;
-  if (!keep_) return;
+  if (keep_) Keep(t_ms, actor, kind, request, reply, facts);
+}
+
+void Trace::AddCommand(int64_t t_ms, std::string_view actor, LineKind kind,
+                       const std::vector<std::string>& argv, const Reply& reply,
+                       const LineFacts& facts) {
+  ++count_;
+  if (keep_) {
+    std::string request_text, reply_text;
+    RenderArgvTo(argv, request_text);
+    reply.RenderTo(reply_text);
+    Fnv1aText fnv(&hash_);
+    RenderLine(t_ms, actor, request_text, reply_text, fnv);
+    fnv += '\n';
+    Keep(t_ms, actor, kind, request_text, reply_text, facts);
+    return;
+  }
+  // The same bytes as the kept line's, hashed as they are rendered.
+  Fnv1aText fnv(&hash_);
+  RenderLineWith(
+      t_ms, actor, [&](Fnv1aText& o) { RenderArgvTo(argv, o); },
+      [&](Fnv1aText& o) {
+        o += std::string_view(" -> ");  // a reply's rendering is never empty
+        reply.RenderTo(o);
+      },
+      fnv);
+  fnv += '\n';
+}
+
+void Trace::Keep(int64_t t_ms, std::string_view actor, LineKind kind, std::string_view request,
+                 std::string_view reply, const LineFacts& facts) {
   TraceLine& line = lines_.emplace_back();
   line.t_ms = t_ms;
   line.actor = actor;

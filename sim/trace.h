@@ -2,7 +2,8 @@
 // reply) plus lines for faults, restarts and phase changes. Its hash is the
 // run's fingerprint: same seed + scenario + server version => same hash.
 // A line's canonical rendering is fed straight into the hash (FNV-1a 64 over
-// rendered lines + '\n'); it is built as a string only when lines are kept.
+// rendered lines + '\n', sim/text_hash.h); it is built as a string only when
+// lines are kept.
 //
 // A kept line carries its structure too (LineFacts: what happened, the argv,
 // the fault and its site, the ids it mentions). The rendered request/reply
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "sim/reply.h"
+#include "sim/text_hash.h"
 
 namespace xackly {
 
@@ -89,6 +91,11 @@ class Trace {
 
   void Add(int64_t t_ms, std::string_view actor, LineKind kind, std::string_view request,
            std::string_view reply, const LineFacts& facts = {});
+  // A request and its reply: Add(t_ms, actor, kind, RenderArgv(argv),
+  // reply.Render(), facts), with the text rendered only when lines are
+  // kept (else it is hashed as it is rendered, never built).
+  void AddCommand(int64_t t_ms, std::string_view actor, LineKind kind,
+                  const std::vector<std::string>& argv, const Reply& reply, const LineFacts& facts);
   int64_t size() const { return count_; }
   uint64_t hash() const { return hash_; }
   bool keeps_lines() const { return keep_; }
@@ -101,9 +108,12 @@ class Trace {
   static std::string HashHex(uint64_t hash);
 
  private:
+  void Keep(int64_t t_ms, std::string_view actor, LineKind kind, std::string_view request,
+            std::string_view reply, const LineFacts& facts);
+
   bool keep_;
   int64_t count_ = 0;
-  uint64_t hash_ = 0xcbf29ce484222325ULL;  // FNV-1a 64 over rendered lines + '\n'
+  uint64_t hash_ = Fnv1aText::kOffsetBasis;  // over rendered lines + '\n'
   std::vector<TraceLine> lines_;
 };
 

@@ -139,6 +139,25 @@ TEST_F(RedisServerTest, ResetEmptiesTheServerAndRewindsTheClock) {
   EXPECT_EQ(Render(*after, {"DBSIZE"}), "0");
 }
 
+// Reset sends SCRIPT FLUSH only when scripts are cached: a script run by
+// EVAL (not loaded) must be flushed too, or the next case would find it.
+TEST_F(RedisServerTest, ResetFlushesAScriptThatOnlyRanThroughEval) {
+  RedisServer* server = StartServer(Persistence::kNone);
+  ASSERT_NE(server, nullptr);
+  std::unique_ptr<Connection> conn = ConnectTo(*server);
+  ASSERT_NE(conn, nullptr);
+  // EVAL caches the script it runs under its SHA1 (of "return 7").
+  const std::string sha = "59b6ab2fbe0ee4b25733de0f62e6cda4899ef8e9";
+  ASSERT_EQ(Render(*conn, {"EVAL", "return 7", "0"}), "7");
+  ASSERT_EQ(Render(*conn, {"SCRIPT", "EXISTS", sha}), "[1]");
+  ASSERT_TRUE(server->Reset(kDefaultStartEpochMs).ok());
+  EXPECT_EQ(Render(*conn, {"SCRIPT", "EXISTS", sha}), "[0]");
+  // With nothing cached, a reset (without SCRIPT FLUSH) leaves none either.
+  ASSERT_TRUE(server->Reset(kDefaultStartEpochMs).ok());
+  EXPECT_EQ(Render(*conn, {"SCRIPT", "EXISTS", sha}), "[0]");
+  EXPECT_EQ(Render(*conn, {"EVALSHA", sha, "0"}).substr(0, 9), "-NOSCRIPT");
+}
+
 // A pooled connection goes to the next case (or worker) without the
 // session state its last user left: a worker that crashed between MULTI
 // and EXEC must not make the next user's commands come back QUEUED.
