@@ -220,8 +220,14 @@ SwarmRanges SwarmRangesFor(const RunConfig& base, const CaseBounds& b, const Scr
   r.fault_phase_ms = phase;
   // Effects: quick, or about as long as the claim threshold (so a claimer
   // and a slow, healthy worker overlap).
+  // A protocol script's effects stay below its claim threshold: a case
+  // draws one duration for all its effects (per-event durations are not
+  // built yet), and every effect outlasting the threshold makes a script
+  // that redelivers slow entries (dapr) redeliver forever, up to the step
+  // guard; stalls still straddle the threshold.
   r.effect_min_ms = 1;
-  r.effect_max_ms = std::max<int64_t>(20, 2 * idle_ms);
+  r.effect_max_ms = base.protocol.script != nullptr ? std::max<int64_t>(20, idle_ms - 1)
+                                                    : std::max<int64_t>(20, 2 * idle_ms);
   // Production: a burst (1 ms apart) up to spread over the whole phase.
   r.produce_every_min_ms = 1;
   r.produce_every_max_ms = std::max<int64_t>(5, phase / std::max(1, b.max_events));
