@@ -170,8 +170,34 @@ std::string GeneratedCase::ToString() const {
 
 void showValue(const GeneratedCase& c, std::ostream& os) { os << c.ToString(); }
 
-SwarmRanges SwarmRangesFor(const RunConfig& base, const CaseBounds& b) {
-  const ProtocolDef& p = base.protocol;
+ProtocolDef TimedProtocol(const RunConfig& base, const ScriptTimers& seen) {
+  ProtocolDef p = base.protocol;
+  if (p.script == nullptr) return p;
+  const LoopConfig builtin;
+  auto declared = [](int64_t value, int64_t default_value) { return value != default_value ? value : 0; };
+  const int64_t idle_ms = std::max(seen.claim_threshold_ms,
+                                   declared(p.loop.claim_min_idle_ms, builtin.claim_min_idle_ms));
+  const int64_t pass_ms = std::max<int64_t>({1, seen.wait_ms, declared(p.loop.block_ms, builtin.block_ms)});
+  p.loop.claim = idle_ms > 0;
+  p.loop.claim_min_idle_ms = idle_ms;
+  p.loop.claim_every_ms = std::max(pass_ms, declared(p.loop.claim_every_ms, builtin.claim_every_ms));
+  p.loop.block_ms = pass_ms;
+  p.loop.dead_letter_after = p.loop.claim ? 3 : 0;
+  p.dedupe_ttl_ms = std::max(seen.key_expiry_ms, p.dedupe_ttl_ms);
+  p.janitor = JanitorConfig{};  // a script's janitor paces itself with sleeps: pass_ms
+  return p;
+}
+
+std::string SwarmRangesText(const SwarmRanges& r) {
+  return fmt::format("fault phase {} ms; effects {}..{} ms, an event every {}..{} ms, restarts after {}..{} ms, "
+                     "stalls {}..{} ms, clock jumps {}..{} ms, outages {}..{} ms",
+                     r.fault_phase_ms, r.effect_min_ms, r.effect_max_ms, r.produce_every_min_ms,
+                     r.produce_every_max_ms, r.restart_delay_min_ms, r.restart_delay_max_ms, r.stall_min_ms,
+                     r.stall_max_ms, r.clock_jump_min_ms, r.clock_jump_max_ms, r.outage_min_ms, r.outage_max_ms);
+}
+
+SwarmRanges SwarmRangesFor(const RunConfig& base, const CaseBounds& b, const ScriptTimers& seen) {
+  const ProtocolDef p = TimedProtocol(base, seen);
   const Timing& t = base.timing;
   SwarmRanges r;
   // The protocol's own clock: how long until an idle entry is taken over.
@@ -195,8 +221,14 @@ SwarmRanges SwarmRangesFor(const RunConfig& base, const CaseBounds& b) {
   r.fault_phase_ms = phase;
   // Effects: quick, or about as long as the claim threshold (so a claimer
   // and a slow, healthy worker overlap).
+  // A protocol script's effects stay below its claim threshold: a case
+  // draws one duration for all its effects (per-event durations are not
+  // built yet), and every effect outlasting the threshold makes a script
+  // that redelivers slow entries (dapr) redeliver forever, up to the step
+  // guard; stalls still straddle the threshold.
   r.effect_min_ms = 1;
-  r.effect_max_ms = std::max<int64_t>(20, 2 * idle_ms);
+  r.effect_max_ms = base.protocol.script != nullptr ? std::max<int64_t>(20, idle_ms - 1)
+                                                    : std::max<int64_t>(20, 2 * idle_ms);
   // Production: a burst (1 ms apart) up to spread over the whole phase.
   r.produce_every_min_ms = 1;
   r.produce_every_max_ms = std::max<int64_t>(5, phase / std::max(1, b.max_events));
@@ -221,8 +253,8 @@ bool IsRecheckCase(uint64_t seed, int index) {
   return Rng(seed).Split("recheck").Split(std::to_string(index)).Below(20) == 0;
 }
 
-rc::Gen<GeneratedCase> GenCase(const RunConfig& base, const CaseBounds& b) {
-  const SwarmRanges r = SwarmRangesFor(base, b);
+rc::Gen<GeneratedCase> GenCase(const RunConfig& base, const CaseBounds& b, const ScriptTimers& seen) {
+  const SwarmRanges r = SwarmRangesFor(base, b, seen);
   const size_t kinds = base.faults.kinds.size();
   const uint32_t all = kinds == 0 ? 0 : static_cast<uint32_t>((uint64_t{1} << kinds) - 1);
   // A swarm case enables, half of the time, every kind of the model (bugs
@@ -347,9 +379,10 @@ std::vector<int> ShardCaseIndexes(const CheckOptions& options) {
   return indexes;
 }
 
-Result<RunConfig> WithVisitedSites(const RunConfig& given, CasePool& pool, uint64_t seed) {
+Result<ProbedConfig> WithVisitedSites(const RunConfig& given, CasePool& pool, uint64_t seed) {
   const FaultModel& m = given.faults;
-  if (given.protocol.script == nullptr || (!m.crash_points.empty() && !m.lost_sites.empty())) return given;
+  ProbedConfig out{given, {}};
+  if (given.protocol.script == nullptr) return out;
   RunConfig quiet = given;  // fault-free
   quiet.fault_schedule = std::vector<FaultSpec>{};
   RunConfig rated = given;  // the model's rates: recovery paths too
@@ -359,24 +392,28 @@ Result<RunConfig> WithVisitedSites(const RunConfig& given, CasePool& pool, uint6
   std::set<std::string> crash, lost;
   for (const Result<RunResult>& r : probes) {
     if (!r.ok()) return r.status();
+    const ScriptTimers& used = r->script_timers;
+    out.timers.claim_threshold_ms = std::max(out.timers.claim_threshold_ms, used.claim_threshold_ms);
+    out.timers.key_expiry_ms = std::max(out.timers.key_expiry_ms, used.key_expiry_ms);
+    out.timers.wait_ms = std::max(out.timers.wait_ms, used.wait_ms);
     for (const std::string& key : r->coverage.reachable) {
       size_t at = key.find('@');
       std::string kind = key.substr(0, at);
       (kind == "crash" || kind == "stall" ? crash : lost).insert(key.substr(at + 1));
     }
   }
-  RunConfig out = given;
-  if (m.crash_points.empty() && !crash.empty()) out.faults.crash_points.assign(crash.begin(), crash.end());
+  FaultModel& sites = out.config.faults;
+  if (m.crash_points.empty() && !crash.empty()) sites.crash_points.assign(crash.begin(), crash.end());
   if (m.lost_sites.empty()) {
     // Lost requests and replies keep run's default sites (XACK, XADD,
     // COMMIT, EVAL), those the script visits: a script and its C++ form
     // face the same faults. A model lists more to widen them.
     for (const std::string& site : m.LostSites()) {
-      if (lost.count(site) > 0) out.faults.lost_sites.push_back(site);
+      if (lost.count(site) > 0) sites.lost_sites.push_back(site);
     }
-    if (out.faults.lost_sites.empty()) {
-      out.faults.kinds.erase(FaultKind::kLostRequest);
-      out.faults.kinds.erase(FaultKind::kLostReply);
+    if (sites.lost_sites.empty()) {
+      sites.kinds.erase(FaultKind::kLostRequest);
+      sites.kinds.erase(FaultKind::kLostReply);
     }
   }
   return out;
@@ -384,11 +421,12 @@ Result<RunConfig> WithVisitedSites(const RunConfig& given, CasePool& pool, uint6
 
 Result<CheckOutcome> RunCheck(const RunConfig& given, CasePool& pool, const CheckOptions& options) {
   auto started = std::chrono::steady_clock::now();
-  Result<RunConfig> probed = WithVisitedSites(given, pool, options.seed);
+  Result<ProbedConfig> probed = WithVisitedSites(given, pool, options.seed);
   if (!probed.ok()) return probed.status();
-  const RunConfig& base = *probed;
+  const RunConfig& base = probed->config;
   CheckOutcome out;
-  rc::Gen<GeneratedCase> gen = GenCase(base, options.bounds);
+  rc::Gen<GeneratedCase> gen = GenCase(base, options.bounds, probed->timers);
+  if (options.on_ranges) options.on_ranges(SwarmRangesFor(base, options.bounds, probed->timers));
   CheckProgress progress;
   auto report = [&] {
     if (options.on_progress) options.on_progress(progress);
@@ -400,6 +438,12 @@ Result<CheckOutcome> RunCheck(const RunConfig& given, CasePool& pool, const Chec
   // discarded, so the outcome is the one a single thread would find.
   const std::vector<int> indexes = ShardCaseIndexes(options);
   std::optional<rc::Shrinkable<GeneratedCase>> hit;
+  // The first case with a violation that is not what the check looks for
+  // (a broken protocol's other violation, or one outside an expectation's
+  // alternatives): shrunk and written when no hit is found, so no counted
+  // violation goes without a replay file.
+  std::optional<rc::Shrinkable<GeneratedCase>> other;
+  auto is_other = [&](const RunResult& r) { return !r.violations.empty() && !IsHit(base.expected, r); };
   for (size_t b = 0; b < indexes.size() && !hit; b += batch_size) {
     std::vector<rc::Shrinkable<GeneratedCase>> cases;
     std::vector<RunConfig> configs;
@@ -442,17 +486,25 @@ Result<CheckOutcome> RunCheck(const RunConfig& given, CasePool& pool, const Chec
         hit = cases[k];
         break;
       }
+      if (is_other(r)) {
+        out.other_violations[r.observed]++;
+        if (!other) {
+          out.other_index = indexes[b + k];
+          other = cases[k];
+        }
+      }
     }
     progress.cases_done = out.cases_run;
     report();
   }
 
-  if (hit) {
-    // Greedy shrinking over RapidCheck's shrink tree: the first smaller case
-    // (in the tree's order) that still hits becomes the current one. A batch
-    // of candidates runs in parallel; only those up to the first hit count.
+  // Greedy shrinking over RapidCheck's shrink tree: the first smaller case
+  // (in the tree's order) that still `shows` becomes the current one. A
+  // batch of candidates runs in parallel; only those up to the first that
+  // shows count.
+  auto shrink = [&](rc::Shrinkable<GeneratedCase> current,
+                    const std::function<bool(const RunResult&)>& shows) -> Result<GeneratedCase> {
     progress.shrinking = true;
-    rc::Shrinkable<GeneratedCase> current = *hit;
     for (bool adopted = true; adopted && out.shrink_runs < options.max_shrink_runs;) {
       adopted = false;
       rc::Seq<rc::Shrinkable<GeneratedCase>> shrinks = current.shrinks();
@@ -474,7 +526,7 @@ Result<CheckOutcome> RunCheck(const RunConfig& given, CasePool& pool, const Chec
         for (size_t k = 0; k < results.size(); ++k) {
           if (!results[k].ok()) return results[k].status();
           ++out.shrink_runs;
-          if (IsHit(base.expected, *results[k])) {
+          if (shows(*results[k])) {
             current = candidates[k];
             ++out.shrink_steps;
             adopted = true;
@@ -486,25 +538,26 @@ Result<CheckOutcome> RunCheck(const RunConfig& given, CasePool& pool, const Chec
         report();
       }
     }
-    out.minimal = current.value();
+    return current.value();
+  };
+
+  if (hit || other) {
+    Result<GeneratedCase> minimal =
+        hit ? shrink(*hit, [&](const RunResult& r) { return IsHit(base.expected, r); }) : shrink(*other, is_other);
+    if (!minimal.ok()) return minimal.status();
+    out.counterexample_index = hit ? out.hit_index : out.other_index;
+    out.minimal = *minimal;
     out.minimal_config = ApplyCase(base, out.minimal);
     out.minimal_config.keep_trace = true;
     std::vector<Result<RunResult>> final_run = pool.RunAll({out.minimal_config});
     if (!final_run[0].ok()) return final_run[0].status();
     out.minimal_result = std::move(final_run[0]).value();
     out.observed = out.minimal_result.observed;
-    out.matched = !base.expected.IsOk() && Matches(base.expected, out.minimal_result.violations);
+    out.matched = hit && !base.expected.IsOk() && Matches(base.expected, out.minimal_result.violations);
   } else {
-    // Nothing of what was looked for. Report the most frequent class seen.
+    // No violation at all.
     out.observed = "ok";
-    int best = 0;
-    for (const auto& [cls, n] : out.observed_classes) {
-      if (cls != "ok" && n > best) {
-        best = n;
-        out.observed = cls;
-      }
-    }
-    out.matched = base.expected.IsOk();
+    out.matched = Matches(base.expected, {});
   }
   out.seconds = Seconds(started);
   return out;

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "harness/case_pool.h"
+#include "sim/command_timers.h"
 #include "sim/simulation.h"
 
 namespace xackly {
@@ -72,7 +73,22 @@ struct SwarmRanges {
   int64_t outage_min_ms = 100, outage_max_ms = 3000;
 };
 // The ranges for `base`'s protocol and fault model, for cases of `bounds`.
-SwarmRanges SwarmRangesFor(const RunConfig& base, const CaseBounds& bounds);
+// A built-in (catalog or inline) protocol declares its timers; a protocol
+// script's are the ones `seen` in its probe runs (WithVisitedSites), or
+// declared in the scenario where no command shows them (TimedProtocol).
+SwarmRanges SwarmRangesFor(const RunConfig& base, const CaseBounds& bounds, const ScriptTimers& seen = {});
+// "fault phase 70000 ms; effects 1..60000 ms, ..." (what `check` prints).
+std::string SwarmRangesText(const SwarmRanges& ranges);
+
+// The protocol whose timers the search sizes its ranges by: `base`'s own
+// for a built-in protocol. For a protocol script (whose loop settings are
+// otherwise unused): the claim threshold it used (XCLAIM/XAUTOCLAIM
+// min-idle, XPENDING IDLE) or declared, claims and reads once per pass of
+// its loop (paced by its sleeps and blocks), the key expiry as its dedupe
+// TTL, and up to three redeliveries before a dead letter (a script's
+// threshold is a number no command shows). A declared timer is one the
+// scenario sets to other than the built-in default.
+ProtocolDef TimedProtocol(const RunConfig& base, const ScriptTimers& seen);
 
 // One generated case: applied on top of a base RunConfig.
 struct GeneratedCase {
@@ -121,6 +137,9 @@ struct CheckOptions {
   int shard_index = 0;
   int shard_count = 1;
   std::function<void(const CheckProgress&)> on_progress;  // may be empty
+  // Called once, before the first case, with the ranges the search draws
+  // from (after a script's probes); may be empty.
+  std::function<void(const SwarmRanges&)> on_ranges;
 };
 
 // "3 events, 2 workers, 1 fault": the size of a case as reports show it.
@@ -134,14 +153,20 @@ std::string CaseSizeText(int64_t events, int64_t workers, int64_t faults);
 std::vector<std::string> UnreachableSites(const RunConfig& config);
 
 // A protocol script's point-fault sites are named by what it does
-// (before-XACK, after-INSERT, after-effect, point:<name>): when `given`'s
-// model lists none, two probe cases (fault-free, and drawn from the model's
-// rates with `seed`) find every crash point and lost site the script
-// visits; the returned config lists every visited crash point (sorted) and
+// (before-XACK, after-INSERT, after-effect, point:<name>) and its timers
+// are constants inside it: two probe cases (fault-free, and drawn from the
+// model's rates with `seed`) find every crash point and lost site the
+// script visits and the timers it uses. When `given`'s model lists no
+// sites, the returned config lists every visited crash point (sorted) and
 // the visited ones among the default lost sites (XACK, XADD, COMMIT, EVAL;
 // lost-* kinds are dropped when it visits none), so the search draws its
-// faults there and coverage names them. Other protocols: `given`.
-Result<RunConfig> WithVisitedSites(const RunConfig& given, CasePool& pool, uint64_t seed);
+// faults there and coverage names them. Other protocols: `given`, no
+// probes, no timers.
+struct ProbedConfig {
+  RunConfig config;
+  ScriptTimers timers;  // the longest of each kind over both probes
+};
+Result<ProbedConfig> WithVisitedSites(const RunConfig& given, CasePool& pool, uint64_t seed);
 
 // Parses "I/N" (--shard): sets *index to I - 1 (0-based) and *count to N.
 // Returns false (and sets nothing) unless 1 <= I <= N.
@@ -157,12 +182,19 @@ struct CheckOutcome {
   std::map<std::string, int> observed_classes;  // over the search cases
   FaultCoverage coverage;                       // fired and enabled sites, over the search cases
   std::optional<int> hit_index;                 // the first case that showed what was looked for
+  // Cases with a violation that is not what was looked for (a broken
+  // protocol's other violation), by verdict class, and the first of them.
+  // Without a hit, that one is shrunk: every violation counted has a
+  // counterexample, or (with a hit) is named here as not shrunk.
+  std::map<std::string, int> other_violations;
+  std::optional<int> other_index;
+  std::optional<int> counterexample_index;      // the case shrunk into `minimal`: hit_index, else other_index
   GeneratedCase minimal;                        // after shrinking
   RunConfig minimal_config;                     // base + minimal
   RunResult minimal_result;                     // rerun with its trace kept
   int shrink_steps = 0;                         // accepted shrinks
   int shrink_runs = 0;                          // shrink candidates tried
-  std::string observed;                         // verdict class the check observed
+  std::string observed;                         // verdict class the check observed (the counterexample's)
   bool matched = false;                         // observed equals the expectation
   int determinism_reruns = 0;                   // cases run twice, same trace hash
   double seconds = 0;

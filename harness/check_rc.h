@@ -13,7 +13,8 @@ namespace xackly {
 
 // Cases for `base`: faults drawn from base.faults (kinds, crash points, lost
 // sites, targets), scheduled faults inside the fault phase.
-rc::Gen<GeneratedCase> GenCase(const RunConfig& base, const CaseBounds& bounds);
+// A script's timers as `seen` by its probes size the ranges (SwarmRangesFor).
+rc::Gen<GeneratedCase> GenCase(const RunConfig& base, const CaseBounds& bounds, const ScriptTimers& seen = {});
 // The shrinkable case number `index` of a check seeded with `seed`, at `size`.
 rc::Shrinkable<GeneratedCase> NthCase(const rc::Gen<GeneratedCase>& gen, uint64_t seed,
                                       int index, int size);

@@ -43,11 +43,13 @@ report::CheckReport MergeCheck(const std::vector<const report::CheckReport*>& pa
   merged.undecided = false;  // the merged set decides every check
   merged.cases_run = 0;
   merged.cases_failed = 0;
+  merged.other_violations.clear();
   merged.seconds = 0;
   FaultCoverage coverage;  // over every shard; a shard enabled the sites it fired and those it never did
   for (const report::CheckReport* p : parts) {
     merged.cases_run += p->cases_run;
     merged.cases_failed += p->cases_failed;
+    for (const auto& [cls, n] : p->other_violations) merged.other_violations[cls] += n;
     merged.seconds += p->seconds;
     FaultCoverage shard{p->fired_totals, {p->never_fired.begin(), p->never_fired.end()}};
     for (const auto& [site, n] : p->fired_totals) shard.enabled.insert(site);
@@ -70,10 +72,22 @@ report::CheckReport MergeCheck(const std::vector<const report::CheckReport*>& pa
     // ran all of its cases below that one, and none of them failed.
     merged.cases_run = first_hit->first_hit_case + 1;
     merged.cases_failed = 1;
+    merged.other_violations.clear();
   } else {
+    // No shard found what the check looks for: the counterexample of another
+    // violation (the first shard's that has one), so every violation counted
+    // keeps a replay file.
     merged.counterexample.reset();
     merged.counterexample_size.clear();
     merged.shrink_steps = 0;
+    for (const report::CheckReport* p : parts) {
+      if (p->counterexample) {
+        merged.counterexample = p->counterexample;
+        merged.counterexample_size = p->counterexample_size;
+        merged.shrink_steps = p->shrink_steps;
+        break;
+      }
+    }
     merged.first_hit_case = -1;
     merged.observed = "ok";
     int best = 0;

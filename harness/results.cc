@@ -92,13 +92,14 @@ report::CheckReport ToCheckReport(const std::string& name, const std::string& de
   r.matched = outcome.matched;
   r.cases_run = outcome.cases_run;
   r.cases_failed = outcome.cases_with_violations;
-  if (outcome.hit_index) {
+  r.other_violations = outcome.other_violations;
+  if (outcome.counterexample_index) {
     r.counterexample = ToCaseReport(outcome.minimal_config, outcome.minimal_result, "");
     r.counterexample->replay_file = counterexample_file;
     if (!counterexample_file.empty()) r.counterexample->replay_command = ReplayCommand(counterexample_file);
     r.counterexample_size = CaseSize(outcome.minimal_config, outcome.minimal_result);
     r.shrink_steps = outcome.shrink_steps;
-    r.first_hit_case = *outcome.hit_index;
+    if (outcome.hit_index) r.first_hit_case = *outcome.hit_index;
   }
   r.fired_totals = outcome.coverage.fired;
   r.never_fired = outcome.coverage.NeverFired();

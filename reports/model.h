@@ -62,6 +62,11 @@ struct CheckReport {
   bool undecided = false;
   int cases_run = 0;
   int cases_failed = 0;          // cases whose verdict differed from ok
+  // Of those, the cases whose violation is not what the check looks for (a
+  // broken protocol's other violation), by verdict class. With a hit they
+  // are not shrunk (the counterexample is the hit); without one, the
+  // counterexample is the first of them.
+  std::map<std::string, int> other_violations;
   // The minimal counterexample after shrinking, when a case violated.
   std::optional<CaseReport> counterexample;
   std::string counterexample_size;  // e.g. "1 event, 1 worker, 1 fault, 9 steps"

@@ -131,6 +131,7 @@ json CheckJson(const CheckReport& k) {
           {"undecided", k.undecided},
           {"cases_run", k.cases_run},
           {"cases_failed", k.cases_failed},
+          {"other_violations", k.other_violations},
           {"counterexample", k.counterexample ? CaseJson(*k.counterexample) : json(nullptr)},
           {"counterexample_size", k.counterexample_size},
           {"shrink_steps", k.shrink_steps},
@@ -402,6 +403,11 @@ void ReadCheck(Reader& r, const json& j, const std::string& p, CheckReport* k) {
   r.Read(j, p, "undecided", &k->undecided);
   r.Read(j, p, "cases_run", &k->cases_run);
   r.Read(j, p, "cases_failed", &k->cases_failed);
+  if (j.contains("other_violations")) {  // absent from reports before it was added
+    r.ForObject(j, p, "other_violations", [&](const std::string& cls, const json& n, const std::string& np) {
+      r.ReadValue(n, np, &k->other_violations[cls]);
+    });
+  }
   if (const json* c = r.Member(j, p, "counterexample"); c != nullptr && !c->is_null()) {
     ReadCase(r, *c, Reader::Join(p, "counterexample"), &k->counterexample.emplace());
   }

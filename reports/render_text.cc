@@ -79,6 +79,27 @@ std::string CaseFacts(const CaseReport& c) {
                      Or(c.trace_hash, "?"));
 }
 
+// Why a violated case has no counterexample of its own: it showed another
+// violation than the one the check looks for ("" when there is none).
+std::string OtherViolationsNote(const CheckReport& k) {
+  if (k.other_violations.empty()) return "";
+  std::vector<std::string> parts;
+  int n = 0;
+  for (const auto& [cls, count] : k.other_violations) {
+    parts.push_back(fmt::format("{} {}", count, Printable(cls)));
+    n += count;
+  }
+  const std::string which = fmt::format("{}", fmt::join(parts, ", "));
+  if (k.first_hit_case >= 0) {
+    return fmt::format("{} of them showed a violation other than {} ({}): not shrunk, the counterexample below "
+                       "is the first case that showed {}\n",
+                       n, Printable(k.expected.ToString()), which, Printable(k.expected.ToString()));
+  }
+  return fmt::format("no case showed {}; {} showed another violation ({}): the counterexample below is the "
+                     "first of them\n",
+                     Printable(k.expected.ToString()), n == 1 ? "1 case" : fmt::format("{} cases", n), which);
+}
+
 void RenderDetail(const CheckReport& k, const Paint& paint, std::string& out) {
   const std::string verdict = k.matched ? paint.Green("matched") : paint.Red("MISMATCH");
   out += "\n" + paint.Bold(fmt::format("── {}: expected {}, observed {}", Printable(k.name),
@@ -87,6 +108,7 @@ void RenderDetail(const CheckReport& k, const Paint& paint, std::string& out) {
   if (!k.description.empty()) out += Printable(k.description) + "\n";
   if (!k.fault_model.empty()) out += "fault model: " + Printable(k.fault_model) + "\n";
   out += fmt::format("cases: {} run, {} violated\n", k.cases_run, k.cases_failed);
+  out += OtherViolationsNote(k);
   const std::vector<CoverageRow> coverage = CoverageRows(k);
   if (!k.counterexample) {
     if (!coverage.empty()) {

@@ -190,15 +190,6 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
     } else if (!c.fault_schedule) {
       fmt::print(human, "{}: fault model {}\n", t.scenario.name, c.faults.ToString());
     }
-    if (options.bounds.swarm) {
-      SwarmRanges r = SwarmRangesFor(c, options.bounds);
-      fmt::print(human, "{}: swarm: fault phase {} ms; effects {}..{} ms, an event every {}..{} ms, restarts after "
-                 "{}..{} ms, stalls {}..{} ms, clock jumps {}..{} ms, outages {}..{} ms; a subset of the "
-                 "fault kinds per case\n",
-                 t.scenario.name, r.fault_phase_ms, r.effect_min_ms, r.effect_max_ms, r.produce_every_min_ms,
-                 r.produce_every_max_ms, r.restart_delay_min_ms, r.restart_delay_max_ms, r.stall_min_ms,
-                 r.stall_max_ms, r.clock_jump_min_ms, r.clock_jump_max_ms, r.outage_min_ms, r.outage_max_ms);
-    }
   }
   std::fflush(human);
   // This run's files replace the previous run's (in a directory of their own, the
@@ -227,9 +218,21 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
       options.seed = own.seed;
       options.bounds = own.bounds;
     }
-    progress.Begin(targets.size() == 1 ? t.scenario.name
-                                       : fmt::format("{} (protocol {} of {})", t.scenario.name, k + 1, targets.size()),
-                   static_cast<int>(ShardCaseIndexes(options).size()));
+    // The timing explored, for every protocol (a script's ranges come from
+    // its probe runs, so they are known only once RunCheck has them), then
+    // the progress bar.
+    options.on_ranges = [&](const SwarmRanges& r) {
+      if (!flags.output.quiet) {
+        fmt::print(human, "{}: {}\n", t.scenario.name,
+                   options.bounds.swarm
+                       ? "swarm: " + SwarmRangesText(r) + "; a subset of the fault kinds per case"
+                       : std::string("no swarm: every case keeps the config's own timing and every fault kind"));
+        std::fflush(human);
+      }
+      progress.Begin(targets.size() == 1 ? t.scenario.name
+                                         : fmt::format("{} (protocol {} of {})", t.scenario.name, k + 1, targets.size()),
+                     static_cast<int>(ShardCaseIndexes(options).size()));
+    };
     options.on_progress = [&](const CheckProgress& p) {
       progress.Update(p.cases_done, p.hits, p.shrinking ? "shrinking" : "",
                       p.shrinking ? fmt::format("{} smaller case{} kept of {} tried", p.shrink_steps,
@@ -243,10 +246,10 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
       return ExitCodeOf(outcome.status());
     }
     std::string replay_file;
-    if (outcome->hit_index && !output.out_dir.empty()) {
+    if (outcome->counterexample_index && !output.out_dir.empty()) {
       replay_file = JoinPath(output.out_dir, ReplayFileName(t.scenario.name));
       std::string origin = fmt::format("{} (case {} of seed {}, after {} shrink{})", CommandLine(),
-                                       *outcome->hit_index, options.seed, outcome->shrink_steps,
+                                       *outcome->counterexample_index, options.seed, outcome->shrink_steps,
                                        outcome->shrink_steps == 1 ? "" : "s");
       Scenario replay = ReplayScenario(t.scenario, outcome->minimal_config, outcome->minimal_result, origin);
       replay.name = ScenarioNameFrom(t.scenario.name + "-counterexample");
@@ -272,7 +275,9 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
                  "{:<24} expected {:<28} observed {:<14} {} ({} case{}{}{}, {} rerun{} for determinism, {:.1f} s)\n",
                  row.name, row.expected.ToString(), row.observed, report::ResultWord(row), row.cases_run,
                  row.cases_run == 1 ? "" : "s",
-                 outcome->hit_index ? fmt::format(", first hit at case {}", *outcome->hit_index) : "",
+                 outcome->hit_index       ? fmt::format(", first hit at case {}", *outcome->hit_index)
+                 : outcome->other_index ? fmt::format(", another violation at case {}", *outcome->other_index)
+                                        : "",
                  row.counterexample ? ", minimal: " + row.counterexample_size : "", outcome->determinism_reruns,
                  outcome->determinism_reruns == 1 ? "" : "s", row.seconds);
       std::fflush(human);

@@ -2,6 +2,7 @@
 // the protocol's own timers; what a check finds does not depend on --cases;
 // a scenario's seed and workload are used; bad `expect` text and the step
 // guard are reported as what they are (exit 2, exit 3), never as verdicts.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -12,6 +13,8 @@
 #include "harness/check.h"
 #include "harness/check_rc.h"
 #include "harness/exit_codes.h"
+#include "harness/files.h"
+#include "reports/report.h"
 #include "tests/harness/test_util.h"
 
 namespace xackly {
@@ -156,6 +159,37 @@ TEST_F(SearchCliTest, AnInlineProtocolWithoutFaultsGetsTheDefaultModelAndSaysSo)
   EXPECT_TRUE(Contains(quiet.output, "injects NO faults")) << quiet.output;
 }
 
+// Every violation a check counts has a replay file, or the summary says why
+// not. no-dedupe expected to lose events never does, but it duplicates: the
+// check counts those cases, shrinks the first one, writes it, and says it is
+// another violation than the one looked for (a mismatch, exit 1).
+TEST_F(SearchCliTest, AViolationOtherThanTheOneLookedForIsShrunkAndWrittenNotJustCounted) {
+  std::string file = Write("wrong-expect.toml", "protocol = \"no-dedupe\"\nexpect = \"lost\"\n");
+  std::string out_dir = (dir_ / "out").string();
+  CommandOutput out = RunXackly({"check", "--scenario", file, "--cases", "30", "--out", out_dir});
+  EXPECT_EQ(out.exit_code, kExitVerdictMismatch) << out.output;
+  EXPECT_TRUE(Contains(out.output, "no case showed lost;")) << out.output;
+  EXPECT_TRUE(Contains(out.output, "another violation at case")) << out.output;
+  EXPECT_FALSE(Contains(out.output, "no case violated")) << out.output;
+  EXPECT_FALSE(Contains(out.output, "first hit at case")) << "a duplicate is not a hit of `lost`:\n" << out.output;
+  Result<report::Report> json = report::ParseJsonReport(*ReadFile(out_dir + "/report.json"));
+  ASSERT_TRUE(json.ok()) << json.status().ToString();
+  ASSERT_EQ(json->checks.size(), 1u);
+  const report::CheckReport& k = json->checks[0];
+  EXPECT_GT(k.cases_failed, 0);
+  EXPECT_EQ(k.first_hit_case, -1);
+  ASSERT_TRUE(k.counterexample.has_value()) << "counted violations need a counterexample";
+  ASSERT_FALSE(k.counterexample->replay_file.empty());
+  EXPECT_TRUE(std::filesystem::exists(k.counterexample->replay_file));
+  EXPECT_TRUE(Contains(k.observed, "duplicate")) << k.observed;
+  int others = 0;
+  for (const auto& [cls, n] : k.other_violations) others += n;
+  EXPECT_EQ(others, k.cases_failed) << "every violated case was another violation";
+  // The replay file reproduces the duplicate.
+  CommandOutput replay = RunXackly({"replay", k.counterexample->replay_file, "--out", out_dir + "/replay"});
+  EXPECT_TRUE(Contains(replay.output, "duplicate")) << replay.output;
+}
+
 // lua-dedupe's only XACK runs inside its EVAL: a crash "after-ack" can
 // never fire, and coverage must not call it a search gap; txn-dedupe acks
 // with its own XACK, so the same site is reachable there.
@@ -169,6 +203,42 @@ TEST(SearchTest, SitesAProtocolCannotVisitAreDerivedFromItsOperations) {
   EXPECT_TRUE(has(UnreachableSites(lua), "crash@after-ack"));
   EXPECT_FALSE(has(UnreachableSites(lua), "crash@after-eval"));
   EXPECT_FALSE(has(UnreachableSites(txn), "crash@after-ack"));
+}
+
+// UnreachableSites against what runs actually do: over a short check of
+// every catalog protocol, no site it calls unreachable is ever visited or
+// fired (a wrong derivation would hide a real search gap), every site it
+// names belongs to a kind the model enables and lies outside the
+// protocol's own operations, and a site the runs visit is never listed.
+TEST(SearchTest, NoSiteCalledUnreachableIsEverVisitedByARun) {
+  CasePool pool(2, TestServerOptions());
+  int unreachable_total = 0;
+  for (const ProtocolDef& p : Catalog()) {
+    const RunConfig base = Base(p.name);
+    const std::vector<std::string> unreachable = UnreachableSites(base);
+    unreachable_total += static_cast<int>(unreachable.size());
+    const std::vector<std::string> crash_points = CrashPointsOf(base.protocol);
+    const std::vector<std::string> lost_sites = LostSitesOf(base.protocol);
+    for (const std::string& key : unreachable) {
+      const std::string kind = key.substr(0, key.find('@'));
+      const std::string site = key.substr(key.find('@') + 1);
+      const bool point = kind == "crash" || kind == "stall";
+      const std::vector<std::string>& own = point ? crash_points : lost_sites;
+      EXPECT_EQ(std::find(own.begin(), own.end(), site), own.end()) << p.name << ": " << key << " is its own";
+      EXPECT_TRUE(kind == "crash" || kind == "stall" || kind == "lost-request" || kind == "lost-reply") << key;
+    }
+    CheckOptions options;
+    options.cases = 20;
+    options.max_shrink_runs = 0;  // where sites fire, not how small a hit shrinks
+    Result<CheckOutcome> r = RunCheck(base, pool, options);
+    ASSERT_TRUE(r.ok()) << p.name << ": " << r.status().ToString();
+    ASSERT_FALSE(r->coverage.reachable.empty()) << p.name << ": the runs visit sites";
+    for (const std::string& key : unreachable) {
+      EXPECT_EQ(r->coverage.reachable.count(key), 0u) << p.name << ": " << key << " called unreachable but visited";
+      EXPECT_EQ(r->coverage.fired.count(key), 0u) << p.name << ": " << key << " called unreachable but fired";
+    }
+  }
+  EXPECT_GT(unreachable_total, 0) << "some catalog protocol has sites it cannot visit (lua-dedupe's XACK)";
 }
 
 }  // namespace

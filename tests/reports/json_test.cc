@@ -108,6 +108,7 @@ void ExpectSame(const Report& a, const Report& b) {
     EXPECT_FIELD(x, y, matched);
     EXPECT_FIELD(x, y, cases_run);
     EXPECT_FIELD(x, y, cases_failed);
+    EXPECT_FIELD(x, y, other_violations);
     ASSERT_EQ(x.counterexample.has_value(), y.counterexample.has_value());
     if (x.counterexample) ExpectSame(*x.counterexample, *y.counterexample);
     EXPECT_FIELD(x, y, counterexample_size);

@@ -202,6 +202,7 @@ Report EverythingReport() {
   k.matched = false;
   k.cases_run = 200;
   k.cases_failed = 17;
+  k.other_violations = {{"lost", 3}, {"pel-leak+stuck", 1}};
   k.counterexample = c;
   k.counterexample_size = "1 event, 1 worker, 1 fault, 9 steps";
   k.shrink_steps = 11;

@@ -78,6 +78,30 @@ TEST(TextTest, MismatchesComeLast) {
   EXPECT_TRUE(text.ends_with("replay: xackly replay mismatch.toml\n")) << text;
 }
 
+// A check that counts violated cases it did not shrink (another violation
+// than the one looked for) says so next to the count.
+TEST(TextTest, ViolatedCasesWithoutTheirOwnCounterexampleAreExplained) {
+  RunConfig config = RunConfig::For(*FindProtocol("no-dedupe"));
+  CheckReport k = CheckFromCase(config, NoDedupeCase());
+  k.expected = {VerdictKind::kDuplicate, ""};
+  k.cases_run = 40;
+  k.cases_failed = 3;
+  k.first_hit_case = 39;
+  k.other_violations = {{"lost", 2}};
+  std::string text = RenderText(ReportOf({k}), false);
+  EXPECT_NE(text.find("cases: 40 run, 3 violated\n2 of them showed a violation other than duplicate (2 lost): "
+                      "not shrunk"),
+            std::string::npos)
+      << text;
+  k.first_hit_case = -1;  // nothing showed the duplicate: the counterexample is the first other one
+  k.cases_failed = 2;
+  text = RenderText(ReportOf({k}), false);
+  EXPECT_NE(text.find("no case showed duplicate; 2 cases showed another violation (2 lost): the counterexample "
+                      "below is the first of them"),
+            std::string::npos)
+      << text;
+}
+
 TEST(TextTest, AllMatchedSaysSo) {
   CheckReport k;
   k.name = "txn-dedupe";
