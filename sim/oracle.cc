@@ -32,6 +32,7 @@ const char* HistoryKindName(HistoryKind k) {
     case HistoryKind::kClockJump: return "clock-jump";
     case HistoryKind::kStoreOutage: return "store-outage";
     case HistoryKind::kFault: return "fault";
+    case HistoryKind::kRewound: return "rewound";
   }
   return "?";
 }
@@ -221,8 +222,12 @@ void Oracle::ReadBack(int64_t t, const std::string& actor, const std::string& co
     if (pel_.count(id) > 0) continue;
     if (state.last_delivered && sid <= *state.last_delivered) {
       if (delivered_.insert(id).second) Progress(t);
-    } else {
-      delivered_.erase(id);
+    } else if (delivered_.erase(id) > 0) {
+      HistoryItem item = Item(HistoryKind::kRewound, t, actor, id,
+                              "makes it deliverable again: " + how +
+                                  " moved the group's position back past it, so the next XREADGROUP > reads it again");
+      item.command = command;
+      Add(EventOfId(id), std::move(item));
     }
   }
 }
@@ -431,6 +436,13 @@ Violation Oracle::ExplainDuplicate(const std::string& event_id,
                                     i.actor, i.t_ms, i.value);
       return v;
     }
+  }
+  if (const HistoryItem* r = FirstOf(h, HistoryKind::kRewound, e1.t_ms, e2.t_ms)) {
+    v.cause = "rewound";
+    v.detail = head + fmt::format("; {}'s {} at {} ms moved the group's position back past the entry, so it was "
+                                  "read again as new",
+                                  r->actor, r->command, r->t_ms);
+    return v;
   }
   if (const HistoryItem* r = FirstOf(h, HistoryKind::kServerRestart, e1.t_ms, e2.t_ms)) {
     v.cause = "server-restart";

@@ -48,9 +48,11 @@ enum class HistoryKind : uint8_t {
   kStoreOutage,      // run-wide: the business store went down
   kFault,            // run-wide: a fault of a kind with no history kind of its
                      // own; `site` names the kind (its descriptor tells it)
+  kRewound,          // the group's position moved back past it (XGROUP SETID, a recreated
+                     // group, inside EVAL): delivered before, deliverable again
 };
 const char* HistoryKindName(HistoryKind k);
-inline constexpr HistoryKind kLastHistoryKind = HistoryKind::kFault;
+inline constexpr HistoryKind kLastHistoryKind = HistoryKind::kRewound;
 
 // One thing that happened to an event. `detail` is a human sentence for
 // people; everything a report decides on is in the typed fields.

@@ -130,7 +130,7 @@ void OracleFeed::Command(int64_t t, const Who& who, const std::vector<std::strin
   auto opaque = [&] {
     if (pass->read_back) return;  // the first one names the read-back
     pass->read_back = true;
-    pass->opaque_verb = verb;
+    pass->opaque_verb = verb == "XGROUP" && argv.size() > 1 ? verb + " " + VerbOf(argv[1]) : verb;  // XGROUP SETID
     pass->opaque = RenderArgv(argv);
   };
   if (IsEval(verb)) {

@@ -91,7 +91,7 @@ std::vector<std::string> KnownCauses(VerdictKind kind) {
     case VerdictKind::kOk: return {};
     case VerdictKind::kDuplicate:
       return {"crash:<crash point>", "stall", "lost-reply:<site>", "lost-request:<site>",
-              "dedupe-expired", "server-restart", "producer-retry", "redelivered"};
+              "dedupe-expired", "server-restart", "producer-retry", "rewound", "redelivered"};
     case VerdictKind::kLost:
       return {"acked-without-effect", "stranded", "payload-deleted", "consumer-deleted",
               "server-data-loss", "never-produced", "never-delivered", "dropped", "read-noack"};

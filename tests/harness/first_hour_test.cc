@@ -196,7 +196,8 @@ TEST(FirstHourTest, ExplainShowsTheViolatingPathNotTheWholeTrace) {
 // A duplicate by one worker that reads the same entry twice with the same
 // request (a consumer that rewinds its group on start-up): the timeline
 // must show both reads and both effects, not fold the second pair away as
-// "repeating" lines, for they are the duplicate.
+// "repeating" lines, for they are the duplicate; and the rewind (XGROUP
+// SETID, read back by the oracle) is named as its cause and shown.
 TEST(FirstHourTest, ExplainShowsASecondIdenticalReadAndEffect) {
   ScopedTempRoot dir;
   std::ofstream(dir.path() + "/rewind.lua") << R"(
@@ -230,6 +231,9 @@ faults = ["crash w1 before-XREADGROUP #2"]
   const std::regex effect("\n> +[0-9]+ w1 +ext apply order:1 -> ok");
   EXPECT_EQ(std::distance(std::sregex_iterator(timeline.begin(), timeline.end(), effect), std::sregex_iterator()), 2)
       << timeline;
+  // The rewind is the cause, named, and on the path.
+  EXPECT_TRUE(Contains(out.output, "duplicate order:1 [rewound]")) << out.output;
+  EXPECT_TRUE(Contains(timeline, "XGROUP SETID events workers 0")) << timeline;
 }
 
 // On a terminal the text report is coloured, unless NO_COLOR is set
