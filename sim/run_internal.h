@@ -139,6 +139,11 @@ class Simulation : private FaultHost {
     const int64_t beyond_ms = std::max<int64_t>(0, script_timers_.Longest() - declared_timer_ms_);
     return SaturatingAdd(quiet_window_ms_, SaturatingMul(2, beyond_ms));
   }
+  // How long after the fault phase a run that keeps progressing without
+  // settling is allowed to go on: a virtual day, or ten quiet windows.
+  int64_t UnsettledHorizonMs() const {
+    return std::max(kUnsettledHorizonMs, SaturatingMul(10, CurrentQuietWindowMs()));
+  }
   // When the silence the quiet window measures began: the drain's start,
   // the oracle's last progress, or the end of the longest piece of work an
   // actor is still busy with (an effect longer than the run's effect_ms, a

@@ -314,6 +314,16 @@ Result<RunResult> Simulation::Run() {
         TraceNote("quiescent", fmt::format("no progress for {} ms", now_ - quiet_since));
         break;
       }
+      // Progress that never settles (an effect retried forever because it
+      // always times out) is judged, not cut by the step guard: what
+      // happened is final (duplicates are duplicates), and what is still
+      // pending a day after the faults stopped is stuck.
+      if (now_ - drain_start_ms_ >= UnsettledHorizonMs()) {
+        TraceNote("unsettled", fmt::format("still acting {} ms after the fault phase without settling: judged as "
+                                           "it stands",
+                                           now_ - drain_start_ms_));
+        break;
+      }
     }
     std::vector<Actor*>& runnable = runnable_;
     runnable.clear();

@@ -83,6 +83,12 @@ int64_t FaultPhaseEndMs(const Timing& timing, int events, int producers);
 // them ([protocol.loop], docs/scripts.md) or set timing.quiet_window_ms.
 inline constexpr int64_t kScriptQuietFloorMs = 3'600'000;
 
+// A run that keeps acting after its fault phase without ever settling (a
+// retry loop that never ends) is judged as it stands this long after the
+// faults stopped (or ten quiet windows, if longer): its duplicates are
+// real, and what is still pending is `stuck`.
+inline constexpr int64_t kUnsettledHorizonMs = 86'400'000;
+
 // The step guard when timing.max_steps is 0: far above what any healthy run
 // of `events` events needs (a few steps per event, plus idle polls, which
 // are bounded by the quiet window in virtual time, not by steps).

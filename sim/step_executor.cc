@@ -53,6 +53,11 @@ void Simulation::ExecuteBusiness(Actor& a, Step& s, std::string* request, std::s
       effect.sink = "external";
       if (script()) {  // the script's own idempotency key and its expiry
         s.outcome = external_.ApplyKeyed(now_, effect, s.label, s.duration_ms, poison, request, result);
+        // An idempotency key that expires is a done-record with a TTL: a
+        // duplicate after it is blamed on the expiry (dedupe-expired).
+        if (s.outcome == BusinessOutcome::kOk && !s.label.empty() && s.duration_ms > 0) {
+          oracle_.DedupeRecord(now_, a.name, s.event_id, s.duration_ms);
+        }
       } else {
         s.outcome = external_.Apply(now_, effect, config_.protocol.idempotency_key, poison, request,
                                     result);

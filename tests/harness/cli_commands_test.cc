@@ -263,6 +263,35 @@ end
   EXPECT_EQ(run.exit_code, kExitOk) << run.output;
 }
 
+// A consumer that retries forever (its 5 s effect always hits its 2 s
+// timeout, and the payment key expires after 20 s, so every retry charges
+// again) never settles. It used to run into the step guard: exit 3, "not a
+// verdict", no replay file. It is judged a virtual day after the faults
+// stop: the duplicates it made are real, and the entry never leaves the PEL.
+TEST(CliCommandsTest, AConsumerThatRetriesForeverIsJudgedNotCut) {
+  ScopedTempRoot root;
+  const std::string script = R"lua(
+local function handle(w, e)
+  local ok = w:effect(e.fields.event_id, "external",
+                      {entry = e, key = "pay:" .. e.fields.event_id, key_ttl_ms = 20000, timeout_ms = 2000})
+  if ok then w:redis("XACK", w.stream, w.group, e.id) end
+end
+function consumer(w)
+  w:redis("XGROUP", "CREATE", w.stream, w.group, "0", "MKSTREAM")
+  while true do
+    for _, e in ipairs(w:read("0")) do handle(w, e) end
+    for _, e in ipairs(w:read(">", {block_ms = 1000})) do handle(w, e) end
+  end
+end
+)lua";
+  CommandOutput run = RunScriptScenario(root, "retry-forever", script,
+                                        "[workload]\nworkers = 1\nevents = 1\n[timing]\neffect_ms = 5000\n"
+                                        "[faults]\nkinds = []\n");
+  EXPECT_EQ(run.exit_code, kExitVerdictMismatch) << run.output;
+  EXPECT_TRUE(Contains(run.output, "duplicate order:1 [dedupe-expired]")) << run.output;
+  EXPECT_FALSE(Contains(run.output, "harness limit")) << run.output;
+}
+
 TEST(CliCommandsTest, ATamperedReplayFileIsCaughtByItsTraceHash) {
   ScopedTempRoot out;
   CommandOutput check = RunXackly({"check", "--protocol", "no-dedupe", "--cases", "50", "--out", out.path(), "--quiet"});
