@@ -335,13 +335,6 @@ class Teller {
     bool dead_lettered = false;   // the payload reached the dead-letter stream
   };
 
-  // "failed (poison event)" → "poison event": the reason, once.
-  static std::string FailureReason(const std::string& detail) {
-    if (detail.starts_with("failed (") && detail.ends_with(")")) return detail.substr(8, detail.size() - 9);
-    if (detail == "poison") return "poison event";
-    return detail;
-  }
-
   static std::string Who(const std::string& actor) {
     return actor == "fault" ? "an injected fault" : actor;
   }
@@ -508,7 +501,7 @@ class Teller {
       case HistoryKind::kEffectFailed:
         for (const Subject& s : b.subjects) state_[s.event_id].failures++;
         return {who, fmt::format("tries the side effect of {}, but it fails ({})",
-                                 Events(b.subjects), FailureReason(b.detail))};
+                                 Events(b.subjects), b.detail)};
       case HistoryKind::kDedupeRecord:
         if (b.expiry) {
           return {"the done-record of " + Events(b.subjects),

@@ -255,7 +255,10 @@ void Oracle::Effect(const EffectRecord& effect) {
 
 void Oracle::EffectFailed(int64_t t, const std::string& consumer, const std::string& event_id,
                           const std::string& stream_id, const std::string& why) {
-  Add(event_id, Item(HistoryKind::kEffectFailed, t, consumer, stream_id, why));
+  std::string reason = why;
+  if (why.starts_with("failed (") && why.ends_with(")")) reason = why.substr(8, why.size() - 9);
+  if (why == "poison") reason = "poison event";
+  Add(event_id, Item(HistoryKind::kEffectFailed, t, consumer, stream_id, reason));
 }
 
 void Oracle::DedupeRecord(int64_t t, const std::string& consumer, const std::string& event_id,

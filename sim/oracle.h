@@ -103,6 +103,9 @@ class Oracle {
   bool IsLive(const std::string& id) const;
   void Acked(int64_t t, const std::string& consumer, const std::vector<std::string>& ids);
   void Effect(const EffectRecord& effect);
+  // `why` is the sink's answer ("failed (poison event)", "unavailable",
+  // "poison"); the history item's detail is the reason alone ("poison
+  // event"), so reports tell it without parsing.
   void EffectFailed(int64_t t, const std::string& consumer, const std::string& event_id,
                     const std::string& stream_id, const std::string& why);
   void DedupeRecord(int64_t t, const std::string& consumer, const std::string& event_id,
