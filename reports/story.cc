@@ -335,6 +335,18 @@ class Teller {
     bool dead_lettered = false;   // the payload reached the dead-letter stream
   };
 
+  // True when an event of `b` reaches the dead-letter stream after `b`.
+  bool DeadLetteredLater(const Beat& b) const {
+    for (const Subject& s : b.subjects) {
+      auto it = c_.histories.find(s.event_id);
+      if (it == c_.histories.end()) continue;
+      for (const HistoryItem& item : it->second) {
+        if (item.kind == HistoryKind::kDeadLettered && item.t_ms >= b.t_ms) return true;
+      }
+    }
+    return false;
+  }
+
   static std::string Who(const std::string& actor) {
     return actor == "fault" ? "an injected fault" : actor;
   }
@@ -522,9 +534,14 @@ class Teller {
           failures = std::max(failures, st.failures);
           if (gives_up) st.dead_lettering = true;
         }
-        if (gives_up) {
+        if (gives_up && DeadLetteredLater(b)) {
           return {who, fmt::format("gives up on {} after {} and dead-letters it, acknowledging {} with XACK "
                                    "first (the payload is not saved yet)",
+                                   Events(b.subjects), Count(failures, "failed attempt"), Ids(b.subjects))};
+        }
+        if (gives_up) {
+          return {who, fmt::format("gives up on {} after {} and acknowledges {} with XACK before its payload "
+                                   "is saved anywhere",
                                    Events(b.subjects), Count(failures, "failed attempt"), Ids(b.subjects))};
         }
         return {who, "acknowledges " + Ids(b.subjects) + " with XACK"};

@@ -536,8 +536,10 @@ Violation Oracle::ExplainMissing(const std::string& event_id, const FinalState& 
     if (const HistoryItem* c = FirstOf(h, HistoryKind::kCrash, a->t_ms, INT64_MAX, a->actor)) {
       v.detail += fmt::format("; {} crashed at {} right after", c->actor, c->site);
     }
-    if (st.dead_lettered || Has(h, HistoryKind::kEffectFailed)) {
+    if (st.dead_lettered) {
       v.detail += "; it was being dead-lettered, and the payload never reached the dead-letter stream";
+    } else if (Has(h, HistoryKind::kEffectFailed)) {
+      v.detail += "; its effect had failed, and the payload never reached a dead-letter stream";
     }
     return v;
   }

@@ -48,6 +48,8 @@ TEST(StoryTest, AckFirstEndsWithTheLoss) {
 // ack-before-dlq: the third delivery of a poison event dead-letters it by
 // XACK first; a crash right after the XACK loses it. The story must say the
 // XACK is the dead-lettering, and put the crash between XACK and the save.
+// (A protocol that acks a failed event and never saves it is told the same
+// way: "dead-letters" only when the payload does reach a dead-letter stream.)
 TEST(StoryTest, AckBeforeDlqTellsTheDeadLetteringAndTheCrashBeforeTheSave) {
   const CaseReport c = RunCase("ack-before-dlq", 1, 1, std::vector<std::string>{"poison event 1", "crash w1 after-ack #1"});
   ASSERT_FALSE(c.violations.empty());
@@ -57,7 +59,8 @@ TEST(StoryTest, AckBeforeDlqTellsTheDeadLetteringAndTheCrashBeforeTheSave) {
   EXPECT_EQ(failed.size(), 2u);
   EXPECT_TRUE(Find(story, "(failed (").empty());
   const std::vector<size_t> gives_up =
-      Find(story, "w1 gives up on order:1 after 2 failed attempts and dead-letters it, acknowledging 0-1 with XACK first");
+      Find(story, "w1 gives up on order:1 after 2 failed attempts and acknowledges 0-1 with XACK before its payload is "
+                  "saved anywhere");
   const std::vector<size_t> crash =
       Find(story, "w1 crashes at after-ack, after XACK and before the payload reaches the dead-letter stream.");
   ASSERT_EQ(gives_up.size(), 1u);
