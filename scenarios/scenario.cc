@@ -542,6 +542,7 @@ Scenario ScenarioParser::Parse() {
   if (e_->failed()) return s_;
   RunConfig& c = s_.config;
   ReadTable(e_, SubTable(e_, root_, "", "server"), "server", &c, DescribeServer<TableReader<RunConfig>>);
+  s_.has_workload = root_.get("workload") != nullptr;
   ReadTable(e_, SubTable(e_, root_, "", "workload"), "workload", &c,
             DescribeWorkload<TableReader<RunConfig>>);
   ReadTable(e_, SubTable(e_, root_, "", "timing"), "timing", &c.timing,
@@ -729,6 +730,7 @@ void ScenarioParser::ReadSeed() {
   if (n == nullptr || e_->failed()) return;
   if (const auto* i = n->as_integer(); i != nullptr && i->get() >= 0) {
     s_.config.seed = static_cast<uint64_t>(i->get());
+    s_.has_seed = true;
     return;
   }
   if (const auto* str = n->as_string(); str != nullptr && ParseSeed(str->get(), &s_.config.seed)) {

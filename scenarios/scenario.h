@@ -178,6 +178,8 @@ struct Scenario {
   std::optional<std::string> trace_hash;  // [schedule] trace_hash, lowercase
   std::optional<std::string> server;      // [schedule] server, e.g. "redis 7.0.15"
   std::string origin;        // free text, e.g. the command that wrote the file
+  bool has_seed = false;      // the file sets `seed` (else config.seed is the default)
+  bool has_workload = false;  // the file has a [workload] table
   // [protocol.params] of a protocol script, by key (empty without a script).
   std::map<std::string, ScriptParam> script_params;
   // [protocol] include: Lua files run before the script, as the file names them.

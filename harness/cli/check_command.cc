@@ -176,11 +176,13 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
     if (!t.scenario_file.empty()) {
       fmt::print(human, "{}: seed {} ({}), cases of {} {} workers and {} events ({}), {} producer(s), timing and "
                  "protocol from the file\n",
-                 t.scenario_file, options.seed, flags.seed_given ? "--seed" : "the file's seed",
+                 t.scenario_file, options.seed,
+                 flags.seed_given ? "--seed" : t.scenario.has_seed ? "the file's seed" : "the default seed",
                  flags.fixed_workload ? "exactly" : "at most", options.bounds.max_workers,
                  options.bounds.max_events,
                  flags.workers_given || flags.events_given ? "the command line and the file's [workload]"
-                                                           : "the file's [workload]",
+                 : t.scenario.has_workload                 ? "the file's [workload]"
+                                                           : "the defaults of a scenario file",
                  c.producers);
     }
     if (c.faults.kinds.empty() && !c.fault_schedule) {

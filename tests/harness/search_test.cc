@@ -142,6 +142,11 @@ TEST_F(SearchCliTest, CheckUsesTheScenariosSeedAndWorkloadAndSaysSo) {
   EXPECT_TRUE(Contains(out.output, "at most 2 workers and 5 events (the file's [workload])")) << out.output;
   CommandOutput flag = RunXackly({"check", "--scenario", file, "--cases", "20", "--seed", "4", "--out", (dir_ / "out").string()});
   EXPECT_TRUE(Contains(flag.output, "seed 4 (--seed)")) << flag.output;
+  // A file without a seed or a [workload] is not said to have one.
+  std::string bare = Write("bare.toml", "protocol = \"no-dedupe\"\n");
+  CommandOutput defaults = RunXackly({"check", "--scenario", bare, "--cases", "5", "--out", (dir_ / "out").string()});
+  EXPECT_TRUE(Contains(defaults.output, "seed 1 (the default seed)")) << defaults.output;
+  EXPECT_TRUE(Contains(defaults.output, "(the defaults of a scenario file)")) << defaults.output;
 }
 
 TEST_F(SearchCliTest, AnInlineProtocolWithoutFaultsGetsTheDefaultModelAndSaysSo) {
