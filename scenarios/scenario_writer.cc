@@ -161,9 +161,15 @@ std::string ProtocolTables(const ProtocolDef& p, const std::vector<std::string>&
     for (const std::string& file : includes) list += (list.empty() ? "" : ", ") + Quote(file);
     script += WithComment("include = [" + list + "]", "Lua files run before the script") + "\n";
   }
-  Section(&out, "protocol", "inline, declarative definition",
+  // A script's run still reads the declarative keys: its declared timers
+  // (loop, TTL) size the quiet window and the search, so they are kept.
+  const bool is_script = !p.script_path.empty();
+  Section(&out, "protocol",
+          is_script ? "a protocol script: of the keys below only dedupe_ttl_ms and the loop's timers count "
+                      "(the timers it declares, docs/scripts.md)"
+                    : "inline, declarative definition",
           script + TableLines(p, nullptr, DescribeProtocol<TableWriter<ProtocolDef>>), true);
-  Section(&out, "protocol.loop", "the worker loop",
+  Section(&out, "protocol.loop", is_script ? "the timers the script declares (docs/scripts.md)" : "the worker loop",
           TableLines(p.loop, nullptr, DescribeLoop<TableWriter<LoopConfig>>), true);
   Section(&out, "protocol.janitor", "retention and consumer clean-up",
           TableLines(p.janitor, nullptr, DescribeJanitor<TableWriter<JanitorConfig>>), true);
