@@ -164,7 +164,8 @@ void RenderDetail(const CheckReport& k, const Paint& paint, std::string& out) {
       std::string part = fmt::format("{} {}", Printable(row.site), row.fired);
       parts.push_back(row.never_fired ? paint.Yellow(part + " (never fired)") : part);
     }
-    out += "coverage: " + fmt::format("{}", fmt::join(parts, ", ")) + "\n";
+    out += fmt::format("coverage (times each site fired over the {} searched, not in the counterexample): {}\n",
+                       Count(k.cases_run, "case"), fmt::join(parts, ", "));
   }
   if (!c.replay_file.empty()) out += "replay file: " + Printable(c.replay_file) + "\n";
   out += paint.Bold("replay: ") + paint.Cyan(Printable(Or(c.replay_command, "(no replay command recorded)"))) +
