@@ -601,6 +601,14 @@ std::vector<Violation> Oracle::Judge(const FinalState& fs, const EffectLedger& l
       break;
     }
   }
+  if (fs.unsettled_after_ms > 0) {
+    for (Violation& v : out) {
+      if (v.kind == VerdictKind::kDuplicate || v.cause == "acked-without-effect") continue;  // final whenever judged
+      v.detail += fmt::format("; judged {} ms after the faults stopped, while the run was still acting without "
+                              "settling",
+                              fs.unsettled_after_ms);
+    }
+  }
   return out;
 }
 

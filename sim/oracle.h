@@ -174,6 +174,9 @@ class Oracle {
     std::optional<std::vector<EffectRecord>> redis_effects;  // LRANGE of the Redis ledger
     std::set<std::string> live_consumers;       // consumer names of running workers
     int64_t steps = 0;
+    // > 0: the run never settled and was ended this long after its faults
+    // stopped (the unsettled horizon); liveness verdicts say so.
+    int64_t unsettled_after_ms = 0;
   };
   // Every violation, in event order; run-wide ones (stuck) first.
   std::vector<Violation> Judge(const FinalState& final_state, const EffectLedger& ledger);

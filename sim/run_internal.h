@@ -181,6 +181,7 @@ class Simulation : private FaultHost {
   int64_t fault_phase_end_ms_ = 0;
   int64_t drain_start_ms_ = 0;
   int64_t long_work_ends_ms_ = 0;  // QuietSinceMs
+  int64_t unsettled_after_ms_ = 0;  // > 0: ended by UnsettledHorizonMs
   size_t next_scheduled_ = 0;
   size_t next_pick_ = 0;
   StreamId last_id_;

@@ -319,6 +319,7 @@ Result<RunResult> Simulation::Run() {
       // happened is final (duplicates are duplicates), and what is still
       // pending a day after the faults stopped is stuck.
       if (now_ - drain_start_ms_ >= UnsettledHorizonMs()) {
+        unsettled_after_ms_ = now_ - drain_start_ms_;
         TraceNote("unsettled", fmt::format("still acting {} ms after the fault phase without settling: judged as "
                                            "it stands",
                                            now_ - drain_start_ms_));
@@ -369,6 +370,7 @@ Result<RunResult> Simulation::Run() {
 
   Oracle::FinalState fs;
   fs.steps = steps_;
+  fs.unsettled_after_ms = unsettled_after_ms_;
   Status reads = FinalReads(&fs);
   if (!reads.ok()) return reads;
   for (std::string& m : oracle_.ModelMismatches(fs)) notes_.push_back("oracle self-check: " + m);

@@ -290,6 +290,8 @@ end
   EXPECT_EQ(run.exit_code, kExitVerdictMismatch) << run.output;
   EXPECT_TRUE(Contains(run.output, "duplicate order:1 [dedupe-expired]")) << run.output;
   EXPECT_FALSE(Contains(run.output, "harness limit")) << run.output;
+  EXPECT_TRUE(Contains(run.output, "ms after the faults stopped, while the run was still acting without settling"))
+      << run.output;
 }
 
 TEST(CliCommandsTest, ATamperedReplayFileIsCaughtByItsTraceHash) {
