@@ -13,6 +13,17 @@
 #include "harness/subprocess.h"
 
 namespace xackly {
+namespace {
+
+// How long RunProgram waits for a program before killing it: a little under
+// the ctest timeout of the test target (tests/harness/CMakeLists.txt).
+#ifdef XACKLY_TEST_SUBPROCESS_LIMIT_MS
+constexpr int kSubprocessLimitMs = XACKLY_TEST_SUBPROCESS_LIMIT_MS;
+#else
+constexpr int kSubprocessLimitMs = 120'000;
+#endif
+
+}  // namespace
 
 RedisServerOptions TestServerOptions(Persistence persistence) {
   RedisServerOptions options;
@@ -113,7 +124,7 @@ CommandOutput RunProgram(const std::string& path, const std::vector<std::string>
     return result;
   }
   int wait_status = 0;
-  if (!WaitForExit(*pid, 120'000, &wait_status)) {
+  if (!WaitForExit(*pid, kSubprocessLimitMs, &wait_status)) {
     KillAndReap(*pid);
     result.output = "timed out";
     return result;

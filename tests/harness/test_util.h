@@ -78,7 +78,8 @@ struct CommandOutput {
 };
 
 // Runs `path` with `args` and this environment plus `env_overrides`
-// ("NAME=value"), waits for it (at most two minutes) and collects its output.
+// ("NAME=value"), waits for it (at most a little under the test target's
+// ctest timeout, two minutes where none is set) and collects its output.
 CommandOutput RunProgram(const std::string& path, const std::vector<std::string>& args,
                          const std::vector<std::string>& env_overrides = {});
 
