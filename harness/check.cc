@@ -159,7 +159,9 @@ std::string GeneratedCase::ToString() const {
   std::string out = fmt::format("{}, {}, seed {}", Plural(workers, "worker"),
                                 Plural(events, "event"), seed);
   if (effect_ms > 0) out += fmt::format(", effects {} ms", effect_ms);
+  if (effect_spread_ms > 0) out += fmt::format(" (each event's up to {} ms shorter)", effect_spread_ms);
   if (produce_every_ms > 0) out += fmt::format(", an event every {} ms", produce_every_ms);
+  if (produce_burst > 1) out += fmt::format(" in bursts of {}", produce_burst);
   if (restart_delay_ms > 0) out += fmt::format(", restarts after {} ms", restart_delay_ms);
   if (!faults.empty()) {
     out += ", faults: ";
@@ -189,10 +191,11 @@ ProtocolDef TimedProtocol(const RunConfig& base, const ScriptTimers& seen) {
 }
 
 std::string SwarmRangesText(const SwarmRanges& r) {
-  return fmt::format("fault phase {} ms; effects {}..{} ms, an event every {}..{} ms, restarts after {}..{} ms, "
-                     "stalls {}..{} ms, clock jumps {}..{} ms, outages {}..{} ms",
+  return fmt::format("fault phase {} ms; effects {}..{} ms (per event), an event every {}..{} ms in bursts of "
+                     "1..{}, restarts after {}..{} ms, stalls {}..{} ms, clock jumps {}..{} ms, outages {}..{} ms",
                      r.fault_phase_ms, r.effect_min_ms, r.effect_max_ms, r.produce_every_min_ms,
-                     r.produce_every_max_ms, r.restart_delay_min_ms, r.restart_delay_max_ms, r.stall_min_ms,
+                     r.produce_every_max_ms, r.produce_burst_max, r.restart_delay_min_ms,
+                     r.restart_delay_max_ms, r.stall_min_ms,
                      r.stall_max_ms, r.clock_jump_min_ms, r.clock_jump_max_ms, r.outage_min_ms, r.outage_max_ms);
 }
 
@@ -221,17 +224,19 @@ SwarmRanges SwarmRangesFor(const RunConfig& base, const CaseBounds& b, const Scr
   r.fault_phase_ms = phase;
   // Effects: quick, or about as long as the claim threshold (so a claimer
   // and a slow, healthy worker overlap).
-  // A protocol script's effects stay below its claim threshold: a case
-  // draws one duration for all its effects (per-event durations are not
-  // built yet), and every effect outlasting the threshold makes a script
-  // that redelivers slow entries (dapr) redeliver forever, up to the step
-  // guard; stalls still straddle the threshold.
+  // Each event's effect is shorter than the case's longest by a drawn
+  // spread (Timing::effect_spread_ms), so one case mixes quick and slow
+  // events. A protocol script's effects stay below its claim threshold: an
+  // effect that always outlasts it makes a script that redelivers slow
+  // entries (dapr) redeliver that event forever, a handler slower than the
+  // design allows rather than a fault; stalls still straddle the threshold.
   r.effect_min_ms = 1;
   r.effect_max_ms = base.protocol.script != nullptr ? std::max<int64_t>(20, idle_ms - 1)
                                                     : std::max<int64_t>(20, 2 * idle_ms);
   // Production: a burst (1 ms apart) up to spread over the whole phase.
   r.produce_every_min_ms = 1;
   r.produce_every_max_ms = std::max<int64_t>(5, phase / std::max(1, b.max_events));
+  r.produce_burst_max = std::max(1, b.max_events);
   r.restart_delay_min_ms = 100;
   r.restart_delay_max_ms = std::max<int64_t>(t.restart_delay_ms, 2 * idle_ms);
   // Stalls: from half the claim threshold to past a full cycle.
@@ -280,21 +285,28 @@ rc::Gen<GeneratedCase> GenCase(const RunConfig& base, const CaseBounds& b, const
     if (!swarm) return rc::gen::just<int64_t>(0);
     return rc::gen::oneOf(rc::gen::just<int64_t>(0), Duration(lo, hi));
   };
-  auto timing = rc::gen::tuple(env(r.effect_min_ms, r.effect_max_ms),
+  // Bursts of 2..produce_burst_max events, or evenly spaced (0).
+  auto burst = [swarm = b.swarm](int64_t most) {
+    if (!swarm || most < 2) return rc::gen::just<int64_t>(0);
+    return rc::gen::oneOf(rc::gen::just<int64_t>(0), rc::gen::inRange<int64_t>(2, most + 1));
+  };
+  auto timing = rc::gen::tuple(env(r.effect_min_ms, r.effect_max_ms), env(1, r.effect_max_ms),
                                env(r.produce_every_min_ms, r.produce_every_max_ms),
+                               burst(r.produce_burst_max),
                                env(r.restart_delay_min_ms, r.restart_delay_max_ms));
   const int64_t phase_ms = b.swarm ? r.fault_phase_ms : 0;
   return rc::gen::map(
       rc::gen::tuple(sized(b.max_workers), sized(b.max_events),
                      rc::gen::inRange<uint32_t>(0, 1u << 20), faults, timing),
       [phase_ms](const std::tuple<int, int, uint32_t, std::vector<FaultSpec>,
-                                  std::tuple<int64_t, int64_t, int64_t>>& t) {
+                                  std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>>& t) {
         GeneratedCase c;
         c.workers = std::get<0>(t);
         c.events = std::get<1>(t);
         c.seed = std::get<2>(t);
         c.faults = std::get<3>(t);
-        std::tie(c.effect_ms, c.produce_every_ms, c.restart_delay_ms) = std::get<4>(t);
+        std::tie(c.effect_ms, c.effect_spread_ms, c.produce_every_ms, c.produce_burst,
+                 c.restart_delay_ms) = std::get<4>(t);
         c.fault_phase_ms = phase_ms;
         return c;
       });
@@ -324,7 +336,11 @@ RunConfig ApplyCase(const RunConfig& base, const GeneratedCase& c) {
   config.fault_schedule = std::move(faults);
   config.picks.clear();
   if (c.effect_ms > 0) config.timing.effect_ms = c.effect_ms;
+  if (c.effect_spread_ms > 0) {
+    config.timing.effect_spread_ms = std::min(c.effect_spread_ms, config.timing.effect_ms);
+  }
   if (c.produce_every_ms > 0) config.timing.produce_every_ms = c.produce_every_ms;
+  if (c.produce_burst > 0) config.timing.produce_burst = c.produce_burst;
   if (c.restart_delay_ms > 0) config.timing.restart_delay_ms = c.restart_delay_ms;
   if (c.fault_phase_ms > 0) config.timing.fault_phase_ms = c.fault_phase_ms;
   return config;

@@ -65,8 +65,9 @@ bool IsRecheckCase(uint64_t seed, int index);
 // (all virtual ms). Each range is [min, max].
 struct SwarmRanges {
   int64_t fault_phase_ms = 0;  // fixed: >= 2 claim cycles, the dead-letter threshold, the TTL
-  int64_t effect_min_ms = 1, effect_max_ms = 10;
+  int64_t effect_min_ms = 1, effect_max_ms = 10;  // the longest effect; each event's is shorter by a spread
   int64_t produce_every_min_ms = 1, produce_every_max_ms = 5;
+  int64_t produce_burst_max = 1;  // events added back to back, 1..this
   int64_t restart_delay_min_ms = 100, restart_delay_max_ms = 5000;
   int64_t stall_min_ms = 1, stall_max_ms = 60000;
   int64_t clock_jump_min_ms = 1, clock_jump_max_ms = 120000;
@@ -98,7 +99,9 @@ struct GeneratedCase {
   std::vector<FaultSpec> faults;
   // The drawn environment (0: the base config's value).
   int64_t effect_ms = 0;
+  int64_t effect_spread_ms = 0;  // at most the effect_ms in force (ApplyCase)
   int64_t produce_every_ms = 0;
+  int64_t produce_burst = 0;
   int64_t restart_delay_ms = 0;
   int64_t fault_phase_ms = 0;
 

@@ -57,6 +57,10 @@
 // step_ms, the fault phase, every interval, timeout, TTL and scheduled
 // fault) at most 100 years.
 //   step_ms = 1  effect_ms = 10  produce_every_ms = 5  restart_delay_ms = 5000
+//   effect_spread_ms = 0 (each event's effect is shorter than effect_ms by
+//   up to this much, drawn from the seed and the event; 0: all equal)
+//   produce_burst = 1 (events a producer adds back to back before it waits
+//   produce_burst x produce_every_ms; 1: evenly spaced)
 //   reconnect_ms = 1000  quiet_window_ms = 0 (0: derived from the protocol)
 //   max_steps = 0 (a step guard; 0: derived from the workload; reaching it
 //   is a harness limit, exit 3, never a verdict)

@@ -109,7 +109,11 @@ template <typename V>
 void DescribeTiming(V& v) {
   v.Int("step_ms", &Timing::step_ms, 1, kMaxDurationMs, "virtual time per executed step");
   v.Int("effect_ms", &Timing::effect_ms, 0, kMaxDurationMs, "a side effect keeps a worker busy");
+  v.Int("effect_spread_ms", &Timing::effect_spread_ms, 0, kMaxDurationMs,
+        "each event's effect is shorter than effect_ms by up to this much (drawn per event)");
   v.Int("produce_every_ms", &Timing::produce_every_ms, 0, kMaxDurationMs, nullptr);
+  v.Int("produce_burst", &Timing::produce_burst, 1, kMaxCount,
+        "events a producer adds back to back, then waits produce_burst x produce_every_ms");
   v.Int("restart_delay_ms", &Timing::restart_delay_ms, 0, kMaxDurationMs, "crash to replacement");
   v.Int("reconnect_ms", &Timing::reconnect_ms, 0, kMaxDurationMs, "after a timeout");
   v.Int("fault_phase_ms", &Timing::fault_phase_ms, 0, kMaxDurationMs, "0: derived from the workload");

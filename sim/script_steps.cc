@@ -49,7 +49,8 @@ class SimScriptWorld final : public ScriptWorld {
 
   Task<EffectOutcome> Effect(EffectCall c) override {
     Step s;
-    int64_t duration_ms = c.duration_ms >= 0 ? c.duration_ms : env_->timing->effect_ms;
+    int64_t duration_ms =
+        c.duration_ms >= 0 ? c.duration_ms : EffectMsOf(*env_->timing, env_->seed, c.event_id);
     switch (c.sink) {
       case ScriptSink::kExternal:
         s.op = Op::kExternalEffect;

@@ -84,6 +84,7 @@ int64_t TimeBudgetMs(const RunConfig& c) {
                     p.janitor.every_ms, f.stall_ms}) {
     sum = SaturatingAdd(sum, SaturatingMul(2, d));
   }
+  sum = SaturatingAdd(sum, SaturatingMul(t.produce_burst, t.produce_every_ms));
   sum = SaturatingAdd(sum, SaturatingMul(p.loop.dead_letter_after,
                                          p.loop.claim_min_idle_ms + p.loop.claim_every_ms));
   sum = SaturatingAdd(sum, SaturatingMul(f.scheduled_count,
@@ -115,7 +116,9 @@ Status ValidateRunConfig(const RunConfig& c) {
   const Range ranges[] = {
       {"timing.step_ms", t.step_ms, 1, kMaxDurationMs},
       {"timing.effect_ms", t.effect_ms, 0, kMaxDurationMs},
+      {"timing.effect_spread_ms", t.effect_spread_ms, 0, kMaxDurationMs},
       {"timing.produce_every_ms", t.produce_every_ms, 0, kMaxDurationMs},
+      {"timing.produce_burst", t.produce_burst, 1, kMaxCount},
       {"timing.restart_delay_ms", t.restart_delay_ms, 0, kMaxDurationMs},
       {"timing.reconnect_ms", t.reconnect_ms, 0, kMaxDurationMs},
       {"timing.fault_phase_ms", t.fault_phase_ms, 0, kMaxDurationMs},

@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "sim/faults.h"
+#include "sim/rng.h"
 
 namespace xackly {
 
@@ -73,6 +74,12 @@ bool FinishRedisEffect(Step& s) { return s.outcome == BusinessOutcome::kOk && !s
 }  // namespace
 
 std::string EventId(int event) { return "order:" + std::to_string(event); }
+
+int64_t EffectMsOf(const Timing& timing, uint64_t seed, std::string_view event_id) {
+  const int64_t spread = std::clamp<int64_t>(timing.effect_spread_ms, 0, timing.effect_ms);
+  if (spread == 0) return timing.effect_ms;
+  return timing.effect_ms - Rng(seed).Split("effect-ms").Split(event_id).Between(0, spread);
+}
 
 int EventNumber(std::string_view event_id) {
   constexpr std::string_view kPrefix = "order:";
@@ -213,7 +220,7 @@ Request<bool> Worker::Effect(const StreamEntry& e) {
       s.stream_id = e.id;
       return {actor_, std::move(s), &FinishRedisEffect};
   }
-  s.busy_ms = env_->timing->effect_ms;
+  s.busy_ms = EffectMsOf(*env_->timing, env_->seed, e.event_id());
   return {actor_, std::move(s), &FinishBusinessOk};
 }
 
@@ -230,7 +237,7 @@ Request<Dedupe> Worker::RedisAtomic(const StreamEntry& e) {
                       std::to_string(protocol().dedupe_ttl_ms), IsPoison(event_id) ? "1" : "0"});
   s.event_id = std::move(event_id);
   s.stream_id = e.id;
-  s.busy_ms = env_->timing->effect_ms;
+  s.busy_ms = EffectMsOf(*env_->timing, env_->seed, s.event_id);
   return {actor_, std::move(s), &FinishAtomic};
 }
 
@@ -378,7 +385,10 @@ Request<bool> ProduceStep(Actor* actor, const ActorEnv* env, int event) {
   // time from virtual time, so IDs increase across producers and restarts.
   s.argv = {"XADD", env->names->stream, "", "event_id", EventId(event)};
   s.event_id = EventId(event);
-  s.busy_ms = env->timing->produce_every_ms;
+  // In bursts of produce_burst events, the last of each waits for them all.
+  const Timing& t = *env->timing;
+  const int64_t burst = std::max<int64_t>(1, t.produce_burst);
+  s.busy_ms = (actor->next_event + 1) % burst == 0 ? burst * t.produce_every_ms : 0;
   return {actor, std::move(s), &FinishNotError};
 }
 

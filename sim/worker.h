@@ -39,8 +39,16 @@ struct WorldNames {
 // Virtual-time settings of a run (all in virtual milliseconds).
 struct Timing {
   int64_t step_ms = 1;             // virtual time that passes with every executed step
-  int64_t effect_ms = 10;          // how long a side effect keeps a worker busy
-  int64_t produce_every_ms = 5;    // a producer's interval between events
+  int64_t effect_ms = 10;          // how long a side effect keeps a worker busy (the longest)
+  // Per-event effect durations: each event's effect is shorter than
+  // effect_ms by up to this much, a share drawn from the run's seed and the
+  // event (EffectMsOf), the same at every delivery. 0: every effect lasts
+  // effect_ms. Kept to at most effect_ms.
+  int64_t effect_spread_ms = 0;
+  int64_t produce_every_ms = 5;    // a producer's interval between events (on average)
+  // A producer adds this many events back to back, then waits
+  // produce_burst x produce_every_ms: the same rate, in bursts. 1: evenly.
+  int64_t produce_burst = 1;
   int64_t restart_delay_ms = 5000; // a crashed worker's replacement starts this much later
   int64_t reconnect_ms = 1000;     // a worker or producer that saw a timeout reconnects after this
   int64_t fault_phase_ms = 0;      // 0: derived from the workload (see Simulation)
@@ -73,6 +81,11 @@ struct ActorEnv {
   const int64_t* steps = nullptr;
   Status* script_error = nullptr;
 };
+
+// How long the side effect of `event_id` keeps a worker busy in a run of
+// `seed`: timing.effect_ms less a share of timing.effect_spread_ms that
+// depends on the seed and the event alone.
+int64_t EffectMsOf(const Timing& timing, uint64_t seed, std::string_view event_id);
 
 // "order:7" for event 7, and back (0 if `event_id` is not one of ours).
 std::string EventId(int event);

@@ -45,15 +45,28 @@ TEST(SearchTest, SwarmRangesReachTheProtocolsOwnTimers) {
 TEST(SearchTest, SwarmCasesDrawTimingButKeepTheProtocolsSettings) {
   RunConfig base = Base("eager-claim");
   rc::Gen<GeneratedCase> gen = GenCase(base, CaseBounds{});
+  const SwarmRanges ranges = SwarmRangesFor(base, CaseBounds{});
   std::set<int64_t> effects;
+  int spread_cases = 0, burst_cases = 0;
   for (int i = 0; i < 40; ++i) {
     GeneratedCase c = NthCase(gen, 1, i, CaseSize(i)).value();
     RunConfig config = ApplyCase(base, c);
     EXPECT_EQ(config.protocol.loop, base.protocol.loop) << "the protocol's own settings never change";
-    EXPECT_EQ(config.timing.fault_phase_ms, SwarmRangesFor(base, CaseBounds{}).fault_phase_ms);
+    EXPECT_EQ(config.timing.fault_phase_ms, ranges.fault_phase_ms);
     effects.insert(config.timing.effect_ms);
+    // Per-event durations: a spread of at most the case's longest effect.
+    EXPECT_GE(config.timing.effect_spread_ms, 0);
+    EXPECT_LE(config.timing.effect_spread_ms, config.timing.effect_ms) << c.ToString();
+    spread_cases += config.timing.effect_spread_ms > 0 ? 1 : 0;
+    EXPECT_GE(config.timing.produce_burst, 1);
+    EXPECT_LE(config.timing.produce_burst, ranges.produce_burst_max) << c.ToString();
+    burst_cases += config.timing.produce_burst > 1 ? 1 : 0;
+    EXPECT_TRUE(ValidateRunConfig(config).ok()) << c.ToString();
   }
   EXPECT_GT(effects.size(), 3u) << "effect durations vary between cases";
+  EXPECT_GE(spread_cases, 5) << "and between the events of a case";
+  EXPECT_GE(burst_cases, 5) << "events come in bursts in some cases";
+  EXPECT_LT(burst_cases, 40) << "and evenly in others";
 }
 
 TEST(SearchTest, CaseSizesRampAndRestartEveryFiveCases) {
