@@ -6,13 +6,13 @@
 
 namespace xackly {
 
-CasePool::CasePool(int threads, RedisServerOptions options) {
+CasePool::CasePool(int threads, RedisServerOptions options, int first_index, int first_cpu) {
   if (threads < 1) threads = 1;
   const std::vector<int> allowed = AllowedCpus();
-  const int first = CurrentCpu();
+  const int first = first_cpu >= 0 ? first_cpu : CurrentCpu();
   for (int i = 0; i < threads; ++i) {
     RedisServerOptions worker_options = options;
-    if (options.pin) worker_options.cpu = CpuForThread(allowed, first, i);
+    if (options.pin) worker_options.cpu = CpuForThread(allowed, first, first_index + i);
     cpus_.push_back(options.pin ? worker_options.cpu : -1);
     workers_.emplace_back([this, worker_options] { WorkerLoop(worker_options); });
   }

@@ -29,7 +29,10 @@ namespace xackly {
 class CasePool {
  public:
   // Starts `threads` workers (>= 1). Servers start lazily, on first use.
-  CasePool(int threads, RedisServerOptions options);
+  // Worker i is placed as case thread `first_index + i` of a set that starts
+  // at `first_cpu` (-1: the CPU the caller runs on now): pools made with
+  // one first_cpu and consecutive first_index values get distinct CPUs.
+  CasePool(int threads, RedisServerOptions options, int first_index = 0, int first_cpu = -1);
   // Stops every worker (and with it every server) before returning.
   ~CasePool();
   CasePool(const CasePool&) = delete;

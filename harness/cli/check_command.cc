@@ -7,6 +7,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <optional>
+#include <mutex>
+#include <condition_variable>
 #include <string>
 #include <thread>
 #include <vector>
@@ -14,6 +17,8 @@
 #include <fmt/format.h>
 
 #include "harness/check.h"
+#include "harness/case_pool.h"
+#include "harness/cpu_placement.h"
 #include "harness/cli/command.h"
 #include "harness/cli/shared_flags.h"
 #include "harness/files.h"
@@ -49,6 +54,12 @@ struct CheckFlags {
 struct Target {
   Scenario scenario;
   std::string scenario_file;
+};
+
+// What checking one target gave, printed and recorded in target order.
+struct TargetCheck {
+  Result<CheckOutcome> outcome;
+  std::string ranges_line;  // the swarm ranges it explored (printed before its row when checks run at once)
 };
 
 // The options of one check. A scenario file's seed is the default seed and
@@ -152,8 +163,21 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
   std::FILE* human = HumanOut(output);
 
   int jobs = flags.jobs > 0 ? flags.jobs : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  CasePool pool(jobs, ServerOptionsFrom(output));
-  Result<std::string> server_version = pool.ServerVersion();
+  // One check: its cases spread over `jobs` threads. Several: `jobs` checks
+  // at once, each on a one-thread pool of its own CPU (a check's shrinking
+  // is a chain of small batches, so spreading whole checks keeps every
+  // CPU busy). Either way the outcomes do not depend on it.
+  const bool spread_checks = targets.size() > 1 && jobs > 1;
+  std::vector<std::unique_ptr<CasePool>> pools;
+  if (spread_checks) {
+    const int first_cpu = CurrentCpu();
+    for (int i = 0; i < jobs; ++i) {
+      pools.push_back(std::make_unique<CasePool>(1, ServerOptionsFrom(output), i, first_cpu));
+    }
+  } else {
+    pools.push_back(std::make_unique<CasePool>(jobs, ServerOptionsFrom(output)));
+  }
+  Result<std::string> server_version = pools[0]->ServerVersion();
   if (!server_version.ok()) {
     PrintError("check", server_version.status());
     return kExitHarnessFailure;
@@ -212,37 +236,26 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
   rep.all_matched = true;
 
   Progress progress(stderr, tty, flags.output.quiet);
+  // Each target's options: a scenario file's own seed and [workload] bounds.
+  std::vector<CheckOptions> target_options;
   for (size_t k = 0; k < targets.size(); ++k) {
+    CheckOptions own = k == 0 ? options : OptionsFor(targets[k], flags, seed);
+    own.shard_index = options.shard_index;
+    own.shard_count = options.shard_count;
+    target_options.push_back(own);
+  }
+  auto ranges_line = [&](const Target& t, const SwarmRanges& r) {
+    return fmt::format("{}: {}\n", t.scenario.name,
+                       flags.no_swarm ? std::string("no swarm: every case keeps the config's own timing and every "
+                                                    "fault kind")
+                                      : "swarm: " + SwarmRangesText(r) + "; a subset of the fault kinds per case");
+  };
+  // Writes target k's replay file, prints its row and adds it to the report.
+  // Returns -1, or the exit code when the check itself failed.
+  auto FinishTarget = [&](size_t k, const TargetCheck& c) -> int {
     const Target& t = targets[k];
     const RunConfig& base = t.scenario.config;
-    if (k > 0) {  // each scenario file's own seed and [workload] bounds
-      CheckOptions own = OptionsFor(t, flags, seed);
-      options.seed = own.seed;
-      options.bounds = own.bounds;
-    }
-    // The timing explored, for every protocol (a script's ranges come from
-    // its probe runs, so they are known only once RunCheck has them), then
-    // the progress bar.
-    options.on_ranges = [&](const SwarmRanges& r) {
-      if (!flags.output.quiet) {
-        fmt::print(human, "{}: {}\n", t.scenario.name,
-                   options.bounds.swarm
-                       ? "swarm: " + SwarmRangesText(r) + "; a subset of the fault kinds per case"
-                       : std::string("no swarm: every case keeps the config's own timing and every fault kind"));
-        std::fflush(human);
-      }
-      progress.Begin(targets.size() == 1 ? t.scenario.name
-                                         : fmt::format("{} (protocol {} of {})", t.scenario.name, k + 1, targets.size()),
-                     static_cast<int>(ShardCaseIndexes(options).size()));
-    };
-    options.on_progress = [&](const CheckProgress& p) {
-      progress.Update(p.cases_done, p.hits, p.shrinking ? "shrinking" : "",
-                      p.shrinking ? fmt::format("{} smaller case{} kept of {} tried", p.shrink_steps,
-                                                p.shrink_steps == 1 ? "" : "s", p.shrink_runs)
-                                  : "");
-    };
-    Result<CheckOutcome> outcome = RunCheck(base, pool, options);
-    progress.End();
+    const Result<CheckOutcome>& outcome = c.outcome;
     if (!outcome.ok()) {
       PrintError("check", outcome.status());
       return ExitCodeOf(outcome.status());
@@ -251,8 +264,8 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
     if (outcome->counterexample_index && !output.out_dir.empty()) {
       replay_file = JoinPath(output.out_dir, ReplayFileName(t.scenario.name));
       std::string origin = fmt::format("{} (case {} of seed {}, after {} shrink{})", CommandLine(),
-                                       *outcome->counterexample_index, options.seed, outcome->shrink_steps,
-                                       outcome->shrink_steps == 1 ? "" : "s");
+                                       *outcome->counterexample_index, target_options[k].seed,
+                                       outcome->shrink_steps, outcome->shrink_steps == 1 ? "" : "s");
       Scenario replay = ReplayScenario(t.scenario, outcome->minimal_config, outcome->minimal_result, origin);
       replay.name = ScenarioNameFrom(t.scenario.name + "-counterexample");
       if (!t.scenario_file.empty()) RebaseScriptPaths(&replay, t.scenario_file, replay_file);
@@ -294,6 +307,95 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
       }
     }
     rep.checks.push_back(std::move(row));
+    return -1;
+  };
+  std::vector<std::optional<TargetCheck>> checked(targets.size());
+  if (!spread_checks) {
+    // One at a time, in order: the ranges it explores, then its progress bar.
+    for (size_t k = 0; k < targets.size(); ++k) {
+      const Target& t = targets[k];
+      CheckOptions own = target_options[k];
+      own.on_ranges = [&](const SwarmRanges& r) {
+        if (!flags.output.quiet) {
+          fmt::print(human, "{}", ranges_line(t, r));
+          std::fflush(human);
+        }
+        progress.Begin(targets.size() == 1 ? t.scenario.name
+                                           : fmt::format("{} (protocol {} of {})", t.scenario.name, k + 1,
+                                                         targets.size()),
+                       static_cast<int>(ShardCaseIndexes(own).size()));
+      };
+      own.on_progress = [&](const CheckProgress& p) {
+        progress.Update(p.cases_done, p.hits, p.shrinking ? "shrinking" : "",
+                        p.shrinking ? fmt::format("{} smaller case{} kept of {} tried", p.shrink_steps,
+                                                  p.shrink_steps == 1 ? "" : "s", p.shrink_runs)
+                                    : "");
+      };
+      checked[k] = TargetCheck{RunCheck(t.scenario.config, *pools[0], own), ""};
+      progress.End();
+      if (int code = FinishTarget(k, *checked[k]); code >= 0) return code;
+    }
+  } else {
+    // `jobs` checks at once; results are printed and recorded in target
+    // order as they become available, the progress bar counts checks.
+    std::mutex mu;
+    std::condition_variable changed;
+    size_t next = 0, finished = 0, hits = 0;
+    bool abandon = false;
+    auto drive = [&](CasePool& pool) {
+      for (;;) {
+        size_t k;
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          if (abandon || next == targets.size()) return;
+          k = next++;
+        }
+        CheckOptions own = target_options[k];
+        std::string ranges;
+        own.on_ranges = [&](const SwarmRanges& r) { ranges = ranges_line(targets[k], r); };
+        Result<CheckOutcome> outcome = RunCheck(targets[k].scenario.config, pool, own);
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          if (outcome.ok() && outcome->hit_index) ++hits;
+          checked[k] = TargetCheck{std::move(outcome), std::move(ranges)};
+          ++finished;
+        }
+        changed.notify_all();
+      }
+    };
+    std::vector<std::thread> drivers;
+    for (auto& pool : pools) drivers.emplace_back(drive, std::ref(*pool));
+    auto stop_drivers = [&] {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        abandon = true;
+      }
+      for (std::thread& d : drivers) d.join();
+      drivers.clear();
+    };
+    progress.Begin(fmt::format("{} protocols, {} at once", targets.size(), pools.size()),
+                   static_cast<int>(targets.size()));
+    for (size_t k = 0; k < targets.size(); ++k) {
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        changed.wait(lock, [&] {
+          progress.Update(static_cast<int>(finished), static_cast<int>(hits));
+          return checked[k].has_value();
+        });
+      }
+      progress.End();
+      if (!flags.output.quiet) fmt::print(human, "{}", checked[k]->ranges_line);
+      int code = FinishTarget(k, *checked[k]);
+      if (code >= 0) {
+        stop_drivers();
+        return code;
+      }
+      if (k + 1 < targets.size()) {
+        progress.Begin(fmt::format("{} protocols, {} at once", targets.size(), pools.size()),
+                       static_cast<int>(targets.size()));
+      }
+    }
+    stop_drivers();
   }
 
   std::vector<std::string> reports;

@@ -2,14 +2,19 @@
 // what it finds. -j 2 equals -j 1; shards 1/3, 2/3, 3/3 merged equal the
 // unsharded run.
 #include <algorithm>
+#include <filesystem>
+#include <regex>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "harness/check.h"
+#include "harness/exit_codes.h"
+#include "harness/files.h"
 #include "harness/merge.h"
 #include "harness/results.h"
+#include "reports/report.h"
 #include "tests/harness/test_util.h"
 
 namespace xackly {
@@ -90,6 +95,66 @@ TEST(ParallelTest, ThreeShardsMergedEqualTheUnshardedRun) {
   }
   EXPECT_EQ(merged->all_matched,
             std::all_of(whole.begin(), whole.end(), [](const report::CheckReport& k) { return k.matched; }));
+}
+
+// Several checks with -j 2 run two at a time, each on its own CPU; the
+// table, the reports and the replay files are those of -j 1, in the same
+// order.
+TEST(ParallelTest, ChecksRunTwoAtATimeReportExactlyWhatOneAtATimeReports) {
+  ScopedTempRoot dir;
+  // `check --library mini` of five catalog scripts (quick ones, broken and
+  // correct) from a scenario root of their own.
+  namespace fs = std::filesystem;
+  const fs::path src = fs::path(XACKLY_SOURCE_DIR) / "scenarios" / "catalog" / "scripts";
+  const fs::path mini = fs::path(dir.path()) / "scenarios" / "library" / "mini";
+  fs::create_directories(mini);
+  fs::copy_file(src / "catalog_loop.lua", mini / "catalog_loop.lua");
+  const std::vector<std::string> names = {"ack-first", "eager-claim", "mark-after-effect", "no-dedupe",
+                                          "txn-dedupe"};
+  for (const std::string& n : names) {
+    fs::copy_file(src / (n + ".toml"), mini / (n + ".toml"));
+    fs::copy_file(src / (n + ".lua"), mini / (n + ".lua"));
+  }
+  ScopedEnv scenario_dir("XACKLY_SCENARIO_DIR", (dir.path() + "/scenarios").c_str());
+  report::Report reports[2];
+  std::string tables[2];
+  for (int j = 1; j <= 2; ++j) {
+    const std::string out = dir.path() + "/j" + std::to_string(j);
+    CommandOutput check = RunXackly({"check", "--library", "mini", "--cases", "20", "--seed", "3", "-j",
+                                     std::to_string(j), "--out", out, "--format", "json,text", "--quiet"});
+    ASSERT_TRUE(check.exit_code == kExitOk || check.exit_code == kExitVerdictMismatch) << check.output;
+    Result<report::Report> json = report::ParseJsonReport(*ReadFile(out + "/report.json"));
+    ASSERT_TRUE(json.ok()) << json.status().ToString();
+    reports[j - 1] = *json;
+    // The table without the command line, timings and the run's own paths.
+    std::string table = *ReadFile(out + "/report.txt");
+    table = std::regex_replace(table, std::regex("command: [^\\n]*"), "command: C");
+    table = std::regex_replace(table, std::regex("[0-9]+\\.[0-9]+ s"), "T s");
+    tables[j - 1] = std::regex_replace(table, std::regex(out), "OUT");
+  }
+  ASSERT_EQ(reports[0].checks.size(), names.size());
+  ASSERT_EQ(reports[1].checks.size(), names.size());
+  for (size_t c = 0; c < names.size(); ++c) {
+    const report::CheckReport& one = reports[0].checks[c];
+    const report::CheckReport& two = reports[1].checks[c];
+    EXPECT_EQ(one.name, names[c] + "-script") << "rows in file order";
+    EXPECT_EQ(two.name, one.name) << "row " << c;
+    EXPECT_EQ(two.observed, one.observed) << one.name;
+    EXPECT_EQ(two.matched, one.matched) << one.name;
+    EXPECT_EQ(two.cases_run, one.cases_run) << one.name;
+    EXPECT_EQ(two.first_hit_case, one.first_hit_case) << one.name;
+    ASSERT_EQ(two.counterexample.has_value(), one.counterexample.has_value()) << one.name;
+    if (one.counterexample) {
+      EXPECT_EQ(two.counterexample->trace_hash, one.counterexample->trace_hash) << one.name;
+      // The same replay file, but for the command line it names as its origin.
+      const std::regex origin("origin = [^\\n]*");
+      EXPECT_EQ(std::regex_replace(*ReadFile(two.counterexample->replay_file), origin, ""),
+                std::regex_replace(*ReadFile(one.counterexample->replay_file), origin, ""))
+          << one.name;
+    }
+  }
+  EXPECT_EQ(reports[1].all_matched, reports[0].all_matched);
+  EXPECT_EQ(tables[1], tables[0]);
 }
 
 TEST(ParallelTest, MergeRefusesShardsThatDoNotBelongTogether) {
