@@ -29,16 +29,14 @@ namespace xackly {
 class CasePool {
  public:
   // Starts `threads` workers (>= 1). Servers start lazily, on first use.
-  // Worker i is placed as case thread `first_index + i` of a set that starts
-  // at `first_cpu` (-1: the CPU the caller runs on now): pools made with
-  // one first_cpu and consecutive first_index values get distinct CPUs.
-  CasePool(int threads, RedisServerOptions options, int first_index = 0, int first_cpu = -1);
+  CasePool(int threads, RedisServerOptions options);
   // Stops every worker (and with it every server) before returning.
   ~CasePool();
   CasePool(const CasePool&) = delete;
   CasePool& operator=(const CasePool&) = delete;
 
   // Runs every config, in parallel, and returns their results in order.
+  // Several threads may call it at once: their jobs share the workers.
   std::vector<Result<RunResult>> RunAll(const std::vector<RunConfig>& configs);
 
   // Starts a server on one worker and returns its version ("redis 7.0.15"),
@@ -58,7 +56,6 @@ class CasePool {
   std::condition_variable work_ready_;
   std::condition_variable work_done_;
   std::deque<Job> queue_;
-  int running_ = 0;
   bool stopping_ = false;
   std::vector<std::thread> workers_;
 };

@@ -18,7 +18,6 @@
 
 #include "harness/check.h"
 #include "harness/case_pool.h"
-#include "harness/cpu_placement.h"
 #include "harness/cli/command.h"
 #include "harness/cli/shared_flags.h"
 #include "harness/files.h"
@@ -163,21 +162,13 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
   std::FILE* human = HumanOut(output);
 
   int jobs = flags.jobs > 0 ? flags.jobs : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  // One check: its cases spread over `jobs` threads. Several: `jobs` checks
-  // at once, each on a one-thread pool of its own CPU (a check's shrinking
-  // is a chain of small batches, so spreading whole checks keeps every
-  // CPU busy). Either way the outcomes do not depend on it.
-  const bool spread_checks = targets.size() > 1 && jobs > 1;
-  std::vector<std::unique_ptr<CasePool>> pools;
-  if (spread_checks) {
-    const int first_cpu = CurrentCpu();
-    for (int i = 0; i < jobs; ++i) {
-      pools.push_back(std::make_unique<CasePool>(1, ServerOptionsFrom(output), i, first_cpu));
-    }
-  } else {
-    pools.push_back(std::make_unique<CasePool>(jobs, ServerOptionsFrom(output)));
-  }
-  Result<std::string> server_version = pools[0]->ServerVersion();
+  // Cases run on `jobs` threads. With several protocols, `jobs` checks run
+  // at once and share them (one check's shrinking is a chain of small
+  // batches that would leave threads idle; the last check still gets them
+  // all). Either way the outcomes do not depend on it.
+  CasePool pool(jobs, ServerOptionsFrom(output));
+  const int drivers = targets.size() > 1 ? std::min<int>(jobs, static_cast<int>(targets.size())) : 1;
+  Result<std::string> server_version = pool.ServerVersion();
   if (!server_version.ok()) {
     PrintError("check", server_version.status());
     return kExitHarnessFailure;
@@ -310,7 +301,7 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
     return -1;
   };
   std::vector<std::optional<TargetCheck>> checked(targets.size());
-  if (!spread_checks) {
+  if (drivers == 1) {
     // One at a time, in order: the ranges it explores, then its progress bar.
     for (size_t k = 0; k < targets.size(); ++k) {
       const Target& t = targets[k];
@@ -331,18 +322,19 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
                                                   p.shrink_steps == 1 ? "" : "s", p.shrink_runs)
                                     : "");
       };
-      checked[k] = TargetCheck{RunCheck(t.scenario.config, *pools[0], own), ""};
+      checked[k] = TargetCheck{RunCheck(t.scenario.config, pool, own), ""};
       progress.End();
       if (int code = FinishTarget(k, *checked[k]); code >= 0) return code;
     }
   } else {
-    // `jobs` checks at once; results are printed and recorded in target
-    // order as they become available, the progress bar counts checks.
+    // `drivers` checks at once on the shared pool; results are printed and
+    // recorded in target order as they become available, the progress bar
+    // counts checks.
     std::mutex mu;
     std::condition_variable changed;
     size_t next = 0, finished = 0, hits = 0;
     bool abandon = false;
-    auto drive = [&](CasePool& pool) {
+    auto drive = [&] {
       for (;;) {
         size_t k;
         {
@@ -363,17 +355,17 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
         changed.notify_all();
       }
     };
-    std::vector<std::thread> drivers;
-    for (auto& pool : pools) drivers.emplace_back(drive, std::ref(*pool));
+    std::vector<std::thread> driver_threads;
+    for (int i = 0; i < drivers; ++i) driver_threads.emplace_back(drive);
     auto stop_drivers = [&] {
       {
         std::lock_guard<std::mutex> lock(mu);
         abandon = true;
       }
-      for (std::thread& d : drivers) d.join();
-      drivers.clear();
+      for (std::thread& d : driver_threads) d.join();
+      driver_threads.clear();
     };
-    progress.Begin(fmt::format("{} protocols, {} at once", targets.size(), pools.size()),
+    progress.Begin(fmt::format("{} protocols, {} at once", targets.size(), drivers),
                    static_cast<int>(targets.size()));
     for (size_t k = 0; k < targets.size(); ++k) {
       {
@@ -391,7 +383,7 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
         return code;
       }
       if (k + 1 < targets.size()) {
-        progress.Begin(fmt::format("{} protocols, {} at once", targets.size(), pools.size()),
+        progress.Begin(fmt::format("{} protocols, {} at once", targets.size(), drivers),
                        static_cast<int>(targets.size()));
       }
     }

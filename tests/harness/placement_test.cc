@@ -85,18 +85,6 @@ TEST(PlacementTest, TwoCaseThreadsUseTwoCpusEachWithItsServer) {
                                                 std::to_string(pool.cpus()[1])}));
 }
 
-TEST(PlacementTest, OneThreadPoolsWithConsecutiveIndexesUseDistinctCpus) {
-  // How check -j N runs N checks at once: N pools of one thread each.
-  if (AllowedCpus().size() < 2) GTEST_SKIP() << "this thread may run on one CPU only: " << ThisThreadCpus();
-  const int first = AllowedCpus().back();
-  CasePool a(1, TestServerOptions(), 0, first);
-  CasePool b(1, TestServerOptions(), 1, first);
-  ASSERT_EQ(a.cpus().size(), 1u);
-  ASSERT_EQ(b.cpus().size(), 1u);
-  EXPECT_EQ(a.cpus()[0], first);
-  EXPECT_NE(a.cpus()[0], b.cpus()[0]);
-}
-
 TEST(PlacementTest, MoreCaseThreadsThanCpusWrapAroundTheAllowedSet) {
   const std::vector<int> allowed = {0, 2, 5};
   EXPECT_EQ(CpuForThread(allowed, 2, 0), 2);
