@@ -290,7 +290,8 @@ rc::Gen<GeneratedCase> GenCase(const RunConfig& base, const CaseBounds& b, const
     if (!swarm || most < 2) return rc::gen::just<int64_t>(0);
     return rc::gen::oneOf(rc::gen::just<int64_t>(0), rc::gen::inRange<int64_t>(2, most + 1));
   };
-  auto timing = rc::gen::tuple(env(r.effect_min_ms, r.effect_max_ms), env(1, r.effect_max_ms),
+  // The spread shrinks to 0 (every effect equally long), not to 1 ms.
+  auto timing = rc::gen::tuple(env(r.effect_min_ms, r.effect_max_ms), env(0, r.effect_max_ms),
                                env(r.produce_every_min_ms, r.produce_every_max_ms),
                                burst(r.produce_burst_max),
                                env(r.restart_delay_min_ms, r.restart_delay_max_ms));
