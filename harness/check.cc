@@ -22,6 +22,36 @@ rc::Gen<std::string> WorkerSlot(int max_workers) {
 
 int64_t Clamp(int64_t v, int64_t lo) { return std::max(lo, v); }
 
+// Whether a request named `verb` (a Redis command or an SQL verb, as lost
+// sites name them) may change state. Reads, and the commands that only
+// open or watch a transaction, do not: losing one is a reconnect.
+bool ChangesState(std::string_view verb) {
+  static const std::set<std::string, std::less<>> kReadOnly = {
+      "XRANGE", "XREVRANGE", "XLEN", "XINFO", "XPENDING", "XREAD", "GET", "MGET", "STRLEN", "GETRANGE",
+      "EXISTS", "TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME", "TYPE", "KEYS", "SCAN", "HGET", "HMGET",
+      "HGETALL", "HKEYS", "HVALS", "HLEN", "HEXISTS", "HSCAN", "SMEMBERS", "SISMEMBER", "SMISMEMBER",
+      "SCARD", "SSCAN", "ZRANGE", "ZRANGEBYSCORE", "ZREVRANGE", "ZSCORE", "ZCARD", "ZRANK", "ZCOUNT",
+      "ZSCAN", "LRANGE", "LLEN", "LINDEX", "LPOS", "PING", "ECHO", "TIME", "INFO", "DBSIZE",
+      "EVAL_RO", "EVALSHA_RO", "FCALL_RO", "MULTI", "WATCH", "UNWATCH", "DISCARD", "OBJECT",
+      "BITCOUNT", "GETBIT", "PFCOUNT", "SELECT", "BEGIN"};
+  return kReadOnly.count(verb) == 0;
+}
+
+// A scheduled fault's time in [0, phase_ms]: half of the draws uniform over
+// the fault phase, half on a logarithmic scale (a power-of-two band, then
+// uniform in it), so that the first milliseconds, where a small case does
+// most of its work, are as likely as the last minute. Shrinks towards 0.
+rc::Gen<int64_t> FaultTime(int64_t phase_ms) {
+  int bands = 0;
+  while (bands < 62 && (int64_t{1} << bands) <= phase_ms) ++bands;
+  auto banded = rc::gen::mapcat(rc::gen::inRange(0, bands + 1), [phase_ms](int band) {
+    if (band == 0) return rc::gen::just<int64_t>(0);
+    const int64_t lo = int64_t{1} << (band - 1);
+    return rc::gen::inRange<int64_t>(lo, std::min(phase_ms, 2 * lo - 1) + 1);
+  });
+  return rc::gen::oneOf(rc::gen::inRange<int64_t>(0, phase_ms + 1), banded);
+}
+
 // A duration in [lo, hi] at full size (RapidCheck's ranges scale with size,
 // so a small case would otherwise always draw the minimum). Shrinks to lo.
 rc::Gen<int64_t> Duration(int64_t lo, int64_t hi) {
@@ -37,7 +67,7 @@ std::vector<rc::Gen<FaultSpec>> FaultGens(const RunConfig& base, const std::vect
   const std::vector<std::string>& sites = m.LostSites();
   // Scheduled faults land anywhere in the case's fault phase (a smaller
   // case ignores those past its own end).
-  auto at = rc::gen::inRange<int64_t>(0, r.fault_phase_ms);
+  auto at = FaultTime(r.fault_phase_ms);
   // Most bugs need a site's first visit: half of the draws take it.
   auto nth = rc::gen::weightedOneOf<int>({{1, rc::gen::just(1)}, {1, rc::gen::inRange(2, 4)}});
   // A swarm draws each duration within its range, or the model's own value.
@@ -237,14 +267,19 @@ SwarmRanges SwarmRangesFor(const RunConfig& base, const CaseBounds& b, const Scr
   r.produce_every_min_ms = 1;
   r.produce_every_max_ms = std::max<int64_t>(5, phase / std::max(1, b.max_events));
   r.produce_burst_max = std::max(1, b.max_events);
+  // The longest of the protocol's timers: the claim threshold, the TTL of
+  // its dedupe records, the consumer-idle limit of its janitor. Restarts,
+  // stalls and clock jumps reach past it, so that a worker can be away
+  // longer than its dedupe record lives.
+  const int64_t longest = std::max({idle_ms, p.dedupe_ttl_ms,
+                                    p.janitor.delete_idle_consumers ? p.janitor.consumer_idle_ms : 0});
   r.restart_delay_min_ms = 100;
-  r.restart_delay_max_ms = std::max<int64_t>(t.restart_delay_ms, 2 * idle_ms);
-  // Stalls: from half the claim threshold to past a full cycle.
+  r.restart_delay_max_ms = std::max<int64_t>(t.restart_delay_ms, 2 * longest);
+  // Stalls: from half the claim threshold to past a full cycle (and past
+  // the longest timer).
   r.stall_min_ms = Clamp(idle_ms / 2, 1);
-  r.stall_max_ms = Clamp(2 * idle_ms + (p.loop.claim ? p.loop.claim_every_ms : p.loop.block_ms), 2);
+  r.stall_max_ms = Clamp(2 * longest + (p.loop.claim ? p.loop.claim_every_ms : p.loop.block_ms), 2);
   // Clock jumps: past the claim threshold, the TTL, the consumer-idle limit.
-  int64_t longest = std::max({idle_ms, p.dedupe_ttl_ms,
-                              p.janitor.delete_idle_consumers ? p.janitor.consumer_idle_ms : 0});
   r.clock_jump_min_ms = Clamp(idle_ms / 2, 1);
   r.clock_jump_max_ms = Clamp(2 * longest, 2);
   r.outage_min_ms = 100;
@@ -353,9 +388,10 @@ bool IsHit(const Expectation& expected, const RunResult& result) {
 
 std::vector<std::string> UnreachableSites(const RunConfig& c) {
   std::vector<std::string> out;
-  // A script's sites are named by what it does; the probes of
-  // WithVisitedSites find them, and no operation list can say otherwise.
-  if (c.protocol.script != nullptr) return out;
+  // A script's sites are named by what it does, a C++ handler's by the
+  // steps it really takes; the probes of WithVisitedSites find them, and no
+  // operation list can say otherwise.
+  if (SitesFoundByRunning(c.protocol)) return out;
   auto add = [&](std::initializer_list<FaultKind> kinds, const std::vector<std::string>& all,
                  const std::vector<std::string>& reachable) {
     for (FaultKind k : kinds) {
@@ -399,10 +435,11 @@ std::vector<int> ShardCaseIndexes(const CheckOptions& options) {
 Result<ProbedConfig> WithVisitedSites(const RunConfig& given, CasePool& pool, uint64_t seed) {
   const FaultModel& m = given.faults;
   ProbedConfig out{given, {}};
-  if (given.protocol.script == nullptr) return out;
+  if (!SitesFoundByRunning(given.protocol)) return out;
   RunConfig quiet = given;  // fault-free
   quiet.fault_schedule = std::vector<FaultSpec>{};
-  RunConfig rated = given;  // the model's rates: recovery paths too
+  quiet.probe = true;       // lingers after settling: periodic code shows too
+  RunConfig rated = quiet;  // the model's rates: recovery paths too
   rated.fault_schedule.reset();
   rated.seed = seed;
   std::vector<Result<RunResult>> probes = pool.RunAll({quiet, rated});
@@ -422,11 +459,11 @@ Result<ProbedConfig> WithVisitedSites(const RunConfig& given, CasePool& pool, ui
   FaultModel& sites = out.config.faults;
   if (m.crash_points.empty() && !crash.empty()) sites.crash_points.assign(crash.begin(), crash.end());
   if (m.lost_sites.empty()) {
-    // Lost requests and replies keep run's default sites (XACK, XADD,
-    // COMMIT, EVAL), those the script visits: a script and its C++ form
-    // face the same faults. A model lists more to widen them.
-    for (const std::string& site : m.LostSites()) {
-      if (lost.count(site) > 0) sites.lost_sites.push_back(site);
+    // Lost requests and replies at every visited request that changes
+    // something (a lost read is a reconnect, which crashes cover already):
+    // whatever commands the consumer uses, not only the default sites.
+    for (const std::string& site : lost) {
+      if (ChangesState(site)) sites.lost_sites.push_back(site);
     }
     if (sites.lost_sites.empty()) {
       sites.kinds.erase(FaultKind::kLostRequest);

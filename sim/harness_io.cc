@@ -3,11 +3,11 @@
 // line, then their injector) and the final reads the verdict is made from.
 #include "sim/run_internal.h"
 
+#include <charconv>
+
 #include <fmt/format.h>
 
 namespace xackly::run_internal {
-
-namespace {
 
 std::vector<EffectRecord> ParseRedisEffects(const Reply& reply) {
   std::vector<EffectRecord> out;
@@ -20,17 +20,16 @@ std::vector<EffectRecord> ParseRedisEffects(const Reply& reply) {
     size_t c = b == std::string::npos ? b : s.find('|', b + 1);
     if (c == std::string::npos) continue;
     EffectRecord e;
+    const char* t_end = s.data() + s.size();
+    if (std::from_chars(s.data() + c + 1, t_end, e.t_ms).ptr != t_end) continue;  // not a record
     e.event_id = s.substr(0, a);
     e.stream_id = s.substr(a + 1, b - a - 1);
     e.consumer = s.substr(b + 1, c - b - 1);
-    e.t_ms = std::stoll(s.substr(c + 1));
     e.sink = "redis";
     out.push_back(std::move(e));
   }
   return out;
 }
-
-}  // namespace
 
 void Simulation::SetClock() {
   if (now_ != last_clock_written_) {

@@ -246,6 +246,7 @@ void Oracle::Acked(int64_t t, const std::string& consumer, const std::vector<std
 void Oracle::Effect(const EffectRecord& effect) {
   EventState* st = Find(effect.event_id);
   if (st == nullptr) return;
+  st->has_effect = true;
   Progress(effect.t_ms);
   HistoryItem item = Item(HistoryKind::kEffect, effect.t_ms, effect.consumer, effect.stream_id,
                           "side effect (" + effect.sink + ")");
@@ -369,6 +370,16 @@ bool Oracle::NothingLeftToDeliver() const {
     if (delivered_.count(id) == 0) return false;
   }
   return true;
+}
+
+std::vector<std::string> Oracle::OwedEvents() const {
+  std::vector<std::string> out;
+  for (int n = 1; n <= events_; ++n) {
+    auto it = state_.find(EventId(n));
+    if (it == state_.end() || !it->second.produced) continue;
+    if (!it->second.has_effect && !it->second.dead_lettered) out.push_back(it->first);
+  }
+  return out;
 }
 
 std::vector<std::string> Oracle::OldestLive(size_t n) const {

@@ -157,6 +157,11 @@ class Oracle {
   // every live entry delivered. With every worker idle, the run cannot
   // change its outcome: it is quiescent.
   bool NothingLeftToDeliver() const;
+  // The events produced whose side effect the oracle has not seen run and
+  // that were not dead-lettered, in event order: work still owed (an event
+  // acked into an outbox or an inbox table, or handed to a worker that is
+  // down). A run with owed work has not settled, whatever the PEL says.
+  std::vector<std::string> OwedEvents() const;
   // The events a request argv or step refers to (by event id or stream id).
   std::vector<std::string> EventsOfIds(const std::vector<std::string>& stream_ids) const;
   std::string EventOfId(const std::string& stream_id) const;
@@ -194,6 +199,7 @@ class Oracle {
     std::vector<std::string> stream_ids;
     bool produced = false;           // an XADD executed
     bool dead_lettered = false;
+    bool has_effect = false;         // the ledger showed its side effect run
     bool read_noack = false;         // delivered by XREADGROUP NOACK (never pending)
     std::vector<HistoryItem> history;
   };

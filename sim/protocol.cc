@@ -241,6 +241,15 @@ const ProtocolDef* FindProtocol(std::string_view name) {
   return nullptr;
 }
 
+bool SitesFoundByRunning(const ProtocolDef& p) {
+  if (!p.script_path.empty() || p.script != nullptr) return true;
+  if (p.cpp_handler == nullptr) return false;
+  for (const ProtocolDef& c : Catalog()) {
+    if (c.cpp_handler == p.cpp_handler) return false;  // the catalog's own: its steps say what it does
+  }
+  return true;
+}
+
 std::string CatalogNames() {
   std::string out;
   for (const ProtocolDef& p : Catalog()) out += (out.empty() ? "" : ", ") + p.name;

@@ -133,6 +133,13 @@ const char* DeadLetterOrderName(DeadLetterOrder o);        // save-then-ack | ac
 std::vector<std::string> CrashPointsOf(const ProtocolDef& p);
 std::vector<std::string> LostSitesOf(const ProtocolDef& p);
 
+// Whether `p`'s fault sites are known only once it runs: a protocol script
+// (its sites are named by what it sends), or a C++ handler other than the
+// catalog's own (an embedding test's, whose `steps` need not say what the
+// code does). Such a protocol's empty site lists mean "every site it
+// visits", and `check` finds them with probe runs (WithVisitedSites).
+bool SitesFoundByRunning(const ProtocolDef& p);
+
 // The fault model an inline protocol without one is checked under: what a
 // correct protocol must survive (crashes at every point it visits, stalls,
 // lost requests and replies, clock jumps, store outages; poison events when

@@ -35,6 +35,11 @@
 
 namespace xackly::run_internal {
 
+// The records of the Redis effect ledger (an LRANGE reply of
+// "<event_id>|<entry id>|<consumer>|<t_ms>" strings); other strings are
+// skipped.
+std::vector<EffectRecord> ParseRedisEffects(const Reply& reply);
+
 class Simulation : private FaultHost {
  public:
   Simulation(const RunConfig& config, ServerControl* server)
@@ -72,6 +77,9 @@ class Simulation : private FaultHost {
   // (an XADD's outcome is then unknown to the producer). Fails only when
   // the oracle's read-back fails (a harness failure).
   Status ObserveRedis(Actor& a, const Step& s, bool reply_lost = false);
+  // A probe's read of the TTLs of the keys a script's EVAL/EVALSHA/FCALL
+  // names (RunConfig::probe).
+  Status ProbeKeyTtls(const Step& s);
   // The events a worker step is about: its event, or an XACK's entries.
   std::vector<std::string> EventsOf(const Step& s) const;
   // A request of `a` timed out (a lost request or reply at `site`): the
@@ -125,6 +133,15 @@ class Simulation : private FaultHost {
   bool Runnable(const Actor& a) const;
   bool ProducersDone() const;
   bool AllWorkersIdle() const;
+  // Settled: the run can no longer change what the oracle will find. Every
+  // worker is parked (none is down with a restart due), nothing is pending
+  // or left to deliver, and no produced event's effect is still owed
+  // (Oracle::OwedEvents; for a protocol that may write the Redis effect
+  // ledger inside its own EVAL, after reading that ledger back). A run that
+  // owes work it may still do (an outbox or inbox relay, a worker about to
+  // restart) goes on until that work is done or the quiet window passes.
+  // Fails only when the ledger read fails (a harness failure).
+  Result<bool> Settled();
   int64_t NextWakeTime() const;
   int64_t QuietWindowMs() const;
   // The longest of the timers the config declares (QuietWindowMs counts
@@ -182,6 +199,11 @@ class Simulation : private FaultHost {
   int64_t drain_start_ms_ = 0;
   int64_t long_work_ends_ms_ = 0;  // QuietSinceMs
   int64_t unsettled_after_ms_ = 0;  // > 0: ended by UnsettledHorizonMs
+  int64_t ledger_read_at_line_ = -1;  // Settled's last read of the Redis effect ledger
+  // A probe's linger (RunConfig::probe): it ends at this time or step (-1: not settled yet).
+  int64_t linger_until_ms_ = -1;
+  int64_t linger_until_step_ = -1;
+  int64_t probed_key_expiry_ms_ = 0;  // the longest TTL a probe read after a script's EVAL
   size_t next_scheduled_ = 0;
   size_t next_pick_ = 0;
   StreamId last_id_;

@@ -38,9 +38,10 @@ FaultModel ReachableFaultModel(const ProtocolDef& protocol) {
       for (FaultKind k : kinds) model.kinds.erase(k);
     }
   };
-  // A protocol script's sites are named by the commands it sends: every
-  // site it visits is eligible (empty lists), or the ones the model lists.
-  if (protocol.script_path.empty()) {
+  // A protocol script's sites are named by the commands it sends, and a C++
+  // handler's by the steps it really takes: every site it visits is
+  // eligible (empty lists), or the ones the model lists.
+  if (!SitesFoundByRunning(protocol)) {
     reachable(model.crash_points, CrashPointsOf(protocol), {FaultKind::kCrash, FaultKind::kStall});
     reachable(model.lost_sites, LostSitesOf(protocol), {FaultKind::kLostRequest, FaultKind::kLostReply});
   }
@@ -198,6 +199,28 @@ bool Simulation::AllWorkersIdle() const {
   return true;
 }
 
+Result<bool> Simulation::Settled() {
+  if (!AllWorkersIdle() || !oracle_.NothingLeftToDeliver()) return false;
+  for (const auto& a : actors_) {
+    if (a->kind == ActorKind::kWorker && a->state == ActorState::kDown) return false;  // a restart is due
+  }
+  const std::vector<std::string> owed = oracle_.OwedEvents();
+  if (owed.empty()) return true;
+  // Effects a script's own EVAL pushed onto the Redis ledger show only
+  // there. Read it again only when something happened since the last look.
+  const bool redis_effects = config_.protocol.effect == EffectSink::kRedis || script();
+  if (!redis_effects || ledger_read_at_line_ == trace_.size()) return false;
+  ledger_read_at_line_ = trace_.size();
+  Result<std::vector<Reply>> ledger = OracleReads({{"LRANGE", names_.effects, "0", "-1"}});
+  if (!ledger.ok()) return ledger.status();
+  std::set<std::string> done;
+  for (const EffectRecord& e : ParseRedisEffects((*ledger)[0])) done.insert(e.event_id);
+  for (const std::string& event_id : owed) {
+    if (done.count(event_id) == 0) return false;
+  }
+  return true;
+}
+
 int64_t Simulation::QuietWindowMs() const {
   const Timing& t = config_.timing;
   if (t.quiet_window_ms > 0) return t.quiet_window_ms;
@@ -308,8 +331,18 @@ Result<RunResult> Simulation::Run() {
     }
     if (!script_error_.ok()) return script_error_;
     if (!fault_phase_) {
-      if (AllWorkersIdle() && oracle_.NothingLeftToDeliver()) {
+      Result<bool> settled = Settled();
+      if (!settled.ok()) return settled.status();
+      if (*settled && config_.probe && linger_until_ms_ < 0) {
+        linger_until_ms_ = SaturatingAdd(now_, kProbeLingerMs);
+        linger_until_step_ = steps_ + kProbeLingerSteps;
+        TraceNote("settled", "a probe goes on to see the protocol's periodic work");
+      } else if (*settled && !config_.probe) {
         TraceNote("quiescent", "nothing pending, nothing left to deliver");
+        break;
+      }
+      if (linger_until_ms_ >= 0 && (now_ >= linger_until_ms_ || steps_ >= linger_until_step_)) {
+        TraceNote("probe over");
         break;
       }
       int64_t quiet_since = QuietSinceMs();
@@ -398,6 +431,7 @@ Result<RunResult> Simulation::Run() {
   result.effect_counts = oracle_.effect_counts();
   result.notes = std::move(notes_);
   result.script_timers = script_timers_;
+  result.script_timers.key_expiry_ms = std::max(result.script_timers.key_expiry_ms, probed_key_expiry_ms_);
   // Destroy coroutines before the actors' connections and the store go away.
   for (auto& a : actors_) a->task = Task<void>();
   return result;

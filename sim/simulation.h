@@ -53,6 +53,16 @@ struct RunConfig {
   // exhausted, choices come from the seed.
   std::vector<std::string> picks;
   bool keep_trace = false;       // keep trace lines (else only the hash)
+  // A probe run (check's WithVisitedSites, for a protocol whose fault sites
+  // and timers are known only once it runs): after it first settles it
+  // goes on, faults off, for kProbeLingerMs of virtual time or
+  // kProbeLingerSteps more steps, whichever ends first, so that periodic
+  // code (a claim loop that first runs 3 s in) shows its sites and timers;
+  // and after each EVAL/EVALSHA/FCALL of a script it reads the TTLs of the
+  // keys the call names (harness reads, no trace line) into
+  // RunResult::script_timers.key_expiry_ms, so an expiry set inside the
+  // script's own Lua sizes the search too. Not for runs that are judged.
+  bool probe = false;
 
   // A config with the protocol's own defaults (naming, persistence, faults,
   // expectation).
@@ -88,6 +98,10 @@ inline constexpr int64_t kScriptQuietFloorMs = 3'600'000;
 // faults stopped (or ten quiet windows, if longer): its duplicates are
 // real, and what is still pending is `stuck`.
 inline constexpr int64_t kUnsettledHorizonMs = 86'400'000;
+
+// How long a probe run (RunConfig::probe) goes on after it settles.
+inline constexpr int64_t kProbeLingerMs = 3'600'000;
+inline constexpr int64_t kProbeLingerSteps = 20'000;
 
 // The step guard when timing.max_steps is 0: far above what any healthy run
 // of `events` events needs (a few steps per event, plus idle polls, which

@@ -4,6 +4,8 @@
 // Redis replied is fed to the oracle.
 #include "sim/run_internal.h"
 
+#include <charconv>
+
 #include <fmt/format.h>
 
 #include "sim/lossy_connection.h"
@@ -179,9 +181,33 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
   oracle_.SetLine(trace_.size() - 1);
   Status observed = ObserveRedis(a, s, /*reply_lost=*/lost.has_value());
   if (!observed.ok()) return observed;
+  if (config_.probe && s.op == Op::kCommand) {
+    Status ttls = ProbeKeyTtls(s);
+    if (!ttls.ok()) return ttls;
+  }
   if (lost) {
     TimeOut(a, HistoryKind::kLostReply, lost_site, EventsOf(s));
     *handled = true;
+  }
+  return Status::Ok();
+}
+
+Status Simulation::ProbeKeyTtls(const Step& s) {
+  // EVAL script numkeys key... / FCALL function numkeys key...
+  const std::string verb = VerbOf(s.argv[0]);
+  if ((verb != "EVAL" && verb != "EVALSHA" && verb != "FCALL") || s.argv.size() < 3) return Status::Ok();
+  int64_t numkeys = 0;
+  const std::string& n = s.argv[2];
+  if (std::from_chars(n.data(), n.data() + n.size(), numkeys).ptr != n.data() + n.size()) return Status::Ok();
+  std::vector<std::vector<std::string>> reads;
+  for (int64_t k = 0; k < numkeys && 3 + k < static_cast<int64_t>(s.argv.size()) && k < 16; ++k) {
+    reads.push_back({"PTTL", s.argv[static_cast<size_t>(3 + k)]});
+  }
+  if (reads.empty()) return Status::Ok();
+  Result<std::vector<Reply>> ttls = OracleReads(reads, "probe");
+  if (!ttls.ok()) return ttls.status();
+  for (const Reply& t : *ttls) {
+    if (t.is_integer() && t.integer() > 0) probed_key_expiry_ms_ = std::max(probed_key_expiry_ms_, t.integer());
   }
   return Status::Ok();
 }

@@ -29,6 +29,19 @@ namespace xackly {
 
 namespace {
 
+// What the ranges line leaves out: half of the drawn stalls, clock jumps
+// and outages take the fault model's own length instead of one in range.
+std::string ModelDurationsText(const FaultModel& m) {
+  std::vector<std::string> parts;
+  if (m.Has(FaultKind::kStall)) parts.push_back(fmt::format("stalls {} ms", m.stall_ms));
+  if (m.Has(FaultKind::kClockJump)) parts.push_back(fmt::format("clock jumps {} ms", m.clock_jump_ms));
+  if (m.Has(FaultKind::kStoreOutage)) parts.push_back(fmt::format("outages {} ms", m.store_outage_ms));
+  if (parts.empty()) return "";
+  std::string list;
+  for (size_t k = 0; k < parts.size(); ++k) list += (k == 0 ? "" : ", ") + parts[k];
+  return " (or, in half of the draws, the fault model's own " + list + ")";
+}
+
 struct CheckFlags {
   TargetFlags target;
   bool all = false;
@@ -239,7 +252,8 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
     return fmt::format("{}: {}\n", t.scenario.name,
                        flags.no_swarm ? std::string("no swarm: every case keeps the config's own timing and every "
                                                     "fault kind")
-                                      : "swarm: " + SwarmRangesText(r) + "; a subset of the fault kinds per case");
+                                      : "swarm: " + SwarmRangesText(r) + ModelDurationsText(t.scenario.config.faults) +
+                                            "; a subset of the fault kinds per case");
   };
   // Writes target k's replay file, prints its row and adds it to the report.
   // Returns -1, or the exit code when the check itself failed.

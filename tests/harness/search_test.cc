@@ -69,6 +69,32 @@ TEST(SearchTest, SwarmCasesDrawTimingButKeepTheProtocolsSettings) {
   EXPECT_LT(burst_cases, 40) << "and evenly in others";
 }
 
+// A scheduled fault (an outage, a trim, a restart) matters when it hits the
+// few milliseconds in which a small case does its work; a time drawn
+// uniformly over a 75 s fault phase almost never does. Half of the draws
+// are on a logarithmic scale, so early times are common and late ones
+// still happen.
+TEST(SearchTest, ScheduledFaultsLandInTheFirstMillisecondsAsOftenAsLate) {
+  RunConfig base = Base("txn-dedupe");
+  base.faults.kinds = {FaultKind::kStoreOutage};
+  const SwarmRanges ranges = SwarmRangesFor(base, CaseBounds{});
+  ASSERT_GE(ranges.fault_phase_ms, 60000);
+  rc::Gen<GeneratedCase> gen = GenCase(base, CaseBounds{});
+  int scheduled = 0, first_100_ms = 0, last_half = 0;
+  for (int i = 0; i < 400; ++i) {
+    for (const FaultSpec& f : NthCase(gen, 1, i, CaseSize(i)).value().faults) {
+      ++scheduled;
+      EXPECT_GE(f.at_ms, 0);
+      EXPECT_LE(f.at_ms, ranges.fault_phase_ms);
+      first_100_ms += f.at_ms < 100 ? 1 : 0;
+      last_half += f.at_ms > ranges.fault_phase_ms / 2 ? 1 : 0;
+    }
+  }
+  ASSERT_GT(scheduled, 200);
+  EXPECT_GT(first_100_ms * 20, scheduled) << "over 5% in the first 100 ms (uniform: 0.13%)";
+  EXPECT_GT(last_half * 5, scheduled) << "and over 20% in the second half of the phase";
+}
+
 TEST(SearchTest, CaseSizesRampAndRestartEveryFiveCases) {
   EXPECT_EQ(CaseSize(0), 0);
   EXPECT_EQ(CaseSize(4), 100);

@@ -55,5 +55,108 @@ end
   EXPECT_EQ(lost->observed, "lost");
 }
 
+// An inbox: the entry is saved durably (SQL), acked, and its effect runs
+// later from the inbox table. A worker that crashes right after its XACK
+// owes that effect; its replacement drains the inbox. The run must wait for
+// the replacement instead of judging the acked entry lost. (It once settled
+// at "nothing pending, nothing left to deliver" with the worker still down.)
+TEST_F(ScriptOracleGapTest, WorkOwedAfterTheAckIsWaitedFor) {
+  constexpr const char* kScript = R"lua(
+local function drain(w)
+  local rows = w:sql("SELECT event_id, stream_id FROM inbox WHERE done = 0 ORDER BY event_id")
+  for _, r in ipairs(rows.rows or {}) do
+    w:sql("BEGIN")
+    w:sql("UPDATE inbox SET done = 1 WHERE event_id = ?", r.event_id)
+    w:effect(r.event_id, "sql", {entry = r.stream_id})
+    w:sql("COMMIT")
+  end
+end
+function consumer(w)
+  w:sql("CREATE TABLE IF NOT EXISTS inbox(event_id TEXT PRIMARY KEY, stream_id TEXT, done INTEGER)")
+  DRAIN_AT_START
+  while true do
+    for _, e in ipairs(w:read(">", {block_ms = 1000})) do
+      w:sql("INSERT OR IGNORE INTO inbox VALUES (?, ?, 0)", e.fields.event_id, e.id)
+      w:redis("XACK", w.stream, w.group, e.id)
+      drain(w)
+    end
+  end
+end
+)lua";
+  auto load = [&](const char* drain_at_start) {
+    std::string text = kScript;
+    text.replace(text.find("DRAIN_AT_START"), std::string("DRAIN_AT_START").size(), drain_at_start);
+    return LuaScript::Load({"inbox.lua", text});
+  };
+  auto script = load("drain(w)");
+  ASSERT_TRUE(script.ok()) << script.status().ToString();
+  ProtocolDef p;
+  p.name = "inbox";
+  p.script_path = "inbox.lua";
+  p.script = *script;
+  RunConfig c = RunConfig::For(p);
+  c.workers = 1;
+  c.events = 1;
+  c.fault_schedule = std::vector<FaultSpec>{*ParseFaultSpec("crash w1 after-XACK #1")};
+  RedisServer* server = StartServer();
+  ASSERT_NE(server, nullptr);
+  Result<RunResult> r = RunSimulation(c, server);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->observed, "ok");
+  // A replacement that never drains what its predecessor accepted loses it.
+  auto forgetful = load("");
+  ASSERT_TRUE(forgetful.ok()) << forgetful.status().ToString();
+  c.protocol.script = *forgetful;
+  Result<RunResult> lost = RunSimulation(c, server);
+  ASSERT_TRUE(lost.ok()) << lost.status().ToString();
+  EXPECT_EQ(lost->observed, "lost");
+}
+
+// An outbox inside the script's own EVAL: the entry is moved to an outbox
+// stream and acked in one script, and a relay turns outbox entries into
+// effects later (pushed onto the Redis effect ledger by its own EVAL, which
+// the oracle sees only by reading the ledger back). The run waits for the
+// relay.
+TEST_F(ScriptOracleGapTest, AnOutboxRelayedLaterIsWaitedFor) {
+  constexpr const char* kScript = R"lua(
+local MOVE = "redis.call('XADD', KEYS[2], '*', 'event_id', ARGV[2], 'entry', ARGV[1]) " ..
+             "return redis.call('XACK', KEYS[1], ARGV[3], ARGV[1])"
+local APPLY = "redis.call('RPUSH', KEYS[1], ARGV[1]) return redis.call('XDEL', KEYS[2], ARGV[2])"
+function consumer(w)
+  w:redis("XGROUP", "CREATE", "outbox", "relay", "0", "MKSTREAM")
+  local next_relay = w:now() + 3000
+  while true do
+    for _, e in ipairs(w:read(">", {count = 10, block_ms = math.max(1, next_relay - w:now())})) do
+      w:redis("EVAL", MOVE, 2, w.stream, "outbox", e.id, e.fields.event_id, w.group)
+    end
+    if w:now() >= next_relay then
+      for _, o in ipairs(w:read(">", {stream = "outbox", group = "relay", count = 100})) do
+        local record = o.fields.event_id .. "|" .. o.fields.entry .. "|" .. w.consumer .. "|" .. w:now()
+        w:redis("EVAL", APPLY, 2, w.effects_key, "outbox", record, o.id)
+      end
+      next_relay = w:now() + 3000
+    end
+  end
+end
+)lua";
+  auto script = LuaScript::Load({"outbox.lua", kScript});
+  ASSERT_TRUE(script.ok()) << script.status().ToString();
+  ProtocolDef p;
+  p.name = "outbox";
+  p.script_path = "outbox.lua";
+  p.script = *script;
+  RunConfig c = RunConfig::For(p);
+  c.workers = 1;
+  c.events = 2;
+  c.fault_schedule = std::vector<FaultSpec>{};
+  RedisServer* server = StartServer();
+  ASSERT_NE(server, nullptr);
+  Result<RunResult> r = RunSimulation(c, server);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->observed, "ok");
+  EXPECT_EQ(r->effect_counts["order:1"], 1);
+  EXPECT_EQ(r->effect_counts["order:2"], 1);
+}
+
 }  // namespace
 }  // namespace xackly
