@@ -1,10 +1,13 @@
 #include "harness/embed.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "harness/case_executor.h"
 #include "harness/case_pool.h"
 #include "harness/check.h"
+#include "harness/files.h"
 #include "harness/results.h"
 #include "reports/model.h"
 #include "scenarios/scenario.h"
@@ -19,18 +22,96 @@ RedisServerOptions ServerOptions(const EmbedOptions& embed) {
   return o;
 }
 
+Result<CaseRun> RunCase(const RunConfig& config, const RedisServerOptions& servers) {
+  if (Status v = ValidateRunConfig(config); !v.ok()) return v;
+  CaseExecutor executor(servers);
+  Result<RunResult> result = executor.Run(config);
+  if (!result.ok()) return result.status();
+  return CaseRun{config, std::move(result).value(), executor.server_version()};
+}
+
+// How to replay `run`'s file, for FailureReport.
+std::string ReplayInstruction(const CaseRun& run) {
+  const std::string file = ReplayFileName(run.config.protocol.name);
+  if (HandlerFormOf(run.config.protocol) == HandlerForm::kCpp) {
+    return fmt::format(
+        "replay file (the handler is your C++ code, which `xackly replay` cannot run: save the file, "
+        "e.g. as {}, and replay it from your test with xackly::ReplayCaseFile(\"{}\", protocol, options), "
+        "which checks its trace hash):\n",
+        file, file);
+  }
+  return fmt::format("replay file (save it, e.g. as {}, and run `xackly replay {}`):\n", file, file);
+}
+
+// Why a replay's trace hash may differ from the file's, for ReplayOutcome.
+std::string MismatchText(const ReplayOutcome& r) {
+  std::string why;
+  if (!r.protocol_as_recorded) {
+    why = "your protocol's settings differ from the file's [protocol] tables (steps, stores, loop, janitor), "
+          "so another protocol ran";
+  } else if (!r.recorded_server.empty() && r.recorded_server != r.run.server_version) {
+    why = fmt::format("it was recorded on {}: replay it on that server (EmbedOptions::server_path)",
+                      r.recorded_server);
+  } else {
+    why = fmt::format("the protocol's settings are the file's and {}, so your handler's code changed since the "
+                      "file was written (or xackly did)",
+                      r.recorded_server.empty() ? "the file names no server" : "the server is the same");
+  }
+  return fmt::format("replay diverged: trace {} on {}, but the file recorded {}{}: {}",
+                     r.run.result.TraceHashHex(), r.run.server_version, r.recorded_hash,
+                     r.recorded_server.empty() ? "" : " on " + r.recorded_server, why);
+}
+
+Result<ReplayOutcome> Replay(std::string_view file_text, std::string_view source, const ProtocolDef& protocol,
+                             const EmbedOptions& options) {
+  Result<Scenario> file = ParseScenario(file_text, source);
+  if (!file.ok()) return file.status();
+  const ProtocolDef& recorded = file->config.protocol;
+  if (!recorded.script_path.empty()) {
+    return Status::InvalidArgument(fmt::format(
+        "{}: protocol {} is a protocol script; replay it with `xackly replay {}`", source, recorded.name, source));
+  }
+  if (!file->trace_hash) {
+    return Status::InvalidArgument(fmt::format(
+        "{}: [schedule] has no trace_hash: a scenario, not a replay file; run it with RunOneCase", source));
+  }
+  if (recorded.name != protocol.name) {
+    return Status::InvalidArgument(fmt::format("{}: the file replays protocol '{}', not '{}'", source,
+                                               recorded.name, protocol.name));
+  }
+  if (file->handler == HandlerForm::kCpp && protocol.cpp_handler == nullptr) {
+    return Status::InvalidArgument(fmt::format(
+        "{}: [protocol] handler = \"c++\": the case ran protocol '{}' with a C++ handler; pass that protocol "
+        "with its cpp_handler set",
+        source, protocol.name));
+  }
+  RunConfig config = file->config;
+  config.protocol = protocol;
+  config.keep_trace = true;
+  Result<CaseRun> run = RunCase(config, ServerOptions(options));
+  if (!run.ok()) return run.status();
+  ReplayOutcome out;
+  out.run = std::move(run).value();
+  out.recorded_hash = *file->trace_hash;
+  out.recorded_server = file->server.value_or("");
+  out.hash_matched = out.run.result.TraceHashHex() == out.recorded_hash;
+  out.protocol_as_recorded = ProtocolText(protocol) == ProtocolText(recorded);
+  if (!out.hash_matched) out.mismatch = MismatchText(out);
+  return out;
+}
+
 }  // namespace
 
-Result<RunResult> RunOneCase(const RunConfig& config, const EmbedOptions& options) {
-  if (Status v = ValidateRunConfig(config); !v.ok()) return v;
-  CaseExecutor executor(ServerOptions(options));
-  return executor.Run(config);
+Result<CaseRun> RunOneCase(const RunConfig& config, const EmbedOptions& options) {
+  return RunCase(config, ServerOptions(options));
 }
 
 Result<PropertyResult> CheckProperty(const RunConfig& base, const PropertyOptions& options,
                                      const EmbedOptions& embed) {
   if (Status v = ValidateRunConfig(base); !v.ok()) return v;
   CasePool pool(std::max(1, embed.threads), ServerOptions(embed));
+  Result<std::string> server_version = pool.ServerVersion();
+  if (!server_version.ok()) return server_version.status();
   CheckOptions check;
   check.cases = options.cases;
   check.seed = options.seed;
@@ -40,36 +121,50 @@ Result<PropertyResult> CheckProperty(const RunConfig& base, const PropertyOption
   Result<CheckOutcome> outcome = RunCheck(base, pool, check);
   if (!outcome.ok()) return outcome.status();
   PropertyResult out;
+  out.server_version = *server_version;
   out.cases_run = outcome->cases_run;
   out.matched = outcome->matched;
   out.observed = outcome->observed;
-  if (outcome->hit_index) {
-    out.counterexample = outcome->minimal_config;
-    out.counterexample_result = outcome->minimal_result;
+  if (outcome->counterexample_index) {
+    out.counterexample = CaseRun{outcome->minimal_config, outcome->minimal_result, *server_version};
   }
   return out;
 }
 
-std::string ReplayFile(const RunConfig& config, const RunResult& result) {
+std::string ReplayFile(const CaseRun& run) {
   Scenario like;
-  like.name = config.protocol.name.empty() ? "replay" : config.protocol.name;
-  like.description = config.protocol.description;
-  if (FindProtocol(config.protocol.name) != nullptr) like.protocol_ref = config.protocol.name;
-  return WriteScenario(ReplayScenario(like, config, result, "xackly embedded test"));
+  like.name = ScenarioNameFrom(run.config.protocol.name.empty() ? "replay" : run.config.protocol.name);
+  like.description = run.config.protocol.description;
+  if (FindProtocol(run.config.protocol.name) != nullptr) like.protocol_ref = run.config.protocol.name;
+  Scenario replay = ReplayScenario(like, run.config, run.result, "xackly embedded test (harness/embed.h)");
+  if (!run.server_version.empty()) replay.server = run.server_version;
+  return WriteScenario(replay);
 }
 
-std::string FailureReport(const RunConfig& config, const RunResult& result) {
+std::string FailureReport(const CaseRun& run) {
+  const RunResult& result = run.result;
   if (result.matched) return "";
-  std::string out = fmt::format("{}: expected {}, observed {}\n", config.protocol.name,
-                                config.expected.ToString(), result.observed);
+  std::string out = fmt::format("{}: expected {}, observed {}\n", run.config.protocol.name,
+                                run.config.expected.ToString(), result.observed);
   for (const Violation& v : result.violations) {
     out += fmt::format("  {} {} [{}]: {}\n", VerdictKindName(v.kind), v.event_id, v.cause, v.detail);
   }
-  for (const std::string& sentence : report::Story(ToCaseReport(config, result, ""))) {
+  for (const std::string& sentence : report::Story(ToCaseReport(run.config, result, ""))) {
     out += "  " + sentence + "\n";
   }
-  out += "replay file (save it and run `xackly replay <file>`):\n" + ReplayFile(config, result);
-  return out;
+  return out + ReplayInstruction(run) + ReplayFile(run);
+}
+
+Result<ReplayOutcome> ReplayCase(std::string_view file_text, const ProtocolDef& protocol,
+                                 const EmbedOptions& options) {
+  return Replay(file_text, "replay.toml", protocol, options);
+}
+
+Result<ReplayOutcome> ReplayCaseFile(const std::string& path, const ProtocolDef& protocol,
+                                     const EmbedOptions& options) {
+  Result<std::string> text = ReadFile(path);
+  if (!text.ok()) return text.status();
+  return Replay(*text, path, protocol, options);
 }
 
 }  // namespace xackly

@@ -1,13 +1,16 @@
 // xackly from another project's test suite: the small API an installed
 // xackly offers (find_package(xackly), target xackly::harness).
 //
-//   xackly::ProtocolDef p = ...;                  // your protocol; its handler
-//   p.cpp_handler = &MyHandler;                   // a C++ coroutine (sim/worker.h)
-//   xackly::EmbedOptions o;                       // where redis-server and the
+//   xackly::ProtocolDef p = ...;                 // your protocol; its handler
+//   p.cpp_handler = &MyHandler;                  // a C++ coroutine (sim/worker.h)
+//   xackly::EmbedOptions o;                      // where redis-server and the
 //   o.clock_library = "/prefix/lib/libxackly_clock.so";  // clock library are
-//   auto one = xackly::RunOneCase(xackly::RunConfig::For(p), o);
-//   EXPECT_EQ(xackly::FailureReport(config, *one), "");   // prints the replay file
-//   auto prop = xackly::CheckProperty(xackly::RunConfig::For(p), {}, o);
+//   auto check = xackly::CheckProperty(xackly::RunConfig::For(p), {}, o);
+//   ASSERT_TRUE(check.ok()) << check.status().ToString();
+//   EXPECT_TRUE(check->matched) << xackly::FailureReport(*check->counterexample);
+//   // The failure report ends with a replay file. Saved as f.replay.toml:
+//   auto again = xackly::ReplayCaseFile("f.replay.toml", p, o);
+//   EXPECT_TRUE(again->hash_matched) << again->mismatch;
 //
 // Every call starts its own private redis-server(s) on Unix sockets and
 // stops them before returning. Nothing here exposes RapidCheck: the property
@@ -17,6 +20,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "sim/simulation.h"
 
@@ -31,9 +35,18 @@ struct EmbedOptions {
   int threads = 1;
 };
 
-// Runs one case of `config` (see RunSimulation) on a fresh private server.
-// Fails only on harness errors (no server binary, a server that dies).
-Result<RunResult> RunOneCase(const RunConfig& config, const EmbedOptions& options);
+// One case as it ran: what ran, what it gave, and on which server.
+struct CaseRun {
+  RunConfig config;
+  RunResult result;
+  std::string server_version;  // "redis 7.0.15"
+};
+
+// Runs one case of `config` exactly as given (see RunSimulation: its fault
+// model, or its fault_schedule) on a fresh private server. Fails only on
+// harness errors (no server binary or clock library, a server that dies)
+// and on a config ValidateRunConfig rejects.
+Result<CaseRun> RunOneCase(const RunConfig& config, const EmbedOptions& options);
 
 struct PropertyOptions {
   int cases = 50;
@@ -44,31 +57,65 @@ struct PropertyOptions {
 };
 
 struct PropertyResult {
+  std::string server_version;  // "redis 7.0.15"
   int cases_run = 0;
-  // The observed verdict class equals the expectation (`config.expected`):
-  // for a protocol expected `ok`, no case showed a violation.
+  // The observed verdict class equals the expectation: for a protocol
+  // expected `ok`, no case showed a violation; for a broken one, a case
+  // showed the expected violation.
   bool matched = false;
-  std::string observed;  // "ok", "duplicate", "duplicate+lost"...
-  // The first case that showed a violation (or the expected one), shrunk to
-  // a minimal case, with its trace kept.
-  std::optional<RunConfig> counterexample;
-  RunResult counterexample_result;
+  std::string observed;   // "ok", "duplicate", "duplicate+lost"...
+  // The case shrunk to a minimal one, with its trace kept: the first that
+  // showed what was looked for, else the first with another violation.
+  std::optional<CaseRun> counterexample;
 };
 
 // Generates `options.cases` cases from `base` (worker and event counts, a
-// schedule seed, faults drawn from base.faults), runs them, and shrinks the
-// first hit. REQUIRES: ValidateRunConfig(base).ok()
+// schedule seed, an environment drawn from the swarm ranges, faults drawn
+// from base.faults), runs them, and shrinks the first hit. Fails only
+// on harness errors (as RunOneCase; also two traces for one case in the
+// determinism self-check) and on a base ValidateRunConfig rejects.
 Result<PropertyResult> CheckProperty(const RunConfig& base, const PropertyOptions& options,
                                      const EmbedOptions& embed);
 
-// The scenario file (TOML) that replays `config` exactly with
-// `xackly replay`, with the trace hash it must reproduce. A protocol that is
-// not in the catalog is written inline as its declarative step list.
-std::string ReplayFile(const RunConfig& config, const RunResult& result);
+// The scenario file (TOML) that replays `run` exactly, with the trace hash
+// it must reproduce and the server it was recorded on. A protocol that is
+// not a catalog protocol unchanged is written inline, as its step list; one
+// whose handler is your C++ code is marked `handler = "c++"`: replay that
+// file with ReplayCaseFile, the xackly executable refuses it (exit 2).
+std::string ReplayFile(const CaseRun& run);
 
-// "" when `result` matches `config.expected`; otherwise what a failing test
+// "" when `run` matched its expectation; otherwise what a failing test
 // should print: the violations with their causes, the story of the first
-// one, and the replay file.
-std::string FailureReport(const RunConfig& config, const RunResult& result);
+// one, how to replay it (`xackly replay`, or ReplayCaseFile for a C++
+// handler) and the replay file.
+std::string FailureReport(const CaseRun& run);
+
+struct ReplayOutcome {
+  CaseRun run;                  // the file's case, run with your protocol
+  std::string recorded_hash;    // the file's [schedule] trace_hash
+  std::string recorded_server;  // the file's [schedule] server ("" when it names none)
+  bool hash_matched = false;    // run.result reproduced recorded_hash
+  // Your protocol's settings (steps, stores, loop, janitor: ProtocolText in
+  // scenarios/scenario.h) equal the file's.
+  bool protocol_as_recorded = false;
+  // "" when hash_matched; else both hashes and why they may differ (your
+  // protocol's settings, another server, or your handler's code changed).
+  std::string mismatch;
+};
+
+// Replays a replay file (ReplayFile's text, as FailureReport prints it) with
+// `protocol`, your protocol with its handler, and checks the trace hash. The
+// file gives the case (seed, workload, timing, persistence, fault plan,
+// picks, expectation); `protocol` runs as given. A hash that differs is a
+// result (hash_matched false), not an error. Fails with kInvalidArgument
+// when the file does not parse (the message names line and field), records
+// no trace hash, is a protocol script's, names another protocol than
+// `protocol.name`, or says `handler = "c++"` while `protocol` has no
+// cpp_handler; else only on harness errors, as RunOneCase.
+Result<ReplayOutcome> ReplayCase(std::string_view file_text, const ProtocolDef& protocol,
+                                 const EmbedOptions& options);
+// The same for the replay file at `path` (errors name it).
+Result<ReplayOutcome> ReplayCaseFile(const std::string& path, const ProtocolDef& protocol,
+                                     const EmbedOptions& options);
 
 }  // namespace xackly

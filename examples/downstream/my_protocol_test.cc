@@ -67,10 +67,10 @@ TEST(OrderProtocol, OneCaseWithACrashBetweenCommitAndAckHasNoViolation) {
   crash.nth = 1;
   config.fault_schedule = std::vector<xackly::FaultSpec>{crash};
   config.keep_trace = true;
-  xackly::Result<xackly::RunResult> r = xackly::RunOneCase(config, Options());
+  xackly::Result<xackly::CaseRun> r = xackly::RunOneCase(config, Options());
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_EQ(r->fired.size(), 1u) << "the crash must fire for the case to mean anything";
-  EXPECT_EQ(xackly::FailureReport(config, *r), "");
+  EXPECT_EQ(r->result.fired.size(), 1u) << "the crash must fire for the case to mean anything";
+  EXPECT_EQ(xackly::FailureReport(*r), "");
 }
 
 TEST(OrderProtocol, PropertyHoldsUnderCrashesAndLostReplies) {
@@ -80,7 +80,7 @@ TEST(OrderProtocol, PropertyHoldsUnderCrashesAndLostReplies) {
   xackly::Result<xackly::PropertyResult> r = xackly::CheckProperty(base, options, Options());
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->cases_run, options.cases);
-  ASSERT_TRUE(r->matched) << xackly::FailureReport(*r->counterexample, r->counterexample_result);
+  ASSERT_TRUE(r->matched) << r->observed;
 }
 
 // The negative control: the same check must fail for the broken variant,
@@ -103,8 +103,8 @@ TEST(OrderProtocol, TheCheckCatchesAnAckFirstVariant) {
   // Acking before the effect loses an event on a crash; with the search's
   // swarm timing (slow effects, a batch of ten waiting past the claim
   // window) the same variant also shows duplicates. Either is a catch.
-  EXPECT_NE(r->counterexample_result.observed, "ok");
-  const std::string report = xackly::FailureReport(*r->counterexample, r->counterexample_result);
+  EXPECT_NE(r->counterexample->result.observed, "ok");
+  const std::string report = xackly::FailureReport(*r->counterexample);
   EXPECT_NE(report.find("replay file"), std::string::npos) << report;
   EXPECT_NE(report.find("[schedule]"), std::string::npos) << report;
 }
