@@ -30,6 +30,30 @@ Result<CaseRun> RunCase(const RunConfig& config, const RedisServerOptions& serve
   return CaseRun{config, std::move(result).value(), executor.server_version()};
 }
 
+// `base` under DefaultFaultModel when its model has no kinds, unless the
+// caller said that means no faults; `*defaulted` says whether it did.
+RunConfig WithFaultModel(const RunConfig& base, const PropertyOptions& options, bool* defaulted) {
+  *defaulted = base.faults.kinds.empty() && !options.empty_fault_model_injects_nothing;
+  if (!*defaulted) return base;
+  RunConfig c = base;
+  c.protocol.faults = DefaultFaultModel(c.protocol);
+  c.faults = ReachableFaultModel(c.protocol);
+  return c;
+}
+
+// "crash@after-effect 3, xdel 1", or "none".
+std::string FiredText(const std::map<std::string, int>& fired) {
+  std::string out;
+  for (const auto& [site, n] : fired) out += fmt::format("{}{} {}", out.empty() ? "" : ", ", site, n);
+  return out.empty() ? "none" : out;
+}
+
+std::string ListText(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out.empty() ? "none" : out;
+}
+
 // How to replay `run`'s file, for FailureReport.
 std::string ReplayInstruction(const CaseRun& run) {
   const std::string file = ReplayFileName(run.config.protocol.name);
@@ -106,9 +130,11 @@ Result<CaseRun> RunOneCase(const RunConfig& config, const EmbedOptions& options)
   return RunCase(config, ServerOptions(options));
 }
 
-Result<PropertyResult> CheckProperty(const RunConfig& base, const PropertyOptions& options,
+Result<PropertyResult> CheckProperty(const RunConfig& given, const PropertyOptions& options,
                                      const EmbedOptions& embed) {
-  if (Status v = ValidateRunConfig(base); !v.ok()) return v;
+  if (Status v = ValidateRunConfig(given); !v.ok()) return v;
+  PropertyResult out;
+  const RunConfig base = WithFaultModel(given, options, &out.default_fault_model);
   CasePool pool(std::max(1, embed.threads), ServerOptions(embed));
   Result<std::string> server_version = pool.ServerVersion();
   if (!server_version.ok()) return server_version.status();
@@ -118,17 +144,48 @@ Result<PropertyResult> CheckProperty(const RunConfig& base, const PropertyOption
   check.bounds.max_workers = options.max_workers;
   check.bounds.max_events = options.max_events;
   check.bounds.max_faults = options.max_faults;
+  check.on_ranges = [&out](const SwarmRanges& ranges) { out.swarm_ranges = SwarmRangesText(ranges); };
   Result<CheckOutcome> outcome = RunCheck(base, pool, check);
   if (!outcome.ok()) return outcome.status();
-  PropertyResult out;
+  out.protocol = base.protocol.name;
+  out.expected = base.expected;
+  out.seed = options.seed;
   out.server_version = *server_version;
   out.cases_run = outcome->cases_run;
+  out.cases_with_violations = outcome->cases_with_violations;
   out.matched = outcome->matched;
   out.observed = outcome->observed;
+  out.fault_model = base.faults.ToString();
+  out.faults_fired = outcome->coverage.fired;
+  out.never_fired = outcome->coverage.NeverFired();
+  out.other_violations = outcome->other_violations;
+  out.determinism_reruns = outcome->determinism_reruns;
   if (outcome->counterexample_index) {
     out.counterexample = CaseRun{outcome->minimal_config, outcome->minimal_result, *server_version};
   }
   return out;
+}
+
+std::string PropertyResult::Summary() const {
+  std::string out = fmt::format("{}: expected {}, observed {}: {}; {} (seed {}, on {}), {} with a violation. ",
+                                protocol, expected.ToString(), observed, matched ? "matched" : "DOES NOT MATCH",
+                                report::Count(cases_run, "case"), seed, server_version,
+                                cases_with_violations);
+  out += fault_model == FaultModel{}.ToString()
+             ? std::string("Fault model: none, this check injects NO faults (it only shows the protocol works when "
+                           "nothing fails). ")
+             : fmt::format("Fault model: {}{}. ", fault_model,
+                           default_fault_model ? " (DefaultFaultModel: the protocol sets none)" : "");
+  out += fmt::format("Swarm: {}. Faults fired: {}; never fired: {}. Other violations: {}. ",
+                     swarm_ranges.empty() ? "none" : swarm_ranges, FiredText(faults_fired), ListText(never_fired),
+                     FiredText(other_violations));
+  out += fmt::format("Determinism: {} rerun with the same trace.",
+                     report::Count(determinism_reruns, "case"));
+  if (counterexample) {
+    out += fmt::format(" Counterexample: {}, observed {}.", CaseSize(counterexample->config, counterexample->result),
+                       counterexample->result.observed);
+  }
+  return out + "\n";
 }
 
 std::string ReplayFile(const CaseRun& run) {
@@ -153,6 +210,14 @@ std::string FailureReport(const CaseRun& run) {
     out += "  " + sentence + "\n";
   }
   return out + ReplayInstruction(run) + ReplayFile(run);
+}
+
+std::string FailureReport(const PropertyResult& check) {
+  if (check.matched) return "";
+  if (check.counterexample) return check.Summary() + FailureReport(*check.counterexample);
+  return check.Summary() + fmt::format("no case showed the expected {}: more cases (PropertyOptions::cases), "
+                                       "another seed, or a fault model that reaches it\n",
+                                       check.expected.ToString());
 }
 
 Result<ReplayOutcome> ReplayCase(std::string_view file_text, const ProtocolDef& protocol,

@@ -7,7 +7,8 @@
 //   o.clock_library = "/prefix/lib/libxackly_clock.so";  // clock library are
 //   auto check = xackly::CheckProperty(xackly::RunConfig::For(p), {}, o);
 //   ASSERT_TRUE(check.ok()) << check.status().ToString();
-//   EXPECT_TRUE(check->matched) << xackly::FailureReport(*check->counterexample);
+//   std::cout << check->Summary();               // what was searched, what fired
+//   EXPECT_TRUE(check->matched) << xackly::FailureReport(*check);
 //   // The failure report ends with a replay file. Saved as f.replay.toml:
 //   auto again = xackly::ReplayCaseFile("f.replay.toml", p, o);
 //   EXPECT_TRUE(again->hash_matched) << again->mismatch;
@@ -18,9 +19,11 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sim/simulation.h"
 
@@ -54,24 +57,57 @@ struct PropertyOptions {
   int max_workers = 3;
   int max_events = 8;
   int max_faults = 4;
+  // No silent green: a base whose fault model has no kinds (RunConfig::For
+  // of a ProtocolDef whose `faults` was never set) is checked under
+  // DefaultFaultModel(base.protocol), what a correct protocol must survive;
+  // a check that injects nothing only shows that the protocol works when
+  // nothing fails. true: no kinds means no faults, and Summary() says so.
+  bool empty_fault_model_injects_nothing = false;
 };
 
 struct PropertyResult {
+  std::string protocol;   // base.protocol.name
+  Expectation expected;   // base.expected
+  uint64_t seed = 0;
   std::string server_version;  // "redis 7.0.15"
   int cases_run = 0;
+  int cases_with_violations = 0;
   // The observed verdict class equals the expectation: for a protocol
   // expected `ok`, no case showed a violation; for a broken one, a case
   // showed the expected violation.
   bool matched = false;
   std::string observed;   // "ok", "duplicate", "duplicate+lost"...
+  // The fault model the cases drew their faults from (FaultModel::ToString:
+  // "none" without kinds), and whether it is DefaultFaultModel because
+  // base's had no kinds (PropertyOptions::empty_fault_model_injects_nothing).
+  std::string fault_model;
+  bool default_fault_model = false;
+  // The environment ranges the cases drew from (SwarmRangesText: effect
+  // durations, production rate, restart delays, stall, clock-jump and
+  // outage lengths).
+  std::string swarm_ranges;
+  // Fault coverage over all cases: times each site fired
+  // ("crash@after-effect" → 3), and the enabled sites no case fired (gaps
+  // in the search).
+  std::map<std::string, int> faults_fired;
+  std::vector<std::string> never_fired;
+  // Cases with a violation other than the one looked for (a broken
+  // protocol's other violations), by verdict class.
+  std::map<std::string, int> other_violations;
+  int determinism_reruns = 0;  // cases run twice that gave the same trace hash
   // The case shrunk to a minimal one, with its trace kept: the first that
   // showed what was looked for, else the first with another violation.
   std::optional<CaseRun> counterexample;
+
+  // One paragraph for a CI log: verdict, cases, server, fault model, swarm
+  // ranges, faults fired and never fired, other violations, the
+  // counterexample's size. Ends with a newline.
+  std::string Summary() const;
 };
 
 // Generates `options.cases` cases from `base` (worker and event counts, a
 // schedule seed, an environment drawn from the swarm ranges, faults drawn
-// from base.faults), runs them, and shrinks the first hit. Fails only
+// from the fault model), runs them, and shrinks the first hit. Fails only
 // on harness errors (as RunOneCase; also two traces for one case in the
 // determinism self-check) and on a base ValidateRunConfig rejects.
 Result<PropertyResult> CheckProperty(const RunConfig& base, const PropertyOptions& options,
@@ -89,6 +125,9 @@ std::string ReplayFile(const CaseRun& run);
 // one, how to replay it (`xackly replay`, or ReplayCaseFile for a C++
 // handler) and the replay file.
 std::string FailureReport(const CaseRun& run);
+// "" when `check` matched; otherwise its Summary() and the counterexample's
+// FailureReport (or, without one, that no case showed the expected verdict).
+std::string FailureReport(const PropertyResult& check);
 
 struct ReplayOutcome {
   CaseRun run;                  // the file's case, run with your protocol

@@ -80,7 +80,7 @@ TEST(OrderProtocol, PropertyHoldsUnderCrashesAndLostReplies) {
   xackly::Result<xackly::PropertyResult> r = xackly::CheckProperty(base, options, Options());
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->cases_run, options.cases);
-  ASSERT_TRUE(r->matched) << r->observed;
+  ASSERT_TRUE(r->matched) << xackly::FailureReport(*r);
 }
 
 // The negative control: the same check must fail for the broken variant,

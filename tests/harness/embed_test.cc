@@ -33,6 +33,12 @@ Task<bool> AckBeforeCommit(Worker& w, const StreamEntry& e) {
 // The catalog's txn-dedupe handler: those steps, in that order.
 CppHandler TxnThenAck() { return FindProtocol("txn-dedupe")->cpp_handler; }
 
+// XACK, then the effect: ack-first, with no step list that says otherwise.
+Task<bool> AckThenEffect(Worker& w, const StreamEntry& e) {
+  co_await w.Ack(e.id);
+  co_return co_await w.Effect(e);
+}
+
 ProtocolDef OrdersProtocol(CppHandler handler) {
   using H = HandlerOp;
   ProtocolDef p;
@@ -107,7 +113,7 @@ TEST(EmbedTest, ReplayCaseReproducesABugThatExistsOnlyInCpp) {
   options.cases = 40;
   Result<PropertyResult> check = CheckProperty(RunConfig::For(protocol), options, Options());
   ASSERT_TRUE(check.ok()) << check.status().ToString();
-  ASSERT_FALSE(check->matched) << check->observed;
+  ASSERT_FALSE(check->matched) << check->Summary();
   ASSERT_TRUE(check->counterexample.has_value());
   const CaseRun& found = *check->counterexample;
   EXPECT_EQ(found.server_version, check->server_version);
@@ -192,6 +198,61 @@ TEST(EmbedTest, TheCliRefusesAFileWhoseHandlerIsCppCode) {
     EXPECT_TRUE(Contains(out.output, "xackly::ReplayCaseFile(\"" + path + "\"")) << out.output;
     EXPECT_FALSE(Contains(out.output, "diverged")) << out.output;
   }
+}
+
+TEST(EmbedTest, AProtocolWithoutAFaultModelIsCheckedUnderTheDefaultOne) {
+  ProtocolDef p = OrdersProtocol(&AckThenEffect);
+  p.name = "orders-ack-first";
+  p.dedupe = DedupeStore::kNone;
+  p.steps = {HandlerOp::kAck, HandlerOp::kEffect};
+  p.faults = {};
+  PropertyOptions options;
+  options.cases = 30;
+  Result<PropertyResult> check = CheckProperty(RunConfig::For(p), options, Options());
+  ASSERT_TRUE(check.ok()) << check.status().ToString();
+  EXPECT_TRUE(check->default_fault_model);
+  ProtocolDef with_default = p;
+  with_default.faults = DefaultFaultModel(p);
+  EXPECT_EQ(check->fault_model, RunConfig::For(with_default).faults.ToString());
+  EXPECT_FALSE(check->matched) << check->Summary();
+  EXPECT_NE(check->observed, "ok");
+  EXPECT_TRUE(Contains(check->Summary(), "DefaultFaultModel")) << check->Summary();
+
+  // Saying so explicitly: nothing is injected, and the summary says that.
+  options.empty_fault_model_injects_nothing = true;
+  options.cases = 5;
+  Result<PropertyResult> quiet = CheckProperty(RunConfig::For(p), options, Options());
+  ASSERT_TRUE(quiet.ok()) << quiet.status().ToString();
+  EXPECT_FALSE(quiet->default_fault_model);
+  EXPECT_EQ(quiet->fault_model, "none");
+  EXPECT_TRUE(quiet->faults_fired.empty());
+  EXPECT_TRUE(Contains(quiet->Summary(), "injects NO faults")) << quiet->Summary();
+}
+
+TEST(EmbedTest, APassingCheckShowsWhatItSearched) {
+  ProtocolDef p = OrdersProtocol(TxnThenAck());
+  p.faults.kinds = {FaultKind::kCrash, FaultKind::kLostReply};
+  PropertyOptions options;
+  options.cases = 10;
+  Result<PropertyResult> check = CheckProperty(RunConfig::For(p), options, Options());
+  ASSERT_TRUE(check.ok()) << check.status().ToString();
+  EXPECT_EQ(check->cases_run, 10);
+  EXPECT_EQ(check->protocol, "orders");
+  EXPECT_EQ(check->fault_model, RunConfig::For(p).faults.ToString());
+  EXPECT_FALSE(check->default_fault_model);
+  EXPECT_TRUE(Contains(check->swarm_ranges, "fault phase")) << check->swarm_ranges;
+  EXPECT_FALSE(check->faults_fired.empty());
+  for (const auto& [site, n] : check->faults_fired) EXPECT_GT(n, 0) << site;
+  const std::string summary = check->Summary();
+  EXPECT_TRUE(Contains(summary, "orders: expected ok, observed")) << summary;
+  EXPECT_TRUE(Contains(summary, check->server_version)) << summary;
+  EXPECT_TRUE(Contains(summary, "Fault model: " + check->fault_model)) << summary;
+  EXPECT_TRUE(Contains(summary, "Swarm: " + check->swarm_ranges)) << summary;
+  EXPECT_TRUE(Contains(summary, "Faults fired: " + check->faults_fired.begin()->first)) << summary;
+  EXPECT_TRUE(Contains(summary, "never fired: ")) << summary;
+  EXPECT_TRUE(Contains(summary, "Other violations: ")) << summary;
+  EXPECT_EQ(summary.back(), '\n');
+  EXPECT_EQ(summary.find('\n'), summary.size() - 1) << "one paragraph: " << summary;
 }
 
 }  // namespace
