@@ -1,10 +1,10 @@
 // xackly from another project's test suite: the small API an installed
-// xackly offers (find_package(xackly), target xackly::harness).
+// xackly offers (find_package(xackly), target xackly::xackly_harness).
 //
 //   xackly::ProtocolDef p = ...;                 // your protocol; its handler
 //   p.cpp_handler = &MyHandler;                  // a C++ coroutine (sim/worker.h)
-//   xackly::EmbedOptions o;                      // where redis-server and the
-//   o.clock_library = "/prefix/lib/libxackly_clock.so";  // clock library are
+//   xackly::EmbedOptions o;
+//   o.clock_library = ...;                       // $<TARGET_FILE:xackly::xackly_clock>
 //   auto check = xackly::CheckProperty(xackly::RunConfig::For(p), {}, o);
 //   ASSERT_TRUE(check.ok()) << check.status().ToString();
 //   std::cout << check->Summary();               // what was searched, what fired
@@ -32,7 +32,9 @@ namespace xackly {
 struct EmbedOptions {
   // The redis-server binary. Empty: $XACKLY_REDIS_SERVER, else PATH.
   std::string server_path;
-  // libxackly_clock.so. Empty: $XACKLY_CLOCK_LIB, else next to the executable.
+  // libxackly_clock.so, installed in <prefix>/lib (in CMake:
+  // $<TARGET_FILE:xackly::xackly_clock>). Empty: $XACKLY_CLOCK_LIB, else
+  // next to the running executable (your test's, where it is not).
   std::string clock_library;
   // Threads (each with its own servers) a property check runs cases on.
   int threads = 1;

@@ -255,5 +255,22 @@ TEST(EmbedTest, APassingCheckShowsWhatItSearched) {
   EXPECT_EQ(summary.find('\n'), summary.size() - 1) << "one paragraph: " << summary;
 }
 
+TEST(EmbedTest, AMissingClockLibraryIsToldInTheTermsOfThisApi) {
+  EmbedOptions o = Options();
+  o.clock_library = "/nonexistent/libxackly_clock.so";
+  Result<CaseRun> run = RunOneCase(RunConfig::For(*FindProtocol("no-dedupe")), o);
+  ASSERT_FALSE(run.ok());
+  EXPECT_TRUE(Contains(run.status().message(), "/nonexistent/libxackly_clock.so")) << run.status().ToString();
+  EXPECT_TRUE(Contains(run.status().message(), "EmbedOptions::clock_library")) << run.status().ToString();
+
+  // Nothing set: the lookup next to the running executable (this test's) fails too.
+  ScopedEnv no_env("XACKLY_CLOCK_LIB", nullptr);
+  o.clock_library.clear();
+  Result<PropertyResult> check = CheckProperty(RunConfig::For(*FindProtocol("no-dedupe")), {}, o);
+  ASSERT_FALSE(check.ok());
+  EXPECT_TRUE(Contains(check.status().message(), "EmbedOptions::clock_library")) << check.status().ToString();
+  EXPECT_TRUE(Contains(check.status().message(), "$<TARGET_FILE:xackly::xackly_clock>")) << check.status().ToString();
+}
+
 }  // namespace
 }  // namespace xackly
