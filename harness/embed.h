@@ -1,8 +1,9 @@
 // xackly from another project's test suite: the small API an installed
-// xackly offers (find_package(xackly), target xackly::xackly_harness).
+// xackly offers (find_package(xackly), target xackly::xackly_harness;
+// examples/downstream/ is such a project, and the template to copy).
 //
-//   xackly::ProtocolDef p = ...;                 // your protocol; its handler
-//   p.cpp_handler = &MyHandler;                  // a C++ coroutine (sim/worker.h)
+//   xackly::ProtocolDef p = ...;                 // your protocol; its handler is
+//   p.cpp_handler = &MyHandler;                  // a C++ coroutine (below)
 //   xackly::EmbedOptions o;
 //   o.clock_library = ...;                       // $<TARGET_FILE:xackly::xackly_clock>
 //   auto check = xackly::CheckProperty(xackly::RunConfig::For(p), {}, o);
@@ -16,6 +17,49 @@
 // Every call starts its own private redis-server(s) on Unix sockets and
 // stops them before returning. Nothing here exposes RapidCheck: the property
 // check uses it inside the library.
+//
+// --- Writing the handler ------------------------------------------------------
+// ProtocolDef::cpp_handler, `Task<bool> H(Worker& w, const StreamEntry& e)`,
+// handles one live entry; the loop around it is xackly's (ConsumerMain,
+// sim/worker.h: own pending at start-up, XREADGROUP >, XAUTOCLAIM every
+// loop.claim_every_ms, deleted entries, dead letters, batch acks, all as
+// ProtocolDef::loop says). Every `co_await w.X(...)` is one request, a
+// scheduling point, and where X has one, a named crash point right after it:
+// Effect after-effect, Commit after-commit, Ack after-ack, MarkDone
+// after-mark, CheckDone after-dedupe-check, RedisAtomic after-eval,
+// DeadLetter after-dead-letter; XACK, COMMIT, EVAL and a Redis MarkDone's SET
+// are also lost-request / lost-reply sites.
+//   - The return value. Per-entry acks (loop.ack kPerEntry, the default):
+//     ignored. The handler acks itself (`co_await w.Ack(e.id)`); an entry it
+//     leaves without XACK, whatever it returns, stays pending in the group
+//     until recovery delivers it again: its worker's own-pending read when it
+//     restarts (loop.read_own_pending_at_start), or any worker's XAUTOCLAIM
+//     once it has been idle loop.claim_min_idle_ms (loop.claim). Batch acks
+//     (kBatch): `true` puts the entry in the batch's one XACK, `false` leaves
+//     it pending.
+//   - A transaction (w.Begin()) still open when the handler returns is
+//     rolled back by the loop.
+//   - A store outage (fault `store-outage`) fails every call to the SQL
+//     store and the external service while it lasts (Begin, Commit, Effect
+//     return false; MarkDone, CheckDone return Dedupe::kFailed); Redis calls
+//     are unaffected. A transaction open when the outage starts is rolled
+//     back at once (its dedupe row and SQL effect are gone), and that
+//     worker's store calls keep failing, after the outage too, until it
+//     begins a new transaction or rolls back: its Commit fails. A handler
+//     that acks after a failed step loses the event.
+//   - `co_return co_await w.OnDuplicate(e)` is the duplicate branch: it
+//     rolls back an open transaction, then as ProtocolDef::on_duplicate says
+//     XACKs the entry (kAck; with batch acks it returns true instead, so the
+//     batch's XACK includes it) or leaves it pending (kSkip, returns false:
+//     it is delivered again, and a pel-leak if nothing ever acks it).
+//   - GCC 12 miscompiles a co_await inside an if/while/switch condition
+//     (the coroutine silently ends, sim/task.h): bind the result to a local
+//     first, `bool ran = co_await w.Effect(e); if (!ran) co_return false;`.
+//   - Fault sites: a check finds the crash points and lost sites your handler
+//     visits by running it (as it probes a protocol script), and draws its
+//     faults there. `steps` does not decide them: it documents the protocol,
+//     is what a replay file writes as its [protocol] steps (marked
+//     `handler = "c++"`), and is the handler only when cpp_handler is null.
 #pragma once
 
 #include <cstdint>
