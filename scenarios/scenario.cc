@@ -640,7 +640,14 @@ ProtocolDef ScenarioParser::ReadInlineProtocol(const toml::table& t) {
     }
   }
   ReadTable(e_, &t, "protocol", &p, DescribeProtocol<TableReader<ProtocolDef>>,
-            {"base", "loop", "janitor", "script", "params", "include"});
+            {"base", "loop", "janitor", "script", "params", "include", "handler"});
+  if (const toml::node* handler = t.get("handler")) {  // the handler is C++ code outside the file
+    if (auto form = ReadEnum(e_, *handler, "protocol.handler", HandlerForms())) s_.handler = *form;
+    if (s_.handler == HandlerForm::kCpp && t.get("script") != nullptr) {
+      e_->Fail(*handler, "protocol.handler",
+               "expected \"steps\" or no handler key with a script (the script is the handler), got \"c++\"");
+    }
+  }
   if (const toml::node* script = t.get("script")) {  // a protocol script (docs/scripts.md)
     const char* expected = "a path to a Lua protocol script, relative to this file";
     std::optional<std::string> path = ReadString(e_, *script, "protocol.script", expected);

@@ -83,6 +83,17 @@
 //                             branch), effect (the side effect), begin/commit
 //                             (one atomic group: an SQL transaction, or one EVAL
 //                             when every step inside is in Redis).
+//   handler = "steps"         steps | c++. "c++": the handler that ran is C++
+//                             code in someone's own test (a ProtocolDef
+//                             cpp_handler other than a catalog protocol's,
+//                             harness/embed.h), which no file can hold;
+//                             `steps` then only documents it. The xackly
+//                             executable refuses such a file (exit 2) rather
+//                             than run the steps as if they were the handler;
+//                             xackly::ReplayCaseFile (harness/embed.h) replays
+//                             it with the handler from that test. WriteScenario
+//                             writes it for such a protocol (HandlerFormOf).
+//                             Not with `script`. Default "steps".
 //   dedupe = "none"           none | sql | redis: where done-records live.
 //   dedupe_ttl_ms = 0         Redis done-records expire after this; 0: never.
 //   effect = "external"       external | sql | redis: where the effect lands.
@@ -170,6 +181,12 @@ namespace xackly {
 // One [protocol.params] value.
 using ScriptParam = std::variant<bool, int64_t, std::string>;
 
+// [protocol] handler: what runs as an inline protocol's per-entry handler.
+enum class HandlerForm : uint8_t {
+  kSteps,  // "steps": its declarative step list (config.protocol runs as written)
+  kCpp,    // "c++": C++ code outside the file; config.protocol's steps only document it
+};
+
 struct Scenario {
   std::string name;          // defaults to the source name's stem
   std::string description;
@@ -188,6 +205,10 @@ struct Scenario {
   std::map<std::string, ScriptParam> script_params;
   // [protocol] include: Lua files run before the script, as the file names them.
   std::vector<std::string> script_includes;
+  // [protocol] handler. kCpp: config.protocol has no cpp_handler (a file
+  // cannot hold one) and must not run as it stands; whoever has the C++
+  // handler puts it back (ReplayCase in harness/embed.h).
+  HandlerForm handler = HandlerForm::kSteps;
 };
 
 // The Lua text that gives a script its [protocol.params]: one line without a
@@ -218,8 +239,23 @@ Result<Scenario> ParseScenario(std::string_view text, std::string_view source_na
 // faults) equal the run's. When they differ the file
 // keeps the run's values, so it still replays the same run. A protocol_ref
 // whose config.protocol is not that catalog protocol unchanged is written
-// inline, for the same reason.
+// inline, for the same reason. An inline protocol whose handler is C++
+// code (HandlerFormOf kCpp, or s.handler kCpp) is written with its steps
+// and `handler = "c++"`, and comes back with handler kCpp and no
+// cpp_handler.
 std::string WriteScenario(const Scenario& s);
+
+// kCpp when `p`'s handler is C++ code a file cannot hold: a cpp_handler
+// that is none of the catalog's reference handlers (those send the same
+// commands as their steps, a test checks it, so the steps stand for them).
+HandlerForm HandlerFormOf(const ProtocolDef& p);
+
+// The [protocol] tables WriteScenario writes for `p` as an inline protocol
+// (steps, stores, policies, loop and janitor settings), without the handler
+// form and the protocol's run defaults (expected, naming, persistence,
+// faults), which a scenario's run settings replace: two protocols with equal
+// texts and the same handler run alike.
+std::string ProtocolText(const ProtocolDef& p);
 
 // Scenario names: what `name` accepts (see the format above), so that
 // "<name>.replay.toml" is one plain file name inside --out.

@@ -152,10 +152,17 @@ void Section(std::string* out, std::string_view header, const char* comment,
   *out += "\n" + WithComment(fmt::format("[{}]", header), comment) + "\n" + lines;
 }
 
-// The [protocol] tables of `p`, in full.
-std::string ProtocolTables(const ProtocolDef& p, const std::vector<std::string>& includes = {}) {
+// The [protocol] tables of `p`, in full; `handler` says whether its
+// handler is C++ code the file cannot hold.
+std::string ProtocolTables(const ProtocolDef& p, HandlerForm handler,
+                           const std::vector<std::string>& includes = {}) {
   std::string out;
   std::string script = p.script_path.empty() ? "" : WithComment("script = " + Quote(p.script_path), "a protocol script (docs/scripts.md)") + "\n";
+  if (handler == HandlerForm::kCpp) {
+    script += WithComment("handler = " + Quote(HandlerForms().NameOf(handler)),
+                          "C++ code in a test; `steps` only documents it: replay with xackly::ReplayCaseFile") +
+              "\n";
+  }
   if (!includes.empty()) {
     std::string list;
     for (const std::string& file : includes) list += (list.empty() ? "" : ", ") + Quote(file);
@@ -184,7 +191,7 @@ std::string FaultsText(const FaultModel& m) {
 // Everything that defines a protocol, in the file's own terms: two
 // definitions are the same protocol when these texts are equal.
 std::string Definition(const ProtocolDef& p) {
-  return fmt::format("{}\n{}\n{}\n{}\n{}", ProtocolTables(p), p.expected.ToString(),
+  return fmt::format("{}\n{}\n{}\n{}\n{}", ProtocolText(p), p.expected.ToString(),
                      RestartNamingName(p.naming), PersistenceName(p.persistence),
                      FaultsText(p.faults));
 }
@@ -234,6 +241,16 @@ std::string ScheduleLines(const Scenario& s) {
 
 }  // namespace
 
+HandlerForm HandlerFormOf(const ProtocolDef& p) {
+  if (p.cpp_handler == nullptr) return HandlerForm::kSteps;
+  for (const ProtocolDef& reference : Catalog()) {
+    if (reference.cpp_handler == p.cpp_handler) return HandlerForm::kSteps;
+  }
+  return HandlerForm::kCpp;
+}
+
+std::string ProtocolText(const ProtocolDef& p) { return ProtocolTables(p, HandlerForm::kSteps); }
+
 std::string WriteScenario(const Scenario& s) {
   const RunConfig& c = s.config;
   const ProtocolDef* catalog = CatalogReference(s);
@@ -264,7 +281,8 @@ std::string WriteScenario(const Scenario& s) {
   if (catalog == nullptr) {
     ProtocolDef p = c.protocol;
     if (p.name.empty()) p.name = s.name;
-    out += ProtocolTables(p, s.script_includes);
+    const HandlerForm handler = HandlerFormOf(p) == HandlerForm::kCpp ? HandlerForm::kCpp : s.handler;
+    out += ProtocolTables(p, handler, s.script_includes);
     std::string params;
     for (const auto& [key, value] : s.script_params) {
       if (const bool* b = std::get_if<bool>(&value)) {

@@ -2,6 +2,8 @@
 
 #include <initializer_list>
 
+#include "scenarios/scenario.h"
+
 namespace xackly::scenario_schema {
 
 namespace {
@@ -22,6 +24,11 @@ const EnumTable<HandlerOp>& HandlerOps() {
       {HandlerOp::kAck, HandlerOp::kCheckDone, HandlerOp::kMarkDone, HandlerOp::kEffect,
        HandlerOp::kBegin, HandlerOp::kCommit},
       &HandlerOpName);
+  return kTable;
+}
+
+const EnumTable<HandlerForm>& HandlerForms() {
+  static const EnumTable<HandlerForm> kTable{"handler form", {{HandlerForm::kSteps, "steps"}, {HandlerForm::kCpp, "c++"}}};
   return kTable;
 }
 

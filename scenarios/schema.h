@@ -31,6 +31,7 @@
 
 namespace xackly {
 bool IsScenarioName(std::string_view name);  // scenarios/scenario.h: 1..128 of A-Z a-z 0-9 . _ -
+enum class HandlerForm : uint8_t;            // scenarios/scenario.h: [protocol] handler
 }  // namespace xackly
 
 namespace xackly::scenario_schema {
@@ -77,6 +78,9 @@ const EnumTable<TrimPolicy>& TrimPolicies();
 const EnumTable<RestartNaming>& RestartNamings();
 const EnumTable<Persistence>& Persistences();
 const EnumTable<FaultKind>& FaultKinds();
+// [protocol] handler: steps | c++ (read and written outside DescribeProtocol:
+// ProtocolDef holds the handler as code, not as a field a file can hold).
+const EnumTable<HandlerForm>& HandlerForms();
 
 // Checks for string keys whose values follow sim's own rules.
 bool IsXdelTarget(std::string_view s);   // unread | pending | acked

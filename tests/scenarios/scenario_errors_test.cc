@@ -147,6 +147,11 @@ std::vector<ErrorCase> Cases() {
        "with . or -), got ''"},
       {"ZeroClaimCount", "[protocol]\nsteps = [\"effect\", \"ack\"]\nloop = { claim_count = 0 }\n",
        "bad.toml:3: protocol.loop.claim_count: expected an integer >= 1, got 0"},
+      {"UnknownHandlerForm", "[protocol]\nsteps = [\"effect\", \"ack\"]\nhandler = \"java\"\n",
+       "bad.toml:3: protocol.handler: unknown handler form 'java' (valid: steps, c++)"},
+      {"CppHandlerWithAScript", "[protocol]\nscript = \"consumer.lua\"\nhandler = \"c++\"\n",
+       "bad.toml:3: protocol.handler: expected \"steps\" or no handler key with a script (the script is "
+       "the handler), got \"c++\""},
   };
 }
 

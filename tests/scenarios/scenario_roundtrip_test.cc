@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "scenarios/scenario.h"
+#include "sim/worker.h"
 #include "tests/scenarios/scenario_test_util.h"
 
 namespace xackly {
@@ -207,6 +208,50 @@ TEST(ScenarioRoundTrip, AChangedCatalogProtocolIsWrittenInline) {
   EXPECT_EQ(back->config.protocol.loop.claim_min_idle_ms, 10);
   EXPECT_EQ(back->config.protocol.cpp_handler, nullptr);
   testing::ExpectSameRunSettings(back->config, s.config);
+}
+
+// A handler that is C++ code of its own (no catalog protocol's).
+Task<bool> AckOnly(Worker& w, const StreamEntry& e) {
+  co_await w.Ack(e.id);
+  co_return true;
+}
+
+TEST(ScenarioRoundTrip, AnInlineProtocolWithItsOwnCppHandlerSaysSo) {
+  Scenario s = CatalogAsInline(*FindProtocol("no-dedupe"));
+  s.name = "mine";
+  s.config.protocol.name = "mine";
+  s.config.protocol.cpp_handler = &AckOnly;
+  EXPECT_EQ(HandlerFormOf(s.config.protocol), HandlerForm::kCpp);
+  const std::string text = WriteScenario(s);
+  EXPECT_NE(text.find("\nhandler = \"c++\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\nsteps = "), std::string::npos) << text;
+  Result<Scenario> back = ParseScenario(text, "mine.toml");
+  ASSERT_TRUE(back.ok()) << back.status().ToString() << "\n" << text;
+  EXPECT_EQ(back->handler, HandlerForm::kCpp);
+  EXPECT_EQ(back->config.protocol.cpp_handler, nullptr);
+  testing::ExpectSameProtocol(back->config.protocol, s.config.protocol);
+  testing::ExpectSameRunSettings(back->config, s.config);
+  // What comes back writes the same file.
+  EXPECT_EQ(WriteScenario(*back), text);
+  EXPECT_EQ(ProtocolText(back->config.protocol), ProtocolText(s.config.protocol));
+}
+
+TEST(ScenarioRoundTrip, ACatalogHandlerIsItsStepsAndNeedsNoMark) {
+  // A changed catalog protocol keeps the catalog's code, whose steps send
+  // the same commands: written inline, it is a declarative file.
+  Scenario s = CatalogRef("txn-dedupe");
+  s.config.protocol.loop.claim_min_idle_ms = 10;
+  EXPECT_EQ(HandlerFormOf(s.config.protocol), HandlerForm::kSteps);
+  const std::string text = WriteScenario(s);
+  EXPECT_EQ(text.find("handler ="), std::string::npos) << text;
+  Result<Scenario> back = ParseScenario(text, "changed.toml");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->handler, HandlerForm::kSteps);
+  // Said explicitly, "steps" is the default.
+  Result<Scenario> spelled = ParseScenario("[protocol]\nsteps = [\"effect\", \"ack\"]\nhandler = \"steps\"\n",
+                                           "steps.toml");
+  ASSERT_TRUE(spelled.ok()) << spelled.status().ToString();
+  EXPECT_EQ(spelled->handler, HandlerForm::kSteps);
 }
 
 }  // namespace
