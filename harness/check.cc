@@ -480,7 +480,7 @@ Result<CheckOutcome> RunCheck(const RunConfig& given, CasePool& pool, const Chec
   const RunConfig& base = probed->config;
   CheckOutcome out;
   rc::Gen<GeneratedCase> gen = GenCase(base, options.bounds, probed->timers);
-  if (options.on_ranges) options.on_ranges(SwarmRangesFor(base, options.bounds, probed->timers));
+  if (options.on_ranges) options.on_ranges(SwarmRangesFor(base, options.bounds, probed->timers), base.faults);
   CheckProgress progress;
   auto report = [&] {
     if (options.on_progress) options.on_progress(progress);

@@ -142,7 +142,9 @@ struct CheckOptions {
   std::function<void(const CheckProgress&)> on_progress;  // may be empty
   // Called once, before the first case, with the ranges the search draws
   // from (after a script's probes); may be empty.
-  std::function<void(const SwarmRanges&)> on_ranges;
+  // The fault model is the one the search draws from: for a protocol whose
+  // sites are found by running it, with the probes' sites.
+  std::function<void(const SwarmRanges&, const FaultModel&)> on_ranges;
 };
 
 // "3 events, 2 workers, 1 fault": the size of a case as reports show it.

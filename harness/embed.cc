@@ -161,7 +161,11 @@ Result<PropertyResult> CheckProperty(const RunConfig& given, const PropertyOptio
   check.bounds.max_workers = options.max_workers;
   check.bounds.max_events = options.max_events;
   check.bounds.max_faults = options.max_faults;
-  check.on_ranges = [&out](const SwarmRanges& ranges) { out.swarm_ranges = SwarmRangesText(ranges); };
+  out.fault_model = base.faults.ToString();  // until the check says which model it drew from
+  check.on_ranges = [&out](const SwarmRanges& ranges, const FaultModel& model) {
+    out.swarm_ranges = SwarmRangesText(ranges);
+    out.fault_model = model.ToString();  // with a C++ handler's probed sites
+  };
   Result<CheckOutcome> outcome = RunCheck(base, pool, check);
   if (!outcome.ok()) return outcome.status();
   out.protocol = base.protocol.name;
@@ -172,7 +176,6 @@ Result<PropertyResult> CheckProperty(const RunConfig& given, const PropertyOptio
   out.cases_with_violations = outcome->cases_with_violations;
   out.matched = outcome->matched;
   out.observed = outcome->observed;
-  out.fault_model = base.faults.ToString();
   out.faults_fired = outcome->coverage.fired;
   out.never_fired = outcome->coverage.NeverFired();
   out.other_violations = outcome->other_violations;

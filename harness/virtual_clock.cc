@@ -106,8 +106,8 @@ Result<std::string> FindClockLibrary(const std::string& explicit_path) {
   std::string candidate = dir + kClockLibName;
   if (usable(candidate)) return candidate;
   return Status::NotFound(fmt::format(
-      "cannot find the virtual-clock library: ${} is not set and {} does not exist (it is "
-      "built next to the xackly executable; set ${} to its path)",
+      "cannot find the virtual-clock library: ${} is not set and {} does not exist (the build "
+      "puts it next to the xackly executable and installs it in <prefix>/lib; set ${} to its path)",
       kClockLibEnv, candidate, kClockLibEnv));
 }
 

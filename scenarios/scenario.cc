@@ -564,7 +564,9 @@ Scenario ScenarioParser::Parse() {
     p.faults = c.faults;
     Status valid = ValidateProtocol(p);
     if (!valid.ok()) FailAtProtocolField(valid.message());
-    c.faults = ReachableFaultModel(p);
+    // A C++ handler's sites are what it does when it runs, not what its
+    // documenting steps say (SitesFoundByRunning): its lists stay as written.
+    if (s_.handler != HandlerForm::kCpp) c.faults = ReachableFaultModel(p);
   }
   ReadSchedule();
   if (e_->failed()) return s_;

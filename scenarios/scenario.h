@@ -111,6 +111,13 @@
 //     on_deleted = "ack"              ack | skip: an entry whose payload is gone
 //     dead_letter_after = 0           deliveries before dead-lettering; 0: never
 //     dead_letter_order = "save-then-ack"   save-then-ack | ack-then-save
+//   script = "my_consumer.lua"    A protocol script (Lua 5.4, docs/scripts.md),
+//                             relative to this file: your consumer (and producer,
+//                             janitor) with any Redis command. It replaces steps,
+//                             the loop and the janitor; of their keys only the
+//                             timers count (claim_min_idle_ms, claim_every_ms,
+//                             block_ms, dedupe_ttl_ms: timers the script keeps
+//                             where no command shows them).
 //   include = ["../common.lua"]   Only with `script`: Lua files (relative to this
 //                             file) that run before the script, each as its own
 //                             chunk (errors name that file), sharing its globals:
@@ -137,7 +144,9 @@
 //                             xdel, xtrim, restart, save, delconsumer,
 //                             clock-jump, store-outage, poison
 //   crash_points = ["after-effect"]   crash/stall sites; [] means all
-//   lost_sites = ["XACK"]     lost-* sites; [] means XACK, XADD, COMMIT, EVAL
+//   lost_sites = ["XACK"]     lost-* sites; [] means XACK, XADD, COMMIT, EVAL (for a
+//                             script or a C++ handler under `check`: every visited
+//                             command that can change state, docs/scripts.md)
 //   crash_rate = 0.03         rates are probabilities 0..1 per visit, stored
 //   stall_rate = 0.03         as parts per million (rounded to 1e-6)
 //   lost_request_rate = 0.02  lost_reply_rate = 0.02

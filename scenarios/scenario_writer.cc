@@ -257,7 +257,7 @@ std::string WriteScenario(const Scenario& s) {
   const RunConfig defaults = RunConfig::For(c.protocol);
   std::string out = "# xackly scenario";
   if (!s.name.empty()) out += ": " + s.name;
-  out += "\n# Format reference: scenarios/scenario.h\n";
+  out += "\n# Format reference: docs/scenarios.md\n";
 
   if (!s.name.empty()) out += "name = " + Quote(s.name) + "\n";
   if (!s.description.empty()) out += "description = " + Quote(s.description) + "\n";

@@ -217,6 +217,13 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
       fmt::print(human, "{}: the fault model is empty: this check injects NO faults and only shows the protocol "
                  "works when nothing fails\n",
                  t.scenario.name);
+    } else if (!c.fault_schedule && SitesFoundByRunning(c.protocol) && c.faults.crash_points.empty() &&
+               c.faults.lost_sites.empty()) {
+      // Its sites are what it visits: the probes' line says which.
+      std::string kinds;
+      for (FaultKind k : c.faults.kinds) kinds += std::string(kinds.empty() ? "" : " ") + FaultKindName(k);
+      fmt::print(human, "{}: fault model {} (point faults at the sites its probe runs visit)\n", t.scenario.name,
+                 kinds);
     } else if (!c.fault_schedule) {
       fmt::print(human, "{}: fault model {}\n", t.scenario.name, c.faults.ToString());
     }
@@ -248,8 +255,13 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
     own.shard_count = options.shard_count;
     target_options.push_back(own);
   }
-  auto ranges_line = [&](const Target& t, const SwarmRanges& r) {
-    return fmt::format("{}: {}\n", t.scenario.name,
+  auto ranges_line = [&](const Target& t, const SwarmRanges& r, const FaultModel& model) {
+    // A protocol whose sites are found by running it: the sites its probes found.
+    const std::string probed = SitesFoundByRunning(t.scenario.config.protocol)
+                                   ? fmt::format("{}: faults at the sites its probe runs visited: {}\n",
+                                                 t.scenario.name, model.ToString())
+                                   : "";
+    return probed + fmt::format("{}: {}\n", t.scenario.name,
                        flags.no_swarm ? std::string("no swarm: every case keeps the config's own timing and every "
                                                     "fault kind")
                                       : "swarm: " + SwarmRangesText(r) + ModelDurationsText(t.scenario.config.faults) +
@@ -320,9 +332,9 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
     for (size_t k = 0; k < targets.size(); ++k) {
       const Target& t = targets[k];
       CheckOptions own = target_options[k];
-      own.on_ranges = [&](const SwarmRanges& r) {
+      own.on_ranges = [&](const SwarmRanges& r, const FaultModel& model) {
         if (!flags.output.quiet) {
-          fmt::print(human, "{}", ranges_line(t, r));
+          fmt::print(human, "{}", ranges_line(t, r, model));
           std::fflush(human);
         }
         progress.Begin(targets.size() == 1 ? t.scenario.name
@@ -358,7 +370,9 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
         }
         CheckOptions own = target_options[k];
         std::string ranges;
-        own.on_ranges = [&](const SwarmRanges& r) { ranges = ranges_line(targets[k], r); };
+        own.on_ranges = [&](const SwarmRanges& r, const FaultModel& model) {
+          ranges = ranges_line(targets[k], r, model);
+        };
         Result<CheckOutcome> outcome = RunCheck(targets[k].scenario.config, pool, own);
         {
           std::lock_guard<std::mutex> lock(mu);

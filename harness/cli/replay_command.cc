@@ -60,7 +60,7 @@ void RegisterReplayCommand(CLI::App& app, CommandResult& result) {
       "A replay file (written by `check` and `run --out`) carries the seed, the explicit fault "
       "plan, the trace hash the run must reproduce and the server it was recorded on; replay says "
       "whether the trace hash matches the file (or that the file has none).\n"
-      "Exit 0: the verdict matches the file's expectation; 1: it does not; 2: the file is malformed; "
+      "Exit 0: the verdict matches the file's expectation; 1: it does not; 2: the file is malformed, or its handler is C++ code in your own test (replay it there: ReplayCaseFile); "
       "3: the trace differs from the file's hash (nondeterminism, or another server: both are named) "
       "or the harness failed.");
   AddReplayFlags(cmd, flags.get());
@@ -75,7 +75,7 @@ void RegisterExplainCommand(CLI::App& app, CommandResult& result) {
       "Prints what replay prints, then the steps on the violating events' path, each with its "
       "virtual time, actor, request and reply ('... N steps' marks what lies between them); "
       "--all-steps prints every step, marking the path with '>'.\n"
-      "Exit 0: the verdict matches the file's expectation; 1: it does not; 2: the file is malformed; "
+      "Exit 0: the verdict matches the file's expectation; 1: it does not; 2: the file is malformed, or its handler is C++ code in your own test (replay it there: ReplayCaseFile); "
       "3: the trace differs from the file's hash, or the harness failed.");
   AddReplayFlags(cmd, flags.get());
   cmd->add_flag("--all-steps", flags->all_steps, "print every step of the trace, not only the violating path");

@@ -40,8 +40,27 @@ void AddTargetFlags(CLI::App* cmd, TargetFlags* flags) {
   protocol->excludes(scenario);
 }
 
+// A scenario whose handler is C++ code in someone's test: this executable
+// has only its steps, which document the handler and are not it, so running
+// them would replay another protocol (and blame the server for the trace).
+Status RunnableByThisExecutable(const Scenario& scenario, const std::string& scenario_file) {
+  if (scenario.handler != HandlerForm::kCpp) return Status::Ok();
+  const std::string file = scenario_file.empty() ? "the file" : scenario_file;
+  return Status::InvalidArgument(fmt::format(
+      "{}: [protocol] handler = \"c++\": the handler of protocol '{}' is C++ code in your own test (a "
+      "ProtocolDef cpp_handler), which the xackly executable cannot run; its `steps` only document it. "
+      "Replay the file from that test, with that protocol: xackly::ReplayCaseFile(\"{}\", protocol, "
+      "options) (harness/embed.h) runs it with your handler and checks its trace hash",
+      file, scenario.config.protocol.name, file));
+}
+
 Result<Scenario> LoadTarget(const TargetFlags& flags) {
-  if (!flags.scenario.empty()) return LoadScenarioFile(flags.scenario);
+  if (!flags.scenario.empty()) {
+    Result<Scenario> s = LoadScenarioFile(flags.scenario);
+    if (!s.ok()) return s;
+    if (Status runnable = RunnableByThisExecutable(*s, flags.scenario); !runnable.ok()) return runnable;
+    return s;
+  }
   const ProtocolDef* p = FindProtocol(flags.protocol);
   if (p == nullptr) {
     std::string close = ClosestProtocolNames(flags.protocol);

@@ -27,8 +27,15 @@ struct TargetFlags {
 // Adds --protocol and --scenario (mutually exclusive).
 void AddTargetFlags(CLI::App* cmd, TargetFlags* flags);
 
+// Ok, or why this executable cannot run `scenario`: a file whose handler is
+// C++ code in someone's own test ([protocol] handler = "c++"), of which it
+// has only the documenting `steps` (running them would replay another
+// protocol). The message names ReplayCaseFile (harness/embed.h).
+Status RunnableByThisExecutable(const Scenario& scenario, const std::string& scenario_file);
+
 // Reads and parses what the flags name. For --protocol the scenario is the
-// catalog protocol with its own defaults. REQUIRES: one of the two is set.
+// catalog protocol with its own defaults. A scenario this executable cannot
+// run (RunnableByThisExecutable) is an error. REQUIRES: one of the two is set.
 Result<Scenario> LoadTarget(const TargetFlags& flags);
 
 // The names of the catalog protocols closest to `name` ("did you mean"

@@ -221,6 +221,9 @@ TEST(ScenarioRoundTrip, AnInlineProtocolWithItsOwnCppHandlerSaysSo) {
   s.name = "mine";
   s.config.protocol.name = "mine";
   s.config.protocol.cpp_handler = &AckOnly;
+  // As an embedding test builds it: its run config from the protocol with
+  // its handler (whose fault sites are found by running it).
+  s.config = RunConfig::For(s.config.protocol);
   EXPECT_EQ(HandlerFormOf(s.config.protocol), HandlerForm::kCpp);
   const std::string text = WriteScenario(s);
   EXPECT_NE(text.find("\nhandler = \"c++\""), std::string::npos) << text;
