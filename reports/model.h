@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/actor_name.h"
 #include "sim/faults.h"
 #include "sim/oracle.h"
 #include "sim/trace.h"
@@ -117,8 +118,8 @@ std::vector<int64_t> PathLines(const CaseReport& c);
 // kind the item's `site` names. Reports tell and draw faults from it.
 const FaultKindInfo* FaultOf(const HistoryItem& item);
 
-// "w1.2" → "w1": the worker slot of an actor incarnation.
-inline std::string_view Slot(std::string_view actor) { return actor.substr(0, actor.find('.')); }
+// The slot an actor incarnation shares with its others ("w1" for "w1.2").
+inline std::string_view Slot(std::string_view actor) { return DescribeActor(actor).slot; }
 
 // One fault site of a check's coverage.
 struct CoverageRow {

@@ -46,39 +46,28 @@ std::string Num(double v) { return fmt::format("{:.1f}", v); }
 
 // Lane order: producers, workers (each slot followed by its incarnations),
 // janitors, fault injection, anything else; numbers compared as numbers.
-std::tuple<int, std::string, int64_t, int64_t> LaneKey(const std::string& actor) {
+std::tuple<int, int, int, std::string> LaneKey(const std::string& actor) {
+  const ActorIdentity id = DescribeActor(actor);
   int group = 4;
-  if (actor == "fault") {
-    group = 3;
-  } else if (!actor.empty() && (actor[0] == 'p' || actor[0] == 'w' || actor[0] == 'j')) {
-    group = actor[0] == 'p' ? 0 : actor[0] == 'w' ? 1 : 2;
+  switch (id.role) {
+    case ActorRole::kProducer: group = 0; break;
+    case ActorRole::kWorker: group = 1; break;
+    case ActorRole::kJanitor: group = 2; break;
+    case ActorRole::kFaultInjector: group = 3; break;
+    default: break;
   }
-  size_t i = 0;
-  while (i < actor.size() && !(actor[i] >= '0' && actor[i] <= '9')) ++i;
-  int64_t slot = 0, incarnation = 0;
-  size_t j = i;
-  while (j < actor.size() && actor[j] >= '0' && actor[j] <= '9') slot = slot * 10 + (actor[j++] - '0');
-  if (j < actor.size() && actor[j] == '.') {
-    for (++j; j < actor.size() && actor[j] >= '0' && actor[j] <= '9'; ++j) {
-      incarnation = incarnation * 10 + (actor[j] - '0');
-    }
-  }
-  if (i == actor.size() && group < 3) group = 4;  // "w" without a number is no worker
-  return {group, actor.substr(0, i), slot, incarnation};
+  return {group, id.number, id.incarnation, actor};
 }
 
 std::string LaneRole(const std::string& actor) {
-  switch (std::get<0>(LaneKey(actor))) {
-    case 0: return "producer";
-    case 1: return actor.find('.') == std::string::npos ? "worker" : "worker, restarted";
-    case 2: return "janitor";
-    case 3: return "fault injection";
-    default: return "";
-  }
+  const ActorIdentity id = DescribeActor(actor);
+  if (id.role == ActorRole::kWorker && id.incarnation > 1) return "worker, restarted";
+  return ActorRoleName(id.role);
 }
 
 bool OnLane(const TraceLine& t) {
-  return !(t.actor == "setup" || t.actor == "oracle" || t.actor == "sim");
+  const ActorRole role = DescribeActor(t.actor).role;
+  return role != ActorRole::kHarness && role != ActorRole::kSimulator;
 }
 
 bool IsPhase(const TraceLine& t) { return t.event == LineEvent::kNote; }

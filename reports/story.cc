@@ -348,7 +348,7 @@ class Teller {
   }
 
   static std::string Who(const std::string& actor) {
-    return actor == "fault" ? "an injected fault" : actor;
+    return DescribeActor(actor).role == ActorRole::kFaultInjector ? "an injected fault" : actor;
   }
 
   // "1-0 (order:1)" on first mention, "1-0" after; the event id when the

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "sim/actor_name.h"
 #include "sim/lossy_connection.h"
 #include "sim/status.h"
 #include "sim/step.h"
@@ -28,6 +29,7 @@ enum class ActorState : uint8_t {
 
 struct Actor {
   ActorKind kind = ActorKind::kWorker;
+  int number = 1;          // producer, worker or janitor number (sim/actor_name.h)
   std::string slot;        // "p1", "w2", "j1": stable across incarnations
   std::string name;        // trace label; for workers the consumer name
   int incarnation = 1;

@@ -39,21 +39,22 @@ Status Simulation::Setup() {
   env_.faults = plan_.get();
 
   Result<Reply> created = HarnessCall(
-      {"XGROUP", "CREATE", names_.stream, names_.group, "0", "MKSTREAM"}, "setup");
+      {"XGROUP", "CREATE", names_.stream, names_.group, "0", "MKSTREAM"}, kSetupActor);
   if (!created.ok()) return created.status();
 
-  auto add = [&](ActorKind kind, const std::string& slot) {
+  auto add = [&](ActorKind kind, ActorRole role, int number) {
     auto a = std::make_unique<Actor>();
     a->kind = kind;
-    a->slot = slot;
-    a->name = slot;
+    a->number = number;
+    a->slot = ActorName(role, number);
+    a->name = a->slot;
     actors_.push_back(std::move(a));
   };
-  for (int i = 1; i <= config_.producers; ++i) add(ActorKind::kProducer, "p" + std::to_string(i));
-  for (int i = 1; i <= config_.workers; ++i) add(ActorKind::kWorker, "w" + std::to_string(i));
+  for (int i = 1; i <= config_.producers; ++i) add(ActorKind::kProducer, ActorRole::kProducer, i);
+  for (int i = 1; i <= config_.workers; ++i) add(ActorKind::kWorker, ActorRole::kWorker, i);
   bool janitor = script() ? config_.protocol.script->Defines(ScriptRole::kJanitor)
                           : config_.protocol.janitor.enabled();
-  if (janitor) add(ActorKind::kJanitor, "j1");
+  if (janitor) add(ActorKind::kJanitor, ActorRole::kJanitor, 1);
   for (auto& a : actors_) {
     Status s = StartActor(*a);
     if (!s.ok()) return s;

@@ -101,7 +101,7 @@ Status Simulation::RestartServer() {
 
 Status Simulation::InjectScheduled(const FaultSpec& f) {
   plan_->RecordFired(f);
-  trace_.Add(now_, "fault", LineKind::kFault, "!" + f.ToString(), "",
+  trace_.Add(now_, kFaultActor, LineKind::kFault, "!" + f.ToString(), "",
              {.event = LineEvent::kScheduledFault, .fault = FaultKindName(f.kind),
               .duration_ms = f.duration_ms});
   oracle_.SetLine(trace_.size() - 1);
@@ -120,7 +120,7 @@ Status Simulation::FinalReads(Oracle::FinalState* fs) {
   if (redis_effects) reads.push_back({"LRANGE", names_.effects, "0", "-1"});
   const size_t first_parking = reads.size();
   for (const std::string& key : feed_.parking_streams()) reads.push_back({"XRANGE", key, "-", "+"});
-  auto replies = HarnessCalls(reads, "oracle");
+  auto replies = HarnessCalls(reads, kOracleActor);
   if (!replies.ok()) return replies.status();
   const std::vector<Reply>& r = *replies;
   if (auto rows = ParsePendingRows(r[0])) fs->pending = std::move(*rows);

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/actor_name.h"
 #include "sim/text.h"
 
 namespace xackly {
@@ -17,16 +18,16 @@ namespace {
 Result<std::string> PickXdelTarget(FaultHost& host, const std::string& target) {
   const std::string& st = host.names().stream;
   if (target == "pending") {  // the oldest pending entry
-    auto r = host.HarnessCall({"XPENDING", st, host.names().group, "-", "+", "1"}, "fault");
+    auto r = host.HarnessCall({"XPENDING", st, host.names().group, "-", "+", "1"}, kFaultActor);
     if (!r.ok()) return r.status();
     auto rows = ParsePendingRows(*r);
     return rows && !rows->empty() ? (*rows)[0].id : "";
   }
-  auto last_result = host.ReadLastDelivered("fault");
+  auto last_result = host.ReadLastDelivered(kFaultActor);
   if (!last_result.ok()) return last_result.status();
   std::string last = last_result->value_or(StreamId{}).ToString();
   if (target == "unread") {  // the oldest entry after the group's position
-    auto r = host.HarnessCall({"XRANGE", st, "(" + last, "+", "COUNT", "1"}, "fault");
+    auto r = host.HarnessCall({"XRANGE", st, "(" + last, "+", "COUNT", "1"}, kFaultActor);
     if (!r.ok()) return r.status();
     auto e = ParseRangeReply(*r);
     return e && !e->empty() ? (*e)[0].id : "";
@@ -34,7 +35,7 @@ Result<std::string> PickXdelTarget(FaultHost& host, const std::string& target) {
   // acked: the oldest delivered entry that is no longer pending
   auto replies = host.HarnessCalls({{"XRANGE", st, "-", last, "COUNT", "100"},
                                {"XPENDING", st, host.names().group, "-", "+", "100"}},
-                              "fault");
+                              kFaultActor);
   if (!replies.ok()) return replies.status();
   auto entries = ParseRangeReply((*replies)[0]);
   auto rows = ParsePendingRows((*replies)[1]);
@@ -59,10 +60,10 @@ Status InjectXdel(FaultHost& host, const FaultSpec& f) {
     host.Note("xdel " + f.target, "no such entry right now; nothing deleted");
     return Status::Ok();
   }
-  auto r = host.HarnessCall({"XDEL", host.names().stream, *target}, "fault");
+  auto r = host.HarnessCall({"XDEL", host.names().stream, *target}, kFaultActor);
   if (!r.ok()) return r.status();
   if (r->is_integer() && r->integer() > 0) {
-    host.oracle().PayloadsDeleted(host.now_ms(), "fault", {*target}, "XDEL", "XDEL of a " + f.target + " entry");
+    host.oracle().PayloadsDeleted(host.now_ms(), kFaultActor, {*target}, "XDEL", "XDEL of a " + f.target + " entry");
   }
   return Status::Ok();
 }
@@ -79,7 +80,7 @@ Status InjectXtrim(FaultHost& host, const FaultSpec& f) {
     if (live > keep) gone = host.oracle().OldestLive(live - keep);
     argv = {"XTRIM", host.names().stream, "MAXLEN", f.target.substr(7)};
   } else {
-    auto last = host.ReadLastDelivered("fault");
+    auto last = host.ReadLastDelivered(kFaultActor);
     if (!last.ok()) return last.status();
     if (!*last) {
       host.Note("xtrim", "no group to read last-delivered-id from; nothing trimmed");
@@ -88,12 +89,12 @@ Status InjectXtrim(FaultHost& host, const FaultSpec& f) {
     gone = host.oracle().LiveBelow((*last)->Next());
     argv = {"XTRIM", host.names().stream, "MINID", (*last)->Next().ToString()};
   }
-  auto r = host.HarnessCall(argv, "fault");
+  auto r = host.HarnessCall(argv, kFaultActor);
   if (!r.ok()) return r.status();
   if (r->is_integer() && r->integer() != static_cast<int64_t>(gone.size())) {
     host.RunNote(fmt::format("xtrim removed {} entries; the oracle expected {}", r->integer(), gone.size()));
   }
-  host.oracle().PayloadsDeleted(host.now_ms(), "fault", gone, "XTRIM", RenderArgv(argv));
+  host.oracle().PayloadsDeleted(host.now_ms(), kFaultActor, gone, "XTRIM", RenderArgv(argv));
   return Status::Ok();
 }
 
@@ -109,7 +110,7 @@ Status InjectRestart(FaultHost& host, const FaultSpec& /*spec*/) {
   auto replies = host.HarnessCalls({{"XRANGE", st, "-", "+"},
                                {"XPENDING", st, host.names().group, "-", "+", "100000"},
                                {"XINFO", "GROUPS", st}},
-                              "oracle");
+                              kOracleActor);
   if (!replies.ok()) return replies.status();
   const std::vector<Reply>& r = *replies;
   std::vector<std::string> surviving;
@@ -127,7 +128,7 @@ Status InjectRestart(FaultHost& host, const FaultSpec& /*spec*/) {
 // delconsumer: XGROUP DELCONSUMER of the consumer holding most pending
 // entries.
 Status InjectDelConsumer(FaultHost& host, const FaultSpec& /*spec*/) {
-  auto r = host.HarnessCall({"XPENDING", host.names().stream, host.names().group}, "fault");
+  auto r = host.HarnessCall({"XPENDING", host.names().stream, host.names().group}, kFaultActor);
   if (!r.ok()) return r.status();
   auto summary = ParsePendingSummary(*r);
   std::string victim;  // the consumer holding most pending entries
@@ -144,15 +145,15 @@ Status InjectDelConsumer(FaultHost& host, const FaultSpec& /*spec*/) {
     host.Note("delconsumer", "no consumer holds pending entries; nothing deleted");
     return Status::Ok();
   }
-  auto d = host.HarnessCall({"XGROUP", "DELCONSUMER", host.names().stream, host.names().group, victim}, "fault");
+  auto d = host.HarnessCall({"XGROUP", "DELCONSUMER", host.names().stream, host.names().group, victim}, kFaultActor);
   if (!d.ok()) return d.status();
-  host.oracle().ConsumerDeleted(host.now_ms(), "fault", victim);
+  host.oracle().ConsumerDeleted(host.now_ms(), kFaultActor, victim);
   return Status::Ok();
 }
 
 // save: an explicit SAVE (what an rdb restart restores to).
 Status InjectSave(FaultHost& host, const FaultSpec& /*spec*/) {
-  auto r = host.HarnessCall({"SAVE"}, "fault");
+  auto r = host.HarnessCall({"SAVE"}, kFaultActor);
   return r.ok() ? Status::Ok() : r.status();
 }
 

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/actor_name.h"
 #include "sim/worker.h"
 
 namespace xackly {
@@ -329,7 +330,7 @@ void Oracle::ServerRestarted(int64_t t, Persistence persistence,
   std::string how = fmt::format("lost by the server restart (persistence {})", PersistenceName(persistence));
   for (const auto& [sid, id] : stream_) {
     if (survived.count(id) == 0) {
-      HistoryItem item = Item(HistoryKind::kRestartLoss, t, "fault", id, how);
+      HistoryItem item = Item(HistoryKind::kRestartLoss, t, kFaultActor, id, how);
       item.persistence = PersistenceName(persistence);
       Add(EventOfId(id), std::move(item));
     }
@@ -347,7 +348,7 @@ void Oracle::ServerRestarted(int64_t t, Persistence persistence,
     if (pel_.count(id) > 0 || (last && sid && *sid <= *last)) delivered.insert(id);
   }
   delivered_ = std::move(delivered);
-  HistoryItem restart = Item(HistoryKind::kServerRestart, t, "fault", "",
+  HistoryItem restart = Item(HistoryKind::kServerRestart, t, kFaultActor, "",
                              fmt::format("redis-server killed and restarted (persistence {})",
                                          PersistenceName(persistence)));
   restart.persistence = PersistenceName(persistence);
@@ -356,7 +357,7 @@ void Oracle::ServerRestarted(int64_t t, Persistence persistence,
 
 void Oracle::RunWideFault(HistoryKind kind, int64_t t, const std::string& detail, int64_t duration_ms,
                           const std::string& fault) {
-  HistoryItem item = Item(kind, t, "fault", "", detail, duration_ms);
+  HistoryItem item = Item(kind, t, kFaultActor, "", detail, duration_ms);
   item.site = fault;
   global_.push_back(std::move(item));
 }

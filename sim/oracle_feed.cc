@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "sim/actor_name.h"
 #include "sim/reply.h"
 #include "sim/stream.h"
 
@@ -238,7 +239,7 @@ void OracleFeed::Xadd(int64_t t, const Who& who, const std::vector<std::string>&
   std::string event_id = hinted ? hint->event_id : FieldOf(argv, id_at + 1, "event_id");
   const std::string name(who.name);
   const bool own_dead_letters = key != names.stream && key != names.dead_letters && !event_id.empty() &&
-                                !who.slot.starts_with("p");  // a worker or the janitor (p1.. produce)
+                                DescribeActor(who.slot).role != ActorRole::kProducer;
   if (own_dead_letters) parking_streams_.insert(key);
   if (key == names.dead_letters || own_dead_letters) {
     std::string source = hinted ? hint->stream_id : FieldOf(argv, id_at + 1, "source_id");

@@ -126,7 +126,7 @@ class Simulation : private FaultHost {
   void TraceNote(std::string_view label, std::string_view rest = "") {
     std::string text(label);
     if (!rest.empty()) text.append(": ").append(rest);
-    trace_.Add(now_, "sim", LineKind::kLifecycle, text, "", {.event = LineEvent::kNote, .site = label});
+    trace_.Add(now_, kSimActor, LineKind::kLifecycle, text, "", {.event = LineEvent::kNote, .site = label});
   }
 
   // --- Run loop helpers ---

@@ -316,7 +316,7 @@ Result<RunResult> Simulation::Run() {
         if (a->restart_as_new_process) {
           a->incarnation++;
           if (a->kind == ActorKind::kWorker && config_.naming == RestartNaming::kFresh) {
-            a->name = a->slot + "." + std::to_string(a->incarnation);
+            a->name = ActorName(ActorRole::kWorker, a->number, a->incarnation, /*fresh_name=*/true);
           }
         }
         Status s = StartActor(*a);
