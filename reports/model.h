@@ -105,6 +105,14 @@ struct Report {
 inline constexpr size_t kMaxStorySentences = 15;
 std::vector<std::string> Story(const CaseReport& c);
 
+// The same sentences with what each one is, for renderers that mark them.
+struct StorySentence {
+  enum class Kind : uint8_t { kBeat, kVerdict, kCut };  // kVerdict: it ends on a violation
+  std::string text;
+  Kind kind = Kind::kBeat;
+};
+std::vector<StorySentence> StorySentences(const CaseReport& c);
+
 // The trace lines on the path of the violating events, ascending and unique:
 // every line a history item of a violating event points to, every line whose
 // request or reply names one of those events or its stream IDs (as a whole

@@ -571,10 +571,10 @@ violating path are squeezed into grey bands. Hover over or click a step for its 
 
 void StoryList(const CaseReport& c, int n, std::string& out) {
   out += fmt::format("<ol id=\"story-{}\" class=\"story\">\n", n);
-  for (const std::string& s : Story(c)) {
-    const bool verdict = s.find("→") != std::string::npos;
-    const bool cut = s.starts_with("…");
-    out += fmt::format("<li{}>{}</li>\n", verdict ? " class=\"verdict-line\"" : cut ? " class=\"cut\"" : "", E(s));
+  for (const StorySentence& s : StorySentences(c)) {
+    const bool verdict = s.kind == StorySentence::Kind::kVerdict;
+    const bool cut = s.kind == StorySentence::Kind::kCut;
+    out += fmt::format("<li{}>{}</li>\n", verdict ? " class=\"verdict-line\"" : cut ? " class=\"cut\"" : "", E(s.text));
   }
   out += "</ol>\n";
 }

@@ -133,10 +133,10 @@ void RenderDetail(const CheckReport& k, const Paint& paint, std::string& out) {
   }
 
   out += paint.Bold("story:") + "\n";
-  const std::vector<std::string> story = Story(c);
+  const std::vector<StorySentence> story = StorySentences(c);
   for (size_t i = 0; i < story.size(); ++i) {
-    std::string line = Printable(story[i]);
-    if (line.starts_with("→") || line.find(" → ") != std::string::npos) line = paint.Red(line);
+    std::string line = Printable(story[i].text);
+    if (story[i].kind == StorySentence::Kind::kVerdict) line = paint.Red(line);
     out += fmt::format("  {:>2}. {}\n", i + 1, line);
   }
   out += paint.Bold("violations:") + "\n";

@@ -589,6 +589,13 @@ std::string Conclusion(const Violation& v) {
 }  // namespace
 
 std::vector<std::string> Story(const CaseReport& c) {
+  std::vector<std::string> texts;
+  for (StorySentence& s : StorySentences(c)) texts.push_back(std::move(s.text));
+  return texts;
+}
+
+std::vector<StorySentence> StorySentences(const CaseReport& c) {
+  using Kind = StorySentence::Kind;
   if (c.violations.empty()) return {};
   std::vector<Beat> all;
   std::set<std::string> told;
@@ -605,18 +612,20 @@ std::vector<std::string> Story(const CaseReport& c) {
     }
     all.insert(all.end(), beats.begin(), beats.end());
   }
-  std::vector<std::string> sentences;
+  std::vector<StorySentence> sentences;
   Teller teller(c);
-  for (const Beat& b : Collapse(AddStarts(c, Merge(std::move(all))))) sentences.push_back(teller.Tell(b));
+  for (const Beat& b : Collapse(AddStarts(c, Merge(std::move(all))))) {
+    sentences.push_back({teller.Tell(b), b.conclusion.empty() ? Kind::kBeat : Kind::kVerdict});
+  }
   for (const Violation& v : c.violations) {
     if (v.kind == VerdictKind::kDuplicate && concluded.count(v.event_id) > 0) continue;
-    sentences.push_back(Conclusion(v));
+    sentences.push_back({Conclusion(v), Kind::kVerdict});
   }
-  for (std::string& s : sentences) s = ValidUtf8(s);
+  for (StorySentence& s : sentences) s.text = ValidUtf8(s.text);
   if (sentences.size() > kMaxStorySentences) {
     const size_t head = kMaxStorySentences - kStoryTail - 1;
-    std::vector<std::string> cut(sentences.begin(), sentences.begin() + head);
-    cut.push_back(fmt::format("… ({} more steps)", sentences.size() - head - kStoryTail));
+    std::vector<StorySentence> cut(sentences.begin(), sentences.begin() + head);
+    cut.push_back({fmt::format("… ({} more steps)", sentences.size() - head - kStoryTail), Kind::kCut});
     cut.insert(cut.end(), sentences.end() - kStoryTail, sentences.end());
     sentences = std::move(cut);
   }

@@ -242,6 +242,27 @@ TEST(StoryTest, LongStoriesAreCutInTheMiddle) {
   ASSERT_EQ(story.size(), kMaxStorySentences);
   EXPECT_EQ(Find(story, "…").size(), 1u);
   EXPECT_EQ(story.back(), "→ order:1 is lost: dropped.");
+
+  // Renderers mark the cut and the verdict from the sentence's kind.
+  const std::vector<StorySentence> kinds = StorySentences(c);
+  ASSERT_EQ(kinds.size(), story.size());
+  int cuts = 0, verdicts = 0;
+  for (size_t i = 0; i < kinds.size(); ++i) {
+    EXPECT_EQ(kinds[i].text, story[i]);
+    cuts += kinds[i].kind == StorySentence::Kind::kCut;
+    verdicts += kinds[i].kind == StorySentence::Kind::kVerdict;
+  }
+  EXPECT_EQ(cuts, 1);
+  EXPECT_EQ(verdicts, 1);
+  EXPECT_EQ(kinds.back().kind, StorySentence::Kind::kVerdict);
+}
+
+TEST(StoryTest, ADuplicateToldOnItsEffectIsTheVerdictSentence) {
+  const std::vector<StorySentence> story = StorySentences(NoDedupeCase());
+  ASSERT_FALSE(story.empty());
+  EXPECT_EQ(story.back().kind, StorySentence::Kind::kVerdict);
+  EXPECT_NE(story.back().text.find("→ duplicate of order:1"), std::string::npos);
+  for (size_t i = 0; i + 1 < story.size(); ++i) EXPECT_EQ(story[i].kind, StorySentence::Kind::kBeat) << story[i].text;
 }
 
 TEST(StoryTest, ExpiredDoneRecordsAreTold) {
