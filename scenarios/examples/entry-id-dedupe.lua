@@ -19,7 +19,8 @@ local function handle(w, e)
 end
 
 function consumer(w)
-  w:sql("CREATE TABLE IF NOT EXISTS seen_entries(entry_id TEXT PRIMARY KEY)")
+  -- The store may be down when the process starts: retry, as a service would.
+  while not w:sql("CREATE TABLE IF NOT EXISTS seen_entries(entry_id TEXT PRIMARY KEY)").ok do w:sleep(1000) end
   for _, e in ipairs(w:read("0")) do handle(w, e) end
   local next_claim = w:now() + 5000
   while true do

@@ -21,7 +21,8 @@ return 1
 ]]
 
 local function setup(w)
-  w:sql("CREATE TABLE IF NOT EXISTS outbox(event_id TEXT PRIMARY KEY, sent INTEGER)")
+  -- The store may be down when the process starts: retry, as a service would.
+  while not w:sql("CREATE TABLE IF NOT EXISTS outbox(event_id TEXT PRIMARY KEY, sent INTEGER)").ok do w:sleep(1000) end
   w:redis("XGROUP", "CREATE", "notifications", "mailers", "0", "MKSTREAM")
 end
 

@@ -33,7 +33,10 @@ local function handle(w, e)
 end
 
 function consumer(w)
-  w:sql("CREATE TABLE IF NOT EXISTS payments_seen(payment_id TEXT PRIMARY KEY, expires_at_ms INTEGER)")
+  -- The store may be down when the process starts: retry, as a service would.
+  while not w:sql("CREATE TABLE IF NOT EXISTS payments_seen(payment_id TEXT PRIMARY KEY, expires_at_ms INTEGER)").ok do
+    w:sleep(1000)
+  end
   local next_claim = w:now() + 5000
   while true do
     if w:now() >= next_claim then
