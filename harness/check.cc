@@ -68,8 +68,17 @@ std::vector<rc::Gen<FaultSpec>> FaultGens(const RunConfig& base, const std::vect
   // Scheduled faults land anywhere in the case's fault phase (a smaller
   // case ignores those past its own end).
   auto at = FaultTime(r.fault_phase_ms);
-  // Most bugs need a site's first visit: half of the draws take it.
-  auto nth = rc::gen::weightedOneOf<int>({{1, rc::gen::just(1)}, {1, rc::gen::inRange(2, 4)}});
+  // Which visit of its site a point fault takes, as (nth, from time):
+  // most bugs need a site's first visit (half of the draws), some a later
+  // one; the rest (a third) take the first visit from a time in the fault phase on,
+  // which reaches recovery paths (a claim, a dead-lettering, the retry
+  // after a restart) however many ordinary visits came first. Shrinks to
+  // the first visit.
+  using Visit = std::pair<int, int64_t>;
+  auto visit = rc::gen::weightedOneOf<Visit>(
+      {{3, rc::gen::just(Visit{1, 0})},
+       {1, rc::gen::map(rc::gen::inRange(2, 4), [](int n) { return Visit{n, 0}; })},
+       {2, rc::gen::map(at, [](int64_t t) { return Visit{1, t}; })}});
   // A swarm draws each duration within its range, or the model's own value.
   auto drawn = [&](int64_t model_ms, int64_t lo, int64_t hi) {
     if (!b.swarm) return rc::gen::just(model_ms);
@@ -81,14 +90,14 @@ std::vector<rc::Gen<FaultSpec>> FaultGens(const RunConfig& base, const std::vect
       case FaultKind::kCrash:
       case FaultKind::kStall:
         gens.push_back(rc::gen::map(
-            rc::gen::tuple(WorkerSlot(b.max_workers), rc::gen::elementOf(points), nth,
+            rc::gen::tuple(WorkerSlot(b.max_workers), rc::gen::elementOf(points), visit,
                            drawn(m.stall_ms, r.stall_min_ms, r.stall_max_ms)),
-            [kind](const std::tuple<std::string, std::string, int, int64_t>& t) {
+            [kind](const std::tuple<std::string, std::string, Visit, int64_t>& t) {
               FaultSpec s;
               s.kind = kind;
               s.actor = std::get<0>(t);
               s.site = std::get<1>(t);
-              s.nth = std::get<2>(t);
+              std::tie(s.nth, s.at_ms) = std::get<2>(t);
               if (kind == FaultKind::kStall) s.duration_ms = std::get<3>(t);
               return s;
             }));
@@ -96,13 +105,13 @@ std::vector<rc::Gen<FaultSpec>> FaultGens(const RunConfig& base, const std::vect
       case FaultKind::kLostRequest:
       case FaultKind::kLostReply:
         gens.push_back(rc::gen::map(
-            rc::gen::tuple(WorkerSlot(b.max_workers), rc::gen::elementOf(sites), nth),
-            [kind](const std::tuple<std::string, std::string, int>& t) {
+            rc::gen::tuple(WorkerSlot(b.max_workers), rc::gen::elementOf(sites), visit),
+            [kind](const std::tuple<std::string, std::string, Visit>& t) {
               FaultSpec s;
               s.kind = kind;
               s.site = std::get<1>(t);
               s.actor = s.site == "XADD" ? "p1" : std::get<0>(t);
-              s.nth = std::get<2>(t);
+              std::tie(s.nth, s.at_ms) = std::get<2>(t);
               return s;
             }));
         break;
@@ -306,8 +315,31 @@ rc::Gen<GeneratedCase> GenCase(const RunConfig& base, const CaseBounds& b, const
           ? rc::gen::oneOf(rc::gen::just(all),
                            rc::gen::resize(rc::kNominalSize, rc::gen::inRange<uint32_t>(1, all + 1)))
           : rc::gen::just(all);
-  rc::Gen<std::vector<FaultSpec>> faults =
+  rc::Gen<std::vector<FaultSpec>> drawn_faults =
       rc::gen::mapcat(mask, [base, b, r](uint32_t m) { return FaultList(base, b, r, m); });
+  // A poison event is the workload's, not the infrastructure's: when the
+  // model has it, half of the swarm cases carry one besides their drawn
+  // faults, so that retry and dead-letter paths (which only a failing event
+  // takes) run in every other case whatever else the case drew. Shrinks to
+  // none.
+  rc::Gen<std::vector<FaultSpec>> poison =
+      b.swarm && base.faults.Has(FaultKind::kPoison)
+          ? rc::gen::oneOf(rc::gen::just(std::vector<FaultSpec>{}),
+                           rc::gen::map(rc::gen::inRange(1, b.max_events + 1),
+                                        [](int event) {
+                                          FaultSpec s;
+                                          s.kind = FaultKind::kPoison;
+                                          s.event = event;
+                                          return std::vector<FaultSpec>{s};
+                                        }))
+          : rc::gen::just(std::vector<FaultSpec>{});
+  rc::Gen<std::vector<FaultSpec>> faults = rc::gen::map(
+      rc::gen::tuple(drawn_faults, poison),
+      [](const std::tuple<std::vector<FaultSpec>, std::vector<FaultSpec>>& t) {
+        std::vector<FaultSpec> list = std::get<0>(t);
+        list.insert(list.end(), std::get<1>(t).begin(), std::get<1>(t).end());
+        return list;
+      });
   // Sizes grow with the generation size, so early cases are small.
   auto sized = [fixed = b.fixed](int max) {
     if (fixed) return rc::gen::just(max);

@@ -160,6 +160,10 @@
 //                             An explicit fault plan, one fault per string in
 //                             FaultSpec's text form (sim/faults.h). Present
 //                             (even empty): exactly these faults, nothing drawn.
+//                             A point fault's "#n" is its site's nth visit by
+//                             that actor; with "@<time>ms" after it ("crash w1
+//                             after-ack #1 @60000ms") the nth visit from that
+//                             virtual time on (check draws both forms).
 //   picks = "p1 w1 w1 w2"     Scheduling choices, one actor slot per step
 //                             (p<n>, w<n>, j1 for the janitor), separated by
 //                             white space; after the last, the seed decides.

@@ -16,24 +16,24 @@ namespace {
 // The fault model: one row per kind, in enum order. What each kind injects
 // and what a correct protocol must tolerate is written here, once.
 const std::vector<FaultKindInfo> kKinds = {
-    {FaultKind::kCrash, "crash", FaultClass::kPoint, true, "crash <actor> <site> #<n>", "", "", "crash",
+    {FaultKind::kCrash, "crash", FaultClass::kPoint, true, "crash <actor> <site> #<n> [@<time>ms]", "", "", "crash",
      "a worker process dies right after a named crash point; its open SQL transaction rolls back; a "
      "replacement starts after restart_delay_ms (same or fresh consumer name)",
      "any step may be the last: work done but not acknowledged is redelivered and must be deduplicated; "
      "work acknowledged must already be done",
      false, "crash", "crashes at {site}{standing}"},
-    {FaultKind::kStall, "stall", FaultClass::kPoint, true, "stall <actor> <point> #<n> <duration>ms", "duration",
+    {FaultKind::kStall, "stall", FaultClass::kPoint, true, "stall <actor> <point> #<n> <duration>ms [@<time>ms]", "duration",
      "stall_ms", "stall",
      "a worker pauses for duration_ms after a crash point, then resumes and finishes what it was doing "
      "(a zombie)",
      "a slow worker's entries may be claimed meanwhile: both may process; the effect must still run once",
      false, "stall", "stalls at {site}{for}{standing}"},
-    {FaultKind::kLostRequest, "lost-request", FaultClass::kPoint, false, "lost-request <actor> <site> #<n>", "", "",
+    {FaultKind::kLostRequest, "lost-request", FaultClass::kPoint, false, "lost-request <actor> <site> #<n> [@<time>ms]", "", "",
      "lost-request",
      "a request never reaches the server or store: not executed; the caller times out and reconnects",
      "a timeout says nothing about the outcome: retries must be safe",
      false, "lost", "sends {site} about {ids}, but the request is lost and never runs"},
-    {FaultKind::kLostReply, "lost-reply", FaultClass::kPoint, false, "lost-reply <actor> <site> #<n>", "", "",
+    {FaultKind::kLostReply, "lost-reply", FaultClass::kPoint, false, "lost-reply <actor> <site> #<n> [@<time>ms]", "", "",
      "lost-reply", "the request executes but its reply is lost: the caller times out and reconnects",
      "the request may have run: a retry must not repeat its effect (an XADD retried is a second entry)",
      false, "lost", "sends {site} about {ids}; it runs, but the reply is lost and {who} times out"},
@@ -156,9 +156,12 @@ std::string FaultSpec::ToString() const {
   const FaultKindInfo& info = InfoOf(kind);
   const std::string_view parameter = info.parameter;
   switch (info.fault_class) {
-    case FaultClass::kPoint:
-      return parameter == "duration" ? fmt::format("{} {} {} #{} {}ms", info.name, actor, site, nth, duration_ms)
-                                     : fmt::format("{} {} {} #{}", info.name, actor, site, nth);
+    case FaultClass::kPoint: {
+      const std::string from = at_ms > 0 ? fmt::format(" @{}ms", at_ms) : "";
+      return parameter == "duration"
+                 ? fmt::format("{} {} {} #{} {}ms{}", info.name, actor, site, nth, duration_ms, from)
+                 : fmt::format("{} {} {} #{}{}", info.name, actor, site, nth, from);
+    }
     case FaultClass::kScheduled:
       if (parameter == "target") return fmt::format("{} {} @{}ms", info.name, target, at_ms);
       if (parameter == "size") return fmt::format("{} +{}ms @{}ms", info.name, duration_ms, at_ms);
@@ -236,6 +239,9 @@ Status ValidateFaultSpec(const FaultSpec& s) {
           fmt::format("fault '{}': unknown {} '{}' (valid: {})", s.ToString(),
                       crash_site ? "crash point" : "request", s.site, list));
     }
+    if (s.at_ms < 0) {
+      return Status::InvalidArgument(fmt::format("fault '{}': time must be >= 0", s.ToString()));
+    }
     if (s.kind == FaultKind::kStall && s.duration_ms <= 0) {
       return Status::InvalidArgument(
           fmt::format("fault '{}': stall needs a positive duration", s.ToString()));
@@ -302,9 +308,12 @@ Result<FaultSpec> ParseFaultSpec(std::string_view text) {
   const std::string expected = fmt::format("expected '{}'", info.grammar);
   switch (info.fault_class) {
     case FaultClass::kPoint: {
-      const size_t words = parameter == "duration" ? 5 : 4;
+      // An optional last word "@<time>ms": the nth visit at or after it.
+      const bool timed = w.size() >= 2 && w.back().starts_with('@');
+      if (timed && !parse_ms(w.back(), "@", &s.at_ms)) return bad(expected);
+      const size_t words = (parameter == "duration" ? 5 : 4) + (timed ? 1 : 0);
       if (w.size() != words || !parse_nth(w[3], &s.nth) ||
-          (words == 5 && !parse_ms(w[4], "", &s.duration_ms))) {
+          (parameter == "duration" && !parse_ms(w[4], "", &s.duration_ms))) {
         return bad(expected);
       }
       s.actor = w[1];
@@ -374,6 +383,7 @@ FaultPlan::FaultPlan(const FaultModel& model, std::vector<FaultSpec> specs)
   for (FaultSpec& s : specs) {
     if (IsPointFault(s.kind)) {
       point_specs_.push_back(std::move(s));
+      visits_since_.push_back(0);
     } else if (s.kind == FaultKind::kPoison) {
       if (poison_.insert(s.event).second) fired_.push_back(s);
     } else {
@@ -401,7 +411,7 @@ Rng& FaultPlan::PointStream(std::string_view actor_slot) {
 }
 
 std::optional<FaultSpec> FaultPlan::AtPoint(std::string_view actor_slot, std::string_view site,
-                                            bool crash_site) {
+                                            bool crash_site, int64_t now_ms) {
   std::set<std::string, std::less<>>& visited = crash_site ? visited_crash_ : visited_lost_;
   if (visited.find(site) == visited.end()) visited.emplace(site);
   if (!enabled_) return std::nullopt;
@@ -414,11 +424,19 @@ std::optional<FaultSpec> FaultPlan::AtPoint(std::string_view actor_slot, std::st
   int nth = ++visit->second;
   std::optional<FaultSpec> hit;
   if (explicit_) {
-    for (const FaultSpec& s : point_specs_) {
+    for (size_t i = 0; i < point_specs_.size(); ++i) {
+      const FaultSpec& s = point_specs_[i];
       bool kind_matches = crash_site == (s.kind == FaultKind::kCrash || s.kind == FaultKind::kStall);
-      if (kind_matches && s.actor == actor_slot && s.site == site && s.nth == nth) {
+      if (!kind_matches || s.actor != actor_slot || s.site != site) continue;
+      // A timed spec counts its own visits from at_ms on (every matching
+      // one, also when another spec fires at it).
+      const bool due = s.at_ms > 0 ? now_ms >= s.at_ms && ++visits_since_[i] == s.nth : s.nth == nth;
+      if (due && !hit) {
         hit = s;
-        break;
+        // Recorded as the visit it was: the fired list replays exactly
+        // without the time.
+        hit->nth = nth;
+        hit->at_ms = 0;
       }
     }
   } else {

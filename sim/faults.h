@@ -116,13 +116,19 @@ struct FaultSpec {
   std::string actor;       // point faults: "w2" (worker slot 2, any incarnation) or "p1"
   std::string site;        // crash/stall: crash point; lost-*: request name (XACK, XADD, COMMIT, EVAL...)
   int nth = 1;             // point faults: fires at the nth visit of (actor, site), 1-based
-  int64_t at_ms = 0;       // scheduled faults: virtual time of injection
+  // Scheduled faults: virtual time of injection. Point faults: when > 0,
+  // `nth` counts the visits at or after this time instead ("crash w1
+  // after-ack #1 @60000ms": w1's first after-ack from 60 s on), so a fault
+  // can reach a recovery path that runs late without knowing how many
+  // ordinary visits came first.
+  int64_t at_ms = 0;
   int64_t duration_ms = 0; // stall length, clock-jump size, store-outage length
   std::string target;      // xdel: unread|pending|acked; xtrim: maxlen:N|minid:last-delivered
   int event = 0;           // poison: event number, 1-based
 
   // One line a person can read and a parser can read back, e.g.
   //   crash w1 after-effect #1
+  //   crash w1 after-ack #1 @60000ms
   //   stall w2 after-read #1 60000ms
   //   lost-reply w1 XACK #2
   //   xdel pending @1200ms
@@ -199,11 +205,13 @@ class FaultPlan {
   // Explicit mode: exactly `specs`, nothing random.
   FaultPlan(const FaultModel& model, std::vector<FaultSpec> specs);
 
-  // A point fault to inject at this visit of (actor_slot, site), or nullopt.
-  // `crash_site` is true for crash points (crash/stall) and false for
-  // lost-* sites. Counts the visit. Never fires once Disable() was called.
+  // A point fault to inject at this visit of (actor_slot, site) at virtual
+  // time now_ms, or nullopt. `crash_site` is true for crash points
+  // (crash/stall) and false for lost-* sites. Counts the visit. Never fires
+  // once Disable() was called. A fault that fires is recorded (fired()) as
+  // the visit it was (`nth` counted from the run's start, no time).
   std::optional<FaultSpec> AtPoint(std::string_view actor_slot, std::string_view site,
-                                   bool crash_site);
+                                   bool crash_site, int64_t now_ms = 0);
   // Scheduled faults, in time order. REQUIRES: not modified by the caller.
   const std::vector<FaultSpec>& scheduled() const { return scheduled_; }
   bool IsPoison(int event) const { return poison_.count(event) > 0; }
@@ -236,6 +244,7 @@ class FaultPlan {
   Rng point_root_;                                    // rate mode: split per actor slot
   std::map<std::string, Rng, std::less<>> point_rng_;  // actor slot -> its stream
   std::vector<FaultSpec> point_specs_;  // explicit mode
+  std::vector<int> visits_since_;       // point_specs_[i]'s visits at or after its at_ms
   std::vector<FaultSpec> scheduled_;
   std::set<int> poison_;
   std::map<std::string, int, std::less<>> visits_;  // "w1|after-effect" -> visits so far

@@ -146,7 +146,7 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
   }
   std::optional<FaultSpec> lost;
   if (fault_actor && lost_site != nullptr) {
-    lost = plan_->AtPoint(a.slot, lost_site, /*crash_site=*/false);
+    lost = plan_->AtPoint(a.slot, lost_site, /*crash_site=*/false, now_);
   }
   // The connection wrapper injects what the plan drew.
   a.conn->LoseNext(!lost                                   ? LossyConnection::Loss::kNone
@@ -238,7 +238,7 @@ bool Simulation::CrashPointFaults(Actor& a, const Step& s) {
 }
 
 Simulation::PointFault Simulation::FirePointFault(Actor& a, const Step& s, const char* point) {
-  std::optional<FaultSpec> f = plan_->AtPoint(a.slot, point, /*crash_site=*/true);
+  std::optional<FaultSpec> f = plan_->AtPoint(a.slot, point, /*crash_site=*/true, now_);
   if (!f) return PointFault::kNone;
   oracle_.SetLine(trace_.size());
   const std::vector<std::string> events = EventsOf(s);
@@ -316,7 +316,7 @@ Status Simulation::ExecuteStep(Actor& a) {
         lost_site = verb_site.c_str();
       }
       std::optional<FaultSpec> lost;
-      if (lost_site != nullptr) lost = plan_->AtPoint(a.slot, lost_site, /*crash_site=*/false);
+      if (lost_site != nullptr) lost = plan_->AtPoint(a.slot, lost_site, /*crash_site=*/false, now_);
       std::string request;
       std::string result;
       if (lost && lost->kind == FaultKind::kLostRequest) {

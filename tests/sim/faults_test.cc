@@ -36,7 +36,7 @@ TEST(FaultSpecTest, BadSpecsAreRefusedWithTheReason) {
       {"crash w1 after-lunch #1", "unknown crash point 'after-lunch'"},
       {"crash w1 after-effect #0", "nth must be >= 1"},
       // Never narrowed into a different, valid fault (#4294967297 is not #1).
-      {"crash w1 after-effect #4294967297", "expected 'crash <actor> <site> #<n>'"},
+      {"crash w1 after-effect #4294967297", "expected 'crash <actor> <site> #<n> [@<time>ms]'"},
       {"poison event 4294967297", "event must be in 1..100000"},
       {"crash x1 after-effect #1", "actor must be"},
       {"lost-reply w1 ping #1", "unknown request 'ping'"},  // any COMMAND name is a site; lowercase is not
@@ -63,6 +63,35 @@ TEST(FaultPlanTest, ExplicitPlanFiresAtTheNamedVisitOnly) {
   EXPECT_EQ(hit->ToString(), "crash w2 after-effect #2");
   EXPECT_FALSE(plan.AtPoint("w2", "after-effect", true));   // 3rd visit
   ASSERT_EQ(plan.fired().size(), 1u);
+}
+
+TEST(FaultPlanTest, ATimedPointFaultTakesTheNthVisitFromItsTimeOnAndIsRecordedAsThatVisit) {
+  Result<FaultSpec> spec = ParseFaultSpec("crash w1 after-ack #2 @60000ms");
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  EXPECT_EQ(spec->at_ms, 60000);
+  EXPECT_EQ(spec->ToString(), "crash w1 after-ack #2 @60000ms");
+  FaultPlan plan(FaultModel{}, {*spec});
+  EXPECT_FALSE(plan.AtPoint("w1", "after-ack", true, 100));    // visit 1, before the time
+  EXPECT_FALSE(plan.AtPoint("w1", "after-ack", true, 59999));  // visit 2, before the time
+  EXPECT_FALSE(plan.AtPoint("w2", "after-ack", true, 60000));  // other worker
+  EXPECT_FALSE(plan.AtPoint("w1", "after-ack", true, 60000));  // visit 3: the 1st from 60 s on
+  std::optional<FaultSpec> hit = plan.AtPoint("w1", "after-ack", true, 61000);  // the 2nd from 60 s on
+  ASSERT_TRUE(hit);
+  EXPECT_EQ(hit->ToString(), "crash w1 after-ack #4");
+  EXPECT_FALSE(plan.AtPoint("w1", "after-ack", true, 62000));
+  ASSERT_EQ(plan.fired().size(), 1u);
+
+  // The recorded visit replays the same run without the time.
+  FaultPlan replay(FaultModel{}, plan.fired());
+  for (int visit = 1; visit <= 3; ++visit) EXPECT_FALSE(replay.AtPoint("w1", "after-ack", true));
+  EXPECT_TRUE(replay.AtPoint("w1", "after-ack", true));
+
+  const Result<FaultSpec> stall = ParseFaultSpec("stall w2 after-read #1 5000ms @30000ms");
+  ASSERT_TRUE(stall.ok()) << stall.status().message();
+  EXPECT_EQ(stall->duration_ms, 5000);
+  EXPECT_EQ(stall->at_ms, 30000);
+  EXPECT_FALSE(ParseFaultSpec("crash w1 after-ack #1 @-5ms").ok());
+  EXPECT_FALSE(ParseFaultSpec("crash w1 after-ack #1 @soonms").ok());
 }
 
 TEST(FaultPlanTest, DisabledPlanFiresNothing) {
