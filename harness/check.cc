@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/actor_name.h"
 #include "sim/rng.h"
 #include "sim/text.h"
 
@@ -17,7 +18,7 @@ namespace {
 
 rc::Gen<std::string> WorkerSlot(int max_workers) {
   return rc::gen::map(rc::gen::inRange(1, max_workers + 1),
-                      [](int i) { return "w" + std::to_string(i); });
+                      [](int i) { return ActorName(ActorRole::kWorker, i); });
 }
 
 int64_t Clamp(int64_t v, int64_t lo) { return std::max(lo, v); }
@@ -110,7 +111,7 @@ std::vector<rc::Gen<FaultSpec>> FaultGens(const RunConfig& base, const std::vect
               FaultSpec s;
               s.kind = kind;
               s.site = std::get<1>(t);
-              s.actor = s.site == "XADD" ? "p1" : std::get<0>(t);
+              s.actor = s.site == "XADD" ? ActorName(ActorRole::kProducer, 1) : std::get<0>(t);
               std::tie(s.nth, s.at_ms) = std::get<2>(t);
               return s;
             }));
@@ -395,9 +396,9 @@ RunConfig ApplyCase(const RunConfig& base, const GeneratedCase& c) {
   // event numbers into the case, so that every generated fault can fire.
   std::vector<FaultSpec> faults = c.faults;
   for (FaultSpec& f : faults) {
-    if (IsPointFault(f.kind) && f.actor[0] == 'w') {
-      int slot = std::stoi(f.actor.substr(1));
-      f.actor = "w" + std::to_string((slot - 1) % c.workers + 1);
+    const ActorIdentity who = DescribeActor(f.actor);
+    if (IsPointFault(f.kind) && who.role == ActorRole::kWorker) {
+      f.actor = ActorName(ActorRole::kWorker, (who.number - 1) % c.workers + 1);
     }
     if (f.kind == FaultKind::kPoison) f.event = (f.event - 1) % c.events + 1;
   }
