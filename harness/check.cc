@@ -483,6 +483,9 @@ Result<ProbedConfig> WithVisitedSites(const RunConfig& given, CasePool& pool, ui
     out.timers.claim_threshold_ms = std::max(out.timers.claim_threshold_ms, used.claim_threshold_ms);
     out.timers.key_expiry_ms = std::max(out.timers.key_expiry_ms, used.key_expiry_ms);
     out.timers.wait_ms = std::max(out.timers.wait_ms, used.wait_ms);
+    for (const std::string& note : r->notes) {
+      if (std::find(out.notes.begin(), out.notes.end(), note) == out.notes.end()) out.notes.push_back(note);
+    }
     for (const std::string& key : r->coverage.reachable) {
       size_t at = key.find('@');
       std::string kind = key.substr(0, at);
@@ -513,7 +516,7 @@ Result<CheckOutcome> RunCheck(const RunConfig& given, CasePool& pool, const Chec
   const RunConfig& base = probed->config;
   CheckOutcome out;
   rc::Gen<GeneratedCase> gen = GenCase(base, options.bounds, probed->timers);
-  if (options.on_ranges) options.on_ranges(SwarmRangesFor(base, options.bounds, probed->timers), base.faults);
+  if (options.on_ranges) options.on_ranges(SwarmRangesFor(base, options.bounds, probed->timers), base.faults, probed->notes);
   CheckProgress progress;
   auto report = [&] {
     if (options.on_progress) options.on_progress(progress);

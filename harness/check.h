@@ -143,8 +143,9 @@ struct CheckOptions {
   // Called once, before the first case, with the ranges the search draws
   // from (after a script's probes); may be empty.
   // The fault model is the one the search draws from: for a protocol whose
-  // sites are found by running it, with the probes' sites.
-  std::function<void(const SwarmRanges&, const FaultModel&)> on_ranges;
+  // sites are found by running it, with the probes' sites. `notes`: what
+  // the probe runs noted (RunResult::notes, without repeats), for people.
+  std::function<void(const SwarmRanges&, const FaultModel&, const std::vector<std::string>& notes)> on_ranges;
 };
 
 // "3 events, 2 workers, 1 fault": the size of a case as reports show it.
@@ -170,6 +171,7 @@ std::vector<std::string> UnreachableSites(const RunConfig& config);
 struct ProbedConfig {
   RunConfig config;
   ScriptTimers timers;  // the longest of each kind over both probes
+  std::vector<std::string> notes;  // the probes' run notes, without repeats
 };
 Result<ProbedConfig> WithVisitedSites(const RunConfig& given, CasePool& pool, uint64_t seed);
 

@@ -162,7 +162,7 @@ Result<PropertyResult> CheckProperty(const RunConfig& given, const PropertyOptio
   check.bounds.max_events = options.max_events;
   check.bounds.max_faults = options.max_faults;
   out.fault_model = base.faults.ToString();  // until the check says which model it drew from
-  check.on_ranges = [&out](const SwarmRanges& ranges, const FaultModel& model) {
+  check.on_ranges = [&out](const SwarmRanges& ranges, const FaultModel& model, const std::vector<std::string>&) {
     out.swarm_ranges = SwarmRangesText(ranges);
     out.fault_model = model.ToString();  // with a C++ handler's probed sites
   };

@@ -147,9 +147,11 @@ void OracleFeed::Command(int64_t t, const Who& who, const std::vector<std::strin
     // each stream of the reply is matched to its key; only ours is modelled.
     size_t streams = ArgIndex(argv, "STREAMS");
     size_t keys = streams == 0 ? 0 : (argv.size() - streams - 1) / 2;
-    if (argv.size() < 4 || keys == 0 || argv.size() != streams + 1 + 2 * keys || argv[2] != names.group) {
-      return;
+    if (argv.size() < 4 || keys == 0 || argv.size() != streams + 1 + 2 * keys) return;
+    for (size_t k = 0; k < keys; ++k) {
+      if (argv[streams + 1 + k] != st) group_read_streams_.insert(argv[streams + 1 + k]);
     }
+    if (argv[2] != names.group) return;
     if (!r.is_array()) return;  // nil: nothing read; an error: nothing happened
     for (const Reply& one : r.elements()) {
       if (!one.is_array() || one.size() != 2 || !one[0].is_string() || one[0].str() != st) continue;

@@ -87,6 +87,10 @@ class OracleFeed {
   // is indistinguishable, and counts the same way: a missed bug, never a
   // false `lost`.)
   const std::set<std::string>& parking_streams() const { return parking_streams_; }
+  // Streams an actor read with XREADGROUP (any group). A parking stream
+  // among them may be a pipeline stage rather than a dead-letter stream: the
+  // run says so in a note, as its effects there go unchecked.
+  const std::set<std::string>& group_read_streams() const { return group_read_streams_; }
 
  private:
   struct Pass {
@@ -105,6 +109,7 @@ class OracleFeed {
   Status ReadBackModel(int64_t t, const std::string& actor, const Pass& pass);
 
   std::set<std::string> parking_streams_;
+  std::set<std::string> group_read_streams_;
   Oracle* oracle_;
   EffectLedger* ledger_;
   const ActorEnv* env_;

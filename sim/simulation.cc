@@ -410,6 +410,14 @@ Result<RunResult> Simulation::Run() {
   Status reads = FinalReads(&fs);
   if (!reads.ok()) return reads;
   for (std::string& m : oracle_.ModelMismatches(fs)) notes_.push_back("oracle self-check: " + m);
+  for (const std::string& key : feed_.parking_streams()) {
+    if (feed_.group_read_streams().count(key) == 0) continue;
+    notes_.push_back(fmt::format(
+        "events XADDed to {} (with an event_id field) count as dead-lettered, but this protocol also reads {} "
+        "with XREADGROUP: if {} is a pipeline stage rather than a dead-letter stream, whether its consumers run "
+        "those events' effects is not checked (docs/scripts.md, dead letters)",
+        key, key, key));
+  }
 
   RunResult result;
   result.violations = oracle_.Judge(fs, ledger_);

@@ -29,6 +29,13 @@ namespace xackly {
 
 namespace {
 
+// "name: note: ..." for each note of the protocol's probe runs.
+std::string NoteLines(const std::string& name, const std::vector<std::string>& notes) {
+  std::string out;
+  for (const std::string& note : notes) out += fmt::format("{}: note: {}\n", name, note);
+  return out;
+}
+
 // What the ranges line leaves out: half of the drawn stalls, clock jumps
 // and outages take the fault model's own length instead of one in range.
 std::string ModelDurationsText(const FaultModel& m) {
@@ -255,7 +262,8 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
     own.shard_count = options.shard_count;
     target_options.push_back(own);
   }
-  auto ranges_line = [&](const Target& t, const SwarmRanges& r, const FaultModel& model) {
+  auto ranges_line = [&](const Target& t, const SwarmRanges& r, const FaultModel& model,
+                         const std::vector<std::string>& notes) {
     // A protocol whose sites are found by running it: the sites its probes found.
     const std::string probed = SitesFoundByRunning(t.scenario.config.protocol)
                                    ? fmt::format("{}: faults at the sites its probe runs visited: {}\n",
@@ -265,7 +273,8 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
                        flags.no_swarm ? std::string("no swarm: every case keeps the config's own timing and every "
                                                     "fault kind")
                                       : "swarm: " + SwarmRangesText(r) + ModelDurationsText(t.scenario.config.faults) +
-                                            "; a subset of the fault kinds per case");
+                                            "; a subset of the fault kinds per case") +
+           NoteLines(t.scenario.name, notes);
   };
   // Writes target k's replay file, prints its row and adds it to the report.
   // Returns -1, or the exit code when the check itself failed.
@@ -332,9 +341,9 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
     for (size_t k = 0; k < targets.size(); ++k) {
       const Target& t = targets[k];
       CheckOptions own = target_options[k];
-      own.on_ranges = [&](const SwarmRanges& r, const FaultModel& model) {
+      own.on_ranges = [&](const SwarmRanges& r, const FaultModel& model, const std::vector<std::string>& notes) {
         if (!flags.output.quiet) {
-          fmt::print(human, "{}", ranges_line(t, r, model));
+          fmt::print(human, "{}", ranges_line(t, r, model, notes));
           std::fflush(human);
         }
         progress.Begin(targets.size() == 1 ? t.scenario.name
@@ -370,8 +379,8 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
         }
         CheckOptions own = target_options[k];
         std::string ranges;
-        own.on_ranges = [&](const SwarmRanges& r, const FaultModel& model) {
-          ranges = ranges_line(targets[k], r, model);
+        own.on_ranges = [&](const SwarmRanges& r, const FaultModel& model, const std::vector<std::string>& notes) {
+          ranges = ranges_line(targets[k], r, model, notes);
         };
         Result<CheckOutcome> outcome = RunCheck(targets[k].scenario.config, pool, own);
         {

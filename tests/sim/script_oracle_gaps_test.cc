@@ -13,6 +13,28 @@ namespace {
 
 class ScriptOracleGapTest : public ServerTest {};
 
+// `source` as the protocol script `file`: one worker, `events` events,
+// exactly `faults`.
+Result<RunConfig> ScriptConfig(const char* file, const char* source, int events,
+                               const std::vector<std::string>& faults) {
+  auto script = LuaScript::Load({file, source});
+  if (!script.ok()) return script.status();
+  ProtocolDef p;
+  p.name = file;
+  p.script_path = file;
+  p.script = *script;
+  RunConfig c = RunConfig::For(p);
+  c.workers = 1;
+  c.events = events;
+  c.fault_schedule = std::vector<FaultSpec>{};
+  for (const std::string& f : faults) {
+    Result<FaultSpec> spec = ParseFaultSpec(f);
+    if (!spec.ok()) return spec.status();
+    c.fault_schedule->push_back(*spec);
+  }
+  return c;
+}
+
 // A failing event's payload is saved to a dead-letter stream of the
 // script's own choice, then acked: nothing is lost. (The oracle once
 // watched only events:dlq and said lost (acked-without-effect).)
@@ -53,6 +75,40 @@ end
   Result<RunResult> lost = RunSimulation(c, server);
   ASSERT_TRUE(lost.ok()) << lost.status().ToString();
   EXPECT_EQ(lost->observed, "lost");
+  EXPECT_TRUE(r->notes.empty()) << r->notes.front();  // a dead-letter stream nobody reads: nothing to say
+}
+
+// A stream the protocol forwards events to and also consumes with
+// XREADGROUP may be a pipeline stage, not a dead-letter stream: the event
+// still counts as dead-lettered there (never a false `lost`), but the run
+// says plainly that the stage's effects go unchecked.
+TEST_F(ScriptOracleGapTest, AForwardToAStreamTheProtocolConsumesIsNamedInANote) {
+  constexpr const char* kScript = R"lua(
+function consumer(w)
+  w:redis("XGROUP", "CREATE", "orders:outbox", "relay", "0", "MKSTREAM")
+  while true do
+    for _, e in ipairs(w:read(">", {block_ms = 1000})) do
+      w:redis("XADD", "orders:outbox", "*", "event_id", e.fields.event_id)
+      w:redis("XACK", w.stream, w.group, e.id)
+    end
+    local got = w:redis("XREADGROUP", "GROUP", "relay", w.name, "COUNT", "10", "STREAMS", "orders:outbox", ">")
+    if type(got) == "table" and not xackly.is_error(got) then
+      for _, stream in ipairs(got) do
+        for _, entry in ipairs(stream[2]) do w:redis("XACK", "orders:outbox", "relay", entry[1]) end
+      end
+    end
+  end
+end
+)lua";
+  Result<RunConfig> c = ScriptConfig("forward.lua", kScript, 2, {});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  RedisServer* server = StartServer();
+  ASSERT_NE(server, nullptr);
+  Result<RunResult> r = RunSimulation(*c, server);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->observed, "ok");  // counted as dead-lettered: a missed bug at worst, never a false verdict
+  ASSERT_EQ(r->notes.size(), 1u);
+  EXPECT_NE(r->notes[0].find("orders:outbox is a pipeline stage"), std::string::npos) << r->notes[0];
 }
 
 // An inbox: the entry is saved durably (SQL), acked, and its effect runs
@@ -139,19 +195,11 @@ function consumer(w)
   end
 end
 )lua";
-  auto script = LuaScript::Load({"outbox.lua", kScript});
-  ASSERT_TRUE(script.ok()) << script.status().ToString();
-  ProtocolDef p;
-  p.name = "outbox";
-  p.script_path = "outbox.lua";
-  p.script = *script;
-  RunConfig c = RunConfig::For(p);
-  c.workers = 1;
-  c.events = 2;
-  c.fault_schedule = std::vector<FaultSpec>{};
+  Result<RunConfig> c = ScriptConfig("outbox.lua", kScript, 2, {});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
   RedisServer* server = StartServer();
   ASSERT_NE(server, nullptr);
-  Result<RunResult> r = RunSimulation(c, server);
+  Result<RunResult> r = RunSimulation(*c, server);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->observed, "ok");
   EXPECT_EQ(r->effect_counts["order:1"], 1);
