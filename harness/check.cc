@@ -548,7 +548,12 @@ Result<CheckOutcome> RunCheck(const RunConfig& given, CasePool& pool, const Chec
     for (size_t k : rechecked) configs.push_back(configs[k]);
     std::vector<Result<RunResult>> results = pool.RunAll(configs);
     for (size_t k = 0; k < results.size(); ++k) {
-      if (!results[k].ok()) return results[k].status();
+      if (results[k].ok()) continue;
+      // A harness failure names its case, so that it can be rerun.
+      const size_t at = k < searched ? k : rechecked[k - searched];
+      return results[k].status().WithContext(
+          fmt::format("case {} of seed {} ({}{})", indexes[b + at], options.seed, cases[at].value().ToString(),
+                      k < searched ? "" : ", its determinism rerun"));
     }
     // The determinism self-check: a rerun on (possibly) another server must
     // give the same trace, byte for byte.
@@ -614,7 +619,10 @@ Result<CheckOutcome> RunCheck(const RunConfig& given, CasePool& pool, const Chec
         }
         std::vector<Result<RunResult>> results = pool.RunAll(configs);
         for (size_t k = 0; k < results.size(); ++k) {
-          if (!results[k].ok()) return results[k].status();
+          if (!results[k].ok()) {
+            return results[k].status().WithContext(
+                fmt::format("while shrinking, the smaller case ({})", candidates[k].value().ToString()));
+          }
           ++out.shrink_runs;
           if (shows(*results[k])) {
             current = candidates[k];

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 
@@ -52,6 +53,10 @@ class Status {
   const std::string& message() const { return message_; }
   // "ok" or "<code name>: <message>".
   std::string ToString() const;
+  // The same failure with "<context>: " before its message (ok stays ok).
+  Status WithContext(std::string_view context) const {
+    return ok() ? *this : Status(code_, std::string(context) + ": " + message_);
+  }
   static const char* CodeName(Code code);
 
  private:

@@ -173,6 +173,18 @@ TEST_F(SearchCliTest, TheStepGuardIsExitThreeNamingTheKnob) {
   EXPECT_FALSE(Contains(out.output, "stuck")) << out.output;
 }
 
+// Under check the same guard names the generated case it stopped, so the
+// user can rerun that one case.
+TEST_F(SearchCliTest, TheStepGuardUnderCheckNamesTheCase) {
+  std::string file = Write("tight-check.toml", "protocol = \"txn-dedupe\"\n[timing]\nmax_steps = 30\n");
+  CommandOutput out = RunXackly({"check", "--scenario", file, "--cases", "3", "-j", "1", "--out",
+                                 (dir_ / "out").string()});
+  EXPECT_EQ(out.exit_code, kExitHarnessFailure) << out.output;
+  EXPECT_TRUE(Contains(out.output, "case 0 of seed 1 (")) << out.output;
+  EXPECT_TRUE(Contains(out.output, "harness limit")) << out.output;
+  EXPECT_FALSE(Contains(out.output, "stuck")) << out.output;
+}
+
 TEST_F(SearchCliTest, CheckUsesTheScenariosSeedAndWorkloadAndSaysSo) {
   std::string file = Write("mine.toml", "protocol = \"no-dedupe\"\nseed = 77\n[workload]\nworkers = 2\nevents = 5\n");
   CommandOutput out = RunXackly({"check", "--scenario", file, "--cases", "20", "--out", (dir_ / "out").string()});
