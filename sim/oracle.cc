@@ -613,6 +613,15 @@ std::vector<Violation> Oracle::Judge(const FinalState& fs, const EffectLedger& l
       break;
     }
   }
+  if (fs.owed_quiet_ms > 0) {
+    for (Violation& v : out) {
+      if (v.cause != "acked-without-effect") continue;
+      v.detail += fmt::format("; judged after {} ms without progress while its effect was still owed: if the "
+                              "protocol does such work later on a timer of its own that xackly cannot see (one kept "
+                              "in a script variable), declare that timer in [protocol.loop] (docs/scripts.md)",
+                              fs.owed_quiet_ms);
+    }
+  }
   if (fs.unsettled_after_ms > 0) {
     for (Violation& v : out) {
       if (v.kind == VerdictKind::kDuplicate || v.cause == "acked-without-effect") continue;  // final whenever judged

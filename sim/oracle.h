@@ -182,6 +182,11 @@ class Oracle {
     // > 0: the run never settled and was ended this long after its faults
     // stopped (the unsettled horizon); liveness verdicts say so.
     int64_t unsettled_after_ms = 0;
+    // > 0: a protocol script's run ended after this long without progress
+    // while effects were still owed. A timer of the script's own that xackly
+    // cannot see (kept in a variable) may finish that work later: a `lost`
+    // acked-without-effect verdict says so.
+    int64_t owed_quiet_ms = 0;
   };
   // Every violation, in event order; run-wide ones (stuck) first.
   std::vector<Violation> Judge(const FinalState& final_state, const EffectLedger& ledger);

@@ -199,6 +199,7 @@ class Simulation : private FaultHost {
   int64_t drain_start_ms_ = 0;
   int64_t long_work_ends_ms_ = 0;  // QuietSinceMs
   int64_t unsettled_after_ms_ = 0;  // > 0: ended by UnsettledHorizonMs
+  int64_t owed_quiet_ms_ = 0;       // > 0: a script's run ended this long quiet with effects owed
   int64_t ledger_read_at_line_ = -1;  // Settled's last read of the Redis effect ledger
   // A probe's linger (RunConfig::probe): it ends at this time or step (-1: not settled yet).
   int64_t linger_until_ms_ = -1;

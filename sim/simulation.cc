@@ -347,6 +347,7 @@ Result<RunResult> Simulation::Run() {
       }
       int64_t quiet_since = QuietSinceMs();
       if (now_ - quiet_since >= CurrentQuietWindowMs()) {
+        if (script() && !oracle_.OwedEvents().empty()) owed_quiet_ms_ = now_ - quiet_since;
         TraceNote("quiescent", fmt::format("no progress for {} ms", now_ - quiet_since));
         break;
       }
@@ -407,6 +408,7 @@ Result<RunResult> Simulation::Run() {
   Oracle::FinalState fs;
   fs.steps = steps_;
   fs.unsettled_after_ms = unsettled_after_ms_;
+  fs.owed_quiet_ms = owed_quiet_ms_;
   Status reads = FinalReads(&fs);
   if (!reads.ok()) return reads;
   for (std::string& m : oracle_.ModelMismatches(fs)) notes_.push_back("oracle self-check: " + m);

@@ -166,6 +166,12 @@ end
   Result<RunResult> lost = RunSimulation(c, server);
   ASSERT_TRUE(lost.ok()) << lost.status().ToString();
   EXPECT_EQ(lost->observed, "lost");
+  // The verdict says it was given after a quiet window with the effect
+  // still owed, and how to declare a longer timer the script keeps itself.
+  ASSERT_EQ(lost->violations.size(), 1u);
+  EXPECT_NE(lost->violations[0].detail.find("without progress while its effect was still owed"), std::string::npos)
+      << lost->violations[0].detail;
+  EXPECT_NE(lost->violations[0].detail.find("[protocol.loop]"), std::string::npos) << lost->violations[0].detail;
 }
 
 // An outbox inside the script's own EVAL: the entry is moved to an outbox
