@@ -412,15 +412,15 @@ Rng& FaultPlan::PointStream(std::string_view actor_slot) {
 
 std::optional<FaultSpec> FaultPlan::AtPoint(std::string_view actor_slot, std::string_view site,
                                             bool crash_site, int64_t now_ms) {
-  std::set<std::string, std::less<>>& visited = crash_site ? visited_crash_ : visited_lost_;
-  if (visited.find(site) == visited.end()) visited.emplace(site);
-  if (!enabled_) return std::nullopt;
-  // The key is built in a reused buffer and copied only when new: this runs
-  // before every command and step of every worker.
+  // One hash lookup per visit: this runs before every command and step of
+  // every worker. The key ("c" or "l", slot, '|', site) is built in a
+  // reused buffer and copied only when new; a new key is also a site's
+  // first visit by this actor, the only time the visited sets can grow.
   thread_local std::string key;
-  key.assign(actor_slot).append(1, '|').append(site);
-  auto visit = visits_.find(key);
-  if (visit == visits_.end()) visit = visits_.emplace(key, 0).first;
+  key.assign(1, crash_site ? 'c' : 'l').append(actor_slot).append(1, '|').append(site);
+  auto [visit, first] = visits_.try_emplace(key, 0);
+  if (first) (crash_site ? visited_crash_ : visited_lost_).emplace(site);
+  if (!enabled_) return std::nullopt;
   int nth = ++visit->second;
   std::optional<FaultSpec> hit;
   if (explicit_) {

@@ -25,6 +25,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <string_view>
 #include <vector>
 
@@ -247,7 +248,7 @@ class FaultPlan {
   std::vector<int> visits_since_;       // point_specs_[i]'s visits at or after its at_ms
   std::vector<FaultSpec> scheduled_;
   std::set<int> poison_;
-  std::map<std::string, int, std::less<>> visits_;  // "w1|after-effect" -> visits so far
+  std::unordered_map<std::string, int> visits_;  // "cw1|after-effect" -> visits so far
   std::set<std::string, std::less<>> visited_crash_;
   std::set<std::string, std::less<>> visited_lost_;
   std::vector<FaultSpec> fired_;
