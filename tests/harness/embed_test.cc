@@ -154,6 +154,14 @@ TEST(EmbedTest, ReplayCaseWithAFixedHandlerSaysTheCodeChanged) {
   EXPECT_TRUE(Contains(fixed->mismatch, "your handler's code changed")) << fixed->mismatch;
   EXPECT_TRUE(Contains(fixed->mismatch, broken.result.TraceHashHex())) << fixed->mismatch;
 
+  // A new description is no new setting: the code is still what changed.
+  ProtocolDef reworded = OrdersProtocol(TxnThenAck());
+  reworded.description = "orders, fixed: commit before the ack";
+  Result<ReplayOutcome> same = ReplayCase(ReplayFile(broken), reworded, Options());
+  ASSERT_TRUE(same.ok()) << same.status().ToString();
+  EXPECT_TRUE(same->protocol_as_recorded);
+  EXPECT_TRUE(Contains(same->mismatch, "your handler's code changed")) << same->mismatch;
+
   ProtocolDef other_settings = OrdersProtocol(&AckBeforeCommit);
   other_settings.loop.read_count = 5;  // XREADGROUP ... COUNT 5
   Result<ReplayOutcome> changed = ReplayCase(ReplayFile(broken), other_settings, Options());
