@@ -8,6 +8,7 @@
 #include "harness/case_pool.h"
 #include "harness/check.h"
 #include "harness/files.h"
+#include "harness/redis_server.h"
 #include "harness/results.h"
 #include "harness/virtual_clock.h"
 #include "reports/model.h"
@@ -26,6 +27,13 @@ Result<RedisServerOptions> ServerOptions(const EmbedOptions& embed) {
         "libxackly_clock.so (<prefix>/lib; in CMake, $<TARGET_FILE:xackly::xackly_clock>, as "
         "examples/downstream/CMakeLists.txt passes it)",
         clock_library.status().message()));
+  }
+  // The same lookup RedisServer::Start makes, told in this API's terms
+  // (its own words name the CLI's --server flag).
+  Result<std::string> server = FindServerBinary(embed.server_path);
+  if (!server.ok()) {
+    return Status::NotFound(fmt::format("{}. Through harness/embed.h, --server PATH is EmbedOptions::server_path",
+                                        server.status().message()));
   }
   RedisServerOptions o;
   o.server_path = embed.server_path;

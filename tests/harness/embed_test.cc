@@ -285,5 +285,16 @@ TEST(EmbedTest, AMissingClockLibraryIsToldInTheTermsOfThisApi) {
   EXPECT_TRUE(Contains(check.status().message(), "$<TARGET_FILE:xackly::xackly_clock>")) << check.status().ToString();
 }
 
+TEST(EmbedTest, AMissingServerIsToldInTheTermsOfThisApi) {
+  EmbedOptions o = Options();
+  o.server_path = "/nonexistent/redis-server";
+  Result<CaseRun> run = RunOneCase(RunConfig::For(*FindProtocol("no-dedupe")), o);
+  ASSERT_FALSE(run.ok());
+  EXPECT_EQ(run.status().code(), Status::Code::kNotFound);
+  EXPECT_TRUE(Contains(run.status().message(), "/nonexistent/redis-server")) << run.status().ToString();
+  EXPECT_TRUE(Contains(run.status().message(), "apt-get install redis-server")) << run.status().ToString();
+  EXPECT_TRUE(Contains(run.status().message(), "EmbedOptions::server_path")) << run.status().ToString();
+}
+
 }  // namespace
 }  // namespace xackly
