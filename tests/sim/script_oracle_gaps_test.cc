@@ -11,11 +11,9 @@
 namespace xackly {
 namespace {
 
-class ScriptOracleGapTest : public ServerTest {};
-
 // `source` as the protocol script `file`: one worker, `events` events,
 // exactly `faults`.
-Result<RunConfig> ScriptConfig(const char* file, const char* source, int events,
+Result<RunConfig> ScriptConfig(const char* file, const std::string& source, int events,
                                const std::vector<std::string>& faults) {
   auto script = LuaScript::Load({file, source});
   if (!script.ok()) return script.status();
@@ -35,6 +33,23 @@ Result<RunConfig> ScriptConfig(const char* file, const char* source, int events,
   return c;
 }
 
+class ScriptOracleGapTest : public ServerTest {
+ protected:
+  // Runs ScriptConfig(file, source, events, faults) on this test's one
+  // server (started at the first run).
+  Result<RunResult> RunScript(const char* file, const std::string& source, int events,
+                              const std::vector<std::string>& faults) {
+    Result<RunConfig> c = ScriptConfig(file, source, events, faults);
+    if (!c.ok()) return c.status();
+    if (server_ == nullptr) server_ = StartServer();
+    if (server_ == nullptr) return Status::Internal("no test server");
+    return RunSimulation(*c, server_);
+  }
+
+ private:
+  RedisServer* server_ = nullptr;
+};
+
 // A failing event's payload is saved to a dead-letter stream of the
 // script's own choice, then acked: nothing is lost. (The oracle once
 // watched only events:dlq and said lost (acked-without-effect).)
@@ -51,28 +66,13 @@ function consumer(w)
   end
 end
 )lua";
-  auto script = LuaScript::Load({"dead-letter.lua", kScript});
-  ASSERT_TRUE(script.ok()) << script.status().ToString();
-  ProtocolDef p;
-  p.name = "dead-letter-own-stream";
-  p.script_path = "dead-letter.lua";
-  p.script = *script;
-  RunConfig c = RunConfig::For(p);
-  c.workers = 1;
-  c.events = 1;
-  c.fault_schedule = std::vector<FaultSpec>{*ParseFaultSpec("poison event 1")};
-  RedisServer* server = StartServer();
-  ASSERT_NE(server, nullptr);
-  Result<RunResult> r = RunSimulation(c, server);
+  Result<RunResult> r = RunScript("dead-letter.lua", kScript, 1, {"poison event 1"});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->observed, "ok");
   // Without the XADD the same failing event is acked and gone: lost.
   std::string dropping = kScript;
   dropping.replace(dropping.find("w:redis(\"XADD\""), std::string("w:redis(\"XADD\"").size(), "w:redis(\"PING\"");  // an error reply, no XADD
-  auto dropper = LuaScript::Load({"drop.lua", dropping});
-  ASSERT_TRUE(dropper.ok()) << dropper.status().ToString();
-  c.protocol.script = *dropper;
-  Result<RunResult> lost = RunSimulation(c, server);
+  Result<RunResult> lost = RunScript("drop.lua", dropping, 1, {"poison event 1"});
   ASSERT_TRUE(lost.ok()) << lost.status().ToString();
   EXPECT_EQ(lost->observed, "lost");
   EXPECT_TRUE(r->notes.empty()) << r->notes.front();  // a dead-letter stream nobody reads: nothing to say
@@ -100,11 +100,7 @@ function consumer(w)
   end
 end
 )lua";
-  Result<RunConfig> c = ScriptConfig("forward.lua", kScript, 2, {});
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
-  RedisServer* server = StartServer();
-  ASSERT_NE(server, nullptr);
-  Result<RunResult> r = RunSimulation(*c, server);
+  Result<RunResult> r = RunScript("forward.lua", kScript, 2, {});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->observed, "ok");  // counted as dead-lettered: a missed bug at worst, never a false verdict
   ASSERT_EQ(r->notes.size(), 1u);
@@ -139,31 +135,16 @@ function consumer(w)
   end
 end
 )lua";
-  auto load = [&](const char* drain_at_start) {
+  auto with_drain = [&](const char* drain_at_start) {
     std::string text = kScript;
     text.replace(text.find("DRAIN_AT_START"), std::string("DRAIN_AT_START").size(), drain_at_start);
-    return LuaScript::Load({"inbox.lua", text});
+    return text;
   };
-  auto script = load("drain(w)");
-  ASSERT_TRUE(script.ok()) << script.status().ToString();
-  ProtocolDef p;
-  p.name = "inbox";
-  p.script_path = "inbox.lua";
-  p.script = *script;
-  RunConfig c = RunConfig::For(p);
-  c.workers = 1;
-  c.events = 1;
-  c.fault_schedule = std::vector<FaultSpec>{*ParseFaultSpec("crash w1 after-XACK #1")};
-  RedisServer* server = StartServer();
-  ASSERT_NE(server, nullptr);
-  Result<RunResult> r = RunSimulation(c, server);
+  Result<RunResult> r = RunScript("inbox.lua", with_drain("drain(w)"), 1, {"crash w1 after-XACK #1"});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->observed, "ok");
   // A replacement that never drains what its predecessor accepted loses it.
-  auto forgetful = load("");
-  ASSERT_TRUE(forgetful.ok()) << forgetful.status().ToString();
-  c.protocol.script = *forgetful;
-  Result<RunResult> lost = RunSimulation(c, server);
+  Result<RunResult> lost = RunScript("inbox.lua", with_drain(""), 1, {"crash w1 after-XACK #1"});
   ASSERT_TRUE(lost.ok()) << lost.status().ToString();
   EXPECT_EQ(lost->observed, "lost");
   // The verdict says it was given after a quiet window with the effect
@@ -201,11 +182,7 @@ function consumer(w)
   end
 end
 )lua";
-  Result<RunConfig> c = ScriptConfig("outbox.lua", kScript, 2, {});
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
-  RedisServer* server = StartServer();
-  ASSERT_NE(server, nullptr);
-  Result<RunResult> r = RunSimulation(*c, server);
+  Result<RunResult> r = RunScript("outbox.lua", kScript, 2, {});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->observed, "ok");
   EXPECT_EQ(r->effect_counts["order:1"], 1);
