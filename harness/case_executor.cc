@@ -38,7 +38,7 @@ Result<RunResult> CaseExecutor::Run(const RunConfig& config) {
   if (!server.ok()) return server.status();
   Result<RunResult> run = RunSimulation(config, *server);
   if (run.ok() && (*server)->clock_out_of_range()) {
-    return Status::Internal(fmt::format(
+    return Status::HarnessLimit(fmt::format(
         "the run moved the virtual clock past {} ms since the epoch (the year 2262), the most "
         "the server's clock page holds, so its result is not reported: a harness limit, not a "
         "verdict. Lower the timing values or timing.max_steps",

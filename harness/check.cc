@@ -549,8 +549,13 @@ Result<CheckOutcome> RunCheck(const RunConfig& given, CasePool& pool, const Chec
     std::vector<Result<RunResult>> results = pool.RunAll(configs);
     for (size_t k = 0; k < results.size(); ++k) {
       if (results[k].ok()) continue;
-      // A harness failure names its case, so that it can be rerun.
       const size_t at = k < searched ? k : rechecked[k - searched];
+      // A harness limit leaves the case unjudged (below), and its rerun
+      // stops there too (the self-check below compares the two).
+      const bool limit = results[k].status().code() == Status::Code::kHarnessLimit;
+      if (limit && (k < searched || !results[at].ok())) continue;
+      // Any other harness failure names its case, so that it can be rerun.
+      if (options.on_harness_failure) options.on_harness_failure(configs[k], indexes[b + at]);
       return results[k].status().WithContext(
           fmt::format("case {} of seed {} ({}{})", indexes[b + at], options.seed, cases[at].value().ToString(),
                       k < searched ? "" : ", its determinism rerun"));
@@ -558,6 +563,13 @@ Result<CheckOutcome> RunCheck(const RunConfig& given, CasePool& pool, const Chec
     // The determinism self-check: a rerun on (possibly) another server must
     // give the same trace, byte for byte.
     for (size_t n = 0; n < rechecked.size(); ++n) {
+      if (!results[rechecked[n]].ok() || !results[searched + n].ok()) {
+        if (!results[rechecked[n]].ok() && !results[searched + n].ok()) continue;  // a harness limit both times
+        return Status::Internal(fmt::format(
+            "determinism self-check failed: case {} of seed {} ({}) ran twice and stopped at the harness "
+            "limit only once; replaying it cannot be trusted",
+            indexes[b + rechecked[n]], options.seed, cases[rechecked[n]].value().ToString()));
+      }
       const RunResult& first = *results[rechecked[n]];
       const RunResult& again = *results[searched + n];
       if (first.trace_hash != again.trace_hash) {
@@ -570,6 +582,15 @@ Result<CheckOutcome> RunCheck(const RunConfig& given, CasePool& pool, const Chec
       ++out.determinism_reruns;
     }
     for (size_t k = 0; k < searched; ++k) {
+      if (!results[k].ok()) {  // a harness limit: not judged, and the search goes on
+        if (!out.unjudged_index) {
+          out.unjudged_index = indexes[b + k];
+          out.unjudged_config = configs[k];
+          out.unjudged_why = results[k].status().message();
+        }
+        ++out.cases_unjudged;
+        continue;
+      }
       const RunResult& r = *results[k];
       ++out.cases_run;
       out.observed_classes[r.observed]++;
@@ -619,7 +640,12 @@ Result<CheckOutcome> RunCheck(const RunConfig& given, CasePool& pool, const Chec
         }
         std::vector<Result<RunResult>> results = pool.RunAll(configs);
         for (size_t k = 0; k < results.size(); ++k) {
+          if (!results[k].ok() && results[k].status().code() == Status::Code::kHarnessLimit) {
+            ++out.shrink_runs;  // a smaller case the harness could not judge does not show
+            continue;
+          }
           if (!results[k].ok()) {
+            if (options.on_harness_failure) options.on_harness_failure(configs[k], -1);
             return results[k].status().WithContext(
                 fmt::format("while shrinking, the smaller case ({})", candidates[k].value().ToString()));
           }
@@ -648,7 +674,10 @@ Result<CheckOutcome> RunCheck(const RunConfig& given, CasePool& pool, const Chec
     out.minimal_config = ApplyCase(base, out.minimal);
     out.minimal_config.keep_trace = true;
     std::vector<Result<RunResult>> final_run = pool.RunAll({out.minimal_config});
-    if (!final_run[0].ok()) return final_run[0].status();
+    if (!final_run[0].ok()) {
+      if (options.on_harness_failure) options.on_harness_failure(out.minimal_config, *out.counterexample_index);
+      return final_run[0].status();
+    }
     out.minimal_result = std::move(final_run[0]).value();
     out.observed = out.minimal_result.observed;
     out.matched = hit && !base.expected.IsOk() && Matches(base.expected, out.minimal_result.violations);

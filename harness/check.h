@@ -146,6 +146,11 @@ struct CheckOptions {
   // sites are found by running it, with the probes' sites. `notes`: what
   // the probe runs noted (RunResult::notes, without repeats), for people.
   std::function<void(const SwarmRanges&, const FaultModel&, const std::vector<std::string>& notes)> on_ranges;
+  // Called when a case fails in the harness (a harness limit, a server
+  // failure), before RunCheck returns that failure: the case's whole config
+  // and its index (-1: a smaller case tried while shrinking), so that the
+  // caller can write it where `xackly replay` reruns it. May be empty.
+  std::function<void(const RunConfig& failed, int case_index)> on_harness_failure;
 };
 
 // "3 events, 2 workers, 1 fault": the size of a case as reports show it.
@@ -204,13 +209,24 @@ struct CheckOutcome {
   std::string observed;                         // verdict class the check observed (the counterexample's)
   bool matched = false;                         // observed equals the expectation
   int determinism_reruns = 0;                   // cases run twice, same trace hash
+  // Search cases a harness limit stopped (Status::Code::kHarnessLimit: the
+  // step guard): not judged, not counted in cases_run, and the search went
+  // on without them. The first one, whole, so it can be written as a
+  // replay file and rerun alone.
+  int cases_unjudged = 0;
+  std::optional<int> unjudged_index;
+  RunConfig unjudged_config;
+  std::string unjudged_why;                     // its harness-limit message
   double seconds = 0;
 };
 
 // Runs the check on `pool`'s threads. The outcome does not depend on the
-// number of threads. Fails only on harness errors (a server that will not
-// start or dies, or a determinism self-check whose two runs differ: the
-// status names the case and both trace hashes).
+// number of threads. A case stopped by a harness limit is not judged and
+// does not end the search (CheckOutcome::cases_unjudged); a smaller case
+// stopped so while shrinking does not show. Fails only on other harness
+// errors (a server that will not start or dies, or a determinism
+// self-check whose two runs differ: the status names the case and both
+// trace hashes).
 Result<CheckOutcome> RunCheck(const RunConfig& base, CasePool& pool, const CheckOptions& options);
 
 }  // namespace xackly

@@ -43,12 +43,14 @@ report::CheckReport MergeCheck(const std::vector<const report::CheckReport*>& pa
   merged.undecided = false;  // the merged set decides every check
   merged.cases_run = 0;
   merged.cases_failed = 0;
+  merged.cases_unjudged = 0;
   merged.other_violations.clear();
   merged.seconds = 0;
   FaultCoverage coverage;  // over every shard; a shard enabled the sites it fired and those it never did
   for (const report::CheckReport* p : parts) {
     merged.cases_run += p->cases_run;
     merged.cases_failed += p->cases_failed;
+    merged.cases_unjudged += p->cases_unjudged;
     for (const auto& [cls, n] : p->other_violations) merged.other_violations[cls] += n;
     merged.seconds += p->seconds;
     FaultCoverage shard{p->fired_totals, {p->never_fired.begin(), p->never_fired.end()}};

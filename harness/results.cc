@@ -92,6 +92,7 @@ report::CheckReport ToCheckReport(const std::string& name, const std::string& de
   r.matched = outcome.matched;
   r.cases_run = outcome.cases_run;
   r.cases_failed = outcome.cases_with_violations;
+  r.cases_unjudged = outcome.cases_unjudged;
   r.other_violations = outcome.other_violations;
   if (outcome.counterexample_index) {
     r.counterexample = ToCaseReport(outcome.minimal_config, outcome.minimal_result, "");

@@ -79,6 +79,14 @@ std::vector<CoverageRow> CoverageRows(const CheckReport& check) {
   return rows;
 }
 
+std::string CaseCountsText(const CheckReport& check) {
+  std::string out = fmt::format("{} run, {} violated", check.cases_run, check.cases_failed);
+  if (check.cases_unjudged > 0) {
+    out += fmt::format(", {} stopped by the harness limit (not judged)", check.cases_unjudged);
+  }
+  return out;
+}
+
 const char* ResultWord(const CheckReport& check) {
   if (check.matched) return "matched";
   return check.undecided ? "undecided" : "MISMATCH";

@@ -63,6 +63,9 @@ struct CheckReport {
   bool undecided = false;
   int cases_run = 0;
   int cases_failed = 0;          // cases whose verdict differed from ok
+  // Generated cases a harness limit stopped (the step guard): not judged,
+  // not in cases_run. Without a hit, the check is incomplete (exit 3).
+  int cases_unjudged = 0;
   // Of those, the cases whose violation is not what the check looks for (a
   // broken protocol's other violation), by verdict class. With a hit they
   // are not shrunk (the counterexample is the hit); without one, the
@@ -138,6 +141,10 @@ struct CoverageRow {
 // The check's coverage by site name: every site in fired_totals and
 // never_fired. When both are empty, the counterexample's own coverage.
 std::vector<CoverageRow> CoverageRows(const CheckReport& check);
+
+// "300 run, 4 violated", and ", 1 stopped by the harness limit (not
+// judged)" when a case was: what every format says about a check's cases.
+std::string CaseCountsText(const CheckReport& check);
 
 // A check passes when it matched its expectation or is undecided in a shard.
 inline bool Passed(const CheckReport& check) { return check.matched || check.undecided; }

@@ -666,7 +666,7 @@ void CaseSection(const CheckReport& k, int n, std::string& out) {
   const std::vector<std::pair<std::string, std::string>> facts = {
       {"expected", k.expected.ToString()},
       {"observed", Or(k.observed, "?")},
-      {"cases", fmt::format("{} run, {} violated", k.cases_run, k.cases_failed)},
+      {"cases", CaseCountsText(k)},
       {"minimal counterexample", Or(k.counterexample_size, "?") +
                                      (k.shrink_steps > 0 ? " (after " + Count(k.shrink_steps, "shrink") + ")" : "")},
       {"protocol", c.protocol},

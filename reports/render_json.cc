@@ -131,6 +131,7 @@ json CheckJson(const CheckReport& k) {
           {"undecided", k.undecided},
           {"cases_run", k.cases_run},
           {"cases_failed", k.cases_failed},
+          {"cases_unjudged", k.cases_unjudged},
           {"other_violations", k.other_violations},
           {"counterexample", k.counterexample ? CaseJson(*k.counterexample) : json(nullptr)},
           {"counterexample_size", k.counterexample_size},
@@ -403,6 +404,7 @@ void ReadCheck(Reader& r, const json& j, const std::string& p, CheckReport* k) {
   r.Read(j, p, "undecided", &k->undecided);
   r.Read(j, p, "cases_run", &k->cases_run);
   r.Read(j, p, "cases_failed", &k->cases_failed);
+  if (j.contains("cases_unjudged")) r.Read(j, p, "cases_unjudged", &k->cases_unjudged);  // absent before it was added
   if (j.contains("other_violations")) {  // absent from reports before it was added
     r.ForObject(j, p, "other_violations", [&](const std::string& cls, const json& n, const std::string& np) {
       r.ReadValue(n, np, &k->other_violations[cls]);

@@ -64,7 +64,7 @@ std::string SystemOut(const CheckReport& k, const CaseTexts& texts) {
   if (!k.fault_model.empty()) out += "fault model: " + k.fault_model + "\n";
   out += fmt::format("expected {}, observed {}: {}\n", k.expected.ToString(), Or(k.observed, "?"),
                      ResultWord(k));
-  out += fmt::format("cases: {} run, {} violated\n", k.cases_run, k.cases_failed);
+  out += "cases: " + CaseCountsText(k) + "\n";
   if (k.counterexample) {
     const CaseReport& c = *k.counterexample;
     out += fmt::format("minimal counterexample: {}{}\n", Or(k.counterexample_size, "?"),

@@ -74,7 +74,7 @@ void RenderDetail(const CheckReport& k, std::string& out) {
   if (!k.description.empty()) out += Md(k.description) + "\n\n";
   out += fmt::format("- **Result:** {}\n", k.matched ? "matched its expectation" : "**MISMATCH**");
   if (!k.fault_model.empty()) out += "- **Fault model:** " + Code(k.fault_model) + "\n";
-  out += fmt::format("- **Cases:** {} run, {} violated\n", k.cases_run, k.cases_failed);
+  out += "- **Cases:** " + CaseCountsText(k) + "\n";
   if (!k.counterexample) {
     out += "- No case violated, so there is no counterexample to replay.\n\n### Fault-point coverage\n\n";
     CoverageTable(k, out);

@@ -107,7 +107,7 @@ void RenderDetail(const CheckReport& k, const Paint& paint, std::string& out) {
          " — " + verdict + "\n";
   if (!k.description.empty()) out += Printable(k.description) + "\n";
   if (!k.fault_model.empty()) out += "fault model: " + Printable(k.fault_model) + "\n";
-  out += fmt::format("cases: {} run, {} violated\n", k.cases_run, k.cases_failed);
+  out += "cases: " + CaseCountsText(k) + "\n";
   out += OtherViolationsNote(k);
   const std::vector<CoverageRow> coverage = CoverageRows(k);
   if (!k.counterexample) {

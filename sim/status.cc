@@ -13,6 +13,7 @@ const char* Status::CodeName(Code code) {
     case Code::kNotFound: return "not-found";
     case Code::kFailedPrecondition: return "failed-precondition";
     case Code::kInternal: return "internal";
+    case Code::kHarnessLimit: return "harness-limit";
   }
   return "unknown";
 }

@@ -35,6 +35,7 @@ class Status {
     kNotFound,         // a file or binary does not exist
     kFailedPrecondition,  // the world is not in a state where this can run
     kInternal,         // a harness failure that is not a bug (server died...)
+    kHarnessLimit,     // a run stopped by a harness guard (the step guard): not a verdict
   };
 
   Status() = default;
@@ -47,6 +48,7 @@ class Status {
   static Status NotFound(std::string m) { return Status(Code::kNotFound, std::move(m)); }
   static Status FailedPrecondition(std::string m) { return Status(Code::kFailedPrecondition, std::move(m)); }
   static Status Internal(std::string m) { return Status(Code::kInternal, std::move(m)); }
+  static Status HarnessLimit(std::string m) { return Status(Code::kHarnessLimit, std::move(m)); }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }

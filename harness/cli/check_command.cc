@@ -262,6 +262,15 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
     own.shard_count = options.shard_count;
     target_options.push_back(own);
   }
+  // The case each target failed on in the harness (a harness limit, a
+  // server failure), written as a replay file so that the failure can be
+  // rerun on its own. Each target is driven by one thread at a time.
+  std::vector<std::optional<std::pair<RunConfig, int>>> harness_failed(targets.size());
+  for (size_t k = 0; k < targets.size(); ++k) {
+    target_options[k].on_harness_failure = [&harness_failed, k](const RunConfig& failed, int case_index) {
+      harness_failed[k] = std::make_pair(failed, case_index);
+    };
+  }
   auto ranges_line = [&](const Target& t, const SwarmRanges& r, const FaultModel& model,
                          const std::vector<std::string>& notes) {
     // A protocol whose sites are found by running it: the sites its probes found.
@@ -278,12 +287,43 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
   };
   // Writes target k's replay file, prints its row and adds it to the report.
   // Returns -1, or the exit code when the check itself failed.
+  // Writes `failed`, a case of target k the harness could not finish, as a
+  // replay file that reruns it alone. Returns what to tell the user ("" when
+  // there is no --out or the file could not be written).
+  auto WriteUnfinishedCase = [&](size_t k, const RunConfig& failed, int case_index) -> std::string {
+    const Target& t = targets[k];
+    if (output.out_dir.empty()) return "";
+    const std::string file = JoinPath(output.out_dir, ReplayFileName(t.scenario.name + "-harness-limit"));
+    Scenario replay = t.scenario;
+    replay.config = failed;
+    replay.config.keep_trace = false;
+    replay.name = ScenarioNameFrom(t.scenario.name + "-harness-limit");
+    replay.origin = case_index >= 0 ? fmt::format("{} (case {} of seed {}, which the harness could not finish)",
+                                                  CommandLine(), case_index, target_options[k].seed)
+                                    : fmt::format("{} (a smaller case tried while shrinking, which the harness "
+                                                  "could not finish)",
+                                                  CommandLine());
+    if (!t.scenario_file.empty()) RebaseScriptPaths(&replay, t.scenario_file, file);
+    replay.server = *server_version;
+    if (!WriteFileAtomically(file, WriteScenario(replay)).ok()) return "";
+    written.push_back(file);
+    RecordRunFiles(output.out_dir, written);
+    return fmt::format("`xackly replay {}` reruns that case alone", file);
+  };
+  // Writes target k's replay file, prints its row and adds it to the report.
+  // Returns -1, or the exit code when the check itself failed.
+  bool incomplete = false;  // a check stopped some cases at the harness limit and found nothing
   auto FinishTarget = [&](size_t k, const TargetCheck& c) -> int {
     const Target& t = targets[k];
     const RunConfig& base = t.scenario.config;
     const Result<CheckOutcome>& outcome = c.outcome;
     if (!outcome.ok()) {
-      PrintError("check", outcome.status());
+      // Among several targets, say whose case it was.
+      PrintError("check", targets.size() > 1 ? outcome.status().WithContext(t.scenario.name) : outcome.status());
+      if (harness_failed[k]) {
+        std::string rerun = WriteUnfinishedCase(k, harness_failed[k]->first, harness_failed[k]->second);
+        if (!rerun.empty()) fmt::print(stderr, "{}\n", rerun);
+      }
       return ExitCodeOf(outcome.status());
     }
     std::string replay_file;
@@ -322,6 +362,16 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
                  row.counterexample ? ", minimal: " + row.counterexample_size : "", outcome->determinism_reruns,
                  outcome->determinism_reruns == 1 ? "" : "s", row.seconds);
       std::fflush(human);
+    }
+    if (outcome->cases_unjudged > 0) {
+      // Not judged, not a verdict: said even with --quiet, since it changes the exit code.
+      std::string rerun = WriteUnfinishedCase(k, outcome->unjudged_config, *outcome->unjudged_index);
+      fmt::print(stderr,
+                 "{}: {} case{} stopped by the harness limit, not judged (the first, case {}: {}){}{}\n", row.name,
+                 outcome->cases_unjudged, outcome->cases_unjudged == 1 ? "" : "s", *outcome->unjudged_index,
+                 outcome->unjudged_why, rerun.empty() ? "" : "; ", rerun);
+      // Without what the check looks for, the search is incomplete.
+      if (!outcome->hit_index) incomplete = true;
     }
     if (!flags.output.quiet && targets.size() == 1) {
       std::vector<std::string> unreachable = UnreachableSites(base);
@@ -441,13 +491,15 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
   // command.
   bool many = rep.checks.size() > 1;
   for (const std::string& f : written) fmt::print(human, "wrote {}\n", f);
-  if (PrintMachineReport(rep, output)) return rep.all_matched ? kExitOk : kExitVerdictMismatch;
+  // Every judged case matched, but some were not judged: exit 3, not 0.
+  const int passed_code = incomplete ? kExitHarnessFailure : kExitOk;
+  if (PrintMachineReport(rep, output)) return rep.all_matched ? passed_code : kExitVerdictMismatch;
   if (many && !output.out_dir.empty() && output.stdout_format.empty()) {
     fmt::print("stories and timelines of every counterexample: {}/report.html, {}/report.md\n", output.out_dir,
                output.out_dir);
   }
   std::printf("\n%s", report::RenderText(rep, ColorAllowed(stdout), many).c_str());
-  return rep.all_matched ? kExitOk : kExitVerdictMismatch;
+  return rep.all_matched ? passed_code : kExitVerdictMismatch;
 }
 
 }  // namespace
@@ -464,7 +516,8 @@ void RegisterCheckCommand(CLI::App& app, CommandResult& result) {
       "is shrunk to a minimal case, written to --out as a replay file; `xackly replay FILE` "
       "reproduces it exactly.\n"
       "Exit 0: every observed verdict matches its expectation; 1: one does not; 2: bad input; 3: "
-      "harness or server failure.");
+      "harness or server failure, or a search that found nothing while some cases stopped at the "
+      "step guard (not judged; the first is written to --out as NAME-harness-limit.replay.toml).");
   AddTargetFlags(cmd, &flags->target);
   cmd->add_flag("--all", flags->all,
                 "check every catalog protocol, then the protocol scripts (the catalog as scripts, the "

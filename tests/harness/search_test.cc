@@ -173,16 +173,40 @@ TEST_F(SearchCliTest, TheStepGuardIsExitThreeNamingTheKnob) {
   EXPECT_FALSE(Contains(out.output, "stuck")) << out.output;
 }
 
-// Under check the same guard names the generated case it stopped, so the
-// user can rerun that one case.
-TEST_F(SearchCliTest, TheStepGuardUnderCheckNamesTheCase) {
+// Under check the same guard leaves the case unjudged without ending the
+// search: every case is tried, the first stopped one is written as a
+// replay file that reruns it alone, and a check that found nothing exits 3
+// (incomplete), not 0.
+TEST_F(SearchCliTest, TheStepGuardUnderCheckLeavesTheCaseUnjudgedAndWritesIt) {
   std::string file = Write("tight-check.toml", "protocol = \"txn-dedupe\"\n[timing]\nmax_steps = 30\n");
   CommandOutput out = RunXackly({"check", "--scenario", file, "--cases", "3", "-j", "1", "--out",
                                  (dir_ / "out").string()});
   EXPECT_EQ(out.exit_code, kExitHarnessFailure) << out.output;
-  EXPECT_TRUE(Contains(out.output, "case 0 of seed 1 (")) << out.output;
-  EXPECT_TRUE(Contains(out.output, "harness limit")) << out.output;
+  EXPECT_TRUE(Contains(out.output, "3 cases stopped by the harness limit, not judged (the first, case 0: "))
+      << out.output;
+  EXPECT_TRUE(Contains(out.output, "max_steps")) << out.output;
   EXPECT_FALSE(Contains(out.output, "stuck")) << out.output;
+  const std::string replay = (dir_ / "out" / "tight-check-harness-limit.replay.toml").string();
+  EXPECT_TRUE(Contains(out.output, "`xackly replay " + replay + "` reruns that case alone")) << out.output;
+  CommandOutput again = RunXackly({"replay", replay});
+  EXPECT_EQ(again.exit_code, kExitHarnessFailure) << again.output;
+  EXPECT_TRUE(Contains(again.output, "timing.max_steps = 30")) << again.output;
+}
+
+// A broken protocol whose violation is found is judged even when other
+// cases stopped at the harness limit: exit 1 or 0 by the verdict, the
+// unjudged cases named.
+TEST_F(SearchCliTest, AHitDecidesACheckWithUnjudgedCases) {
+  std::string file = Write("tight-broken.toml", "protocol = \"no-dedupe\"\n[timing]\nmax_steps = 80\n");
+  CommandOutput out = RunXackly({"check", "--scenario", file, "--cases", "40", "-j", "1", "--out",
+                                 (dir_ / "out").string()});
+  EXPECT_EQ(out.exit_code, kExitOk) << out.output;
+  EXPECT_TRUE(Contains(out.output, "1 case stopped by the harness limit, not judged (the first, case 0: "))
+      << out.output;
+  EXPECT_TRUE(Contains(out.output, "first hit at case 1")) << out.output;
+  // Every format says so.
+  EXPECT_TRUE(Contains(out.output, "cases: 1 run, 1 violated, 1 stopped by the harness limit (not judged)"))
+      << out.output;
 }
 
 TEST_F(SearchCliTest, CheckUsesTheScenariosSeedAndWorkloadAndSaysSo) {
