@@ -143,7 +143,24 @@ class Simulation : private FaultHost {
   // Fails only when the ledger read fails (a harness failure).
   Result<bool> Settled();
   int64_t NextWakeTime() const;
+  // The quiet window (timing.quiet_window_ms, else TimersQuietWindowMs; for a
+  // protocol script at least kScriptQuietFloorMs).
   int64_t QuietWindowMs() const;
+  // The quiet window the config's timers give (the protocol's declared
+  // timers, restarts, reconnects, stalls, outages, effects), before a
+  // script's floor; timing.quiet_window_ms when it is set.
+  int64_t TimersQuietWindowMs() const;
+  // How long an idle wait (a sleep, a park) asked for `requested_ms` lasts.
+  // As asked, except in a protocol script's run that has been quiet, after
+  // its fault phase, for longer than TimersQuietWindowMs: there the wait
+  // lasts at least 1/kIdleStretchDivisor of the silence so far. The rest of
+  // the script's quiet floor (an hour, for timers kept in variables) then
+  // takes a few hundred idle rounds instead of one per millisecond: a
+  // janitor polling every millisecond reaches the end of the window, and
+  // its verdict, inside the step guard. Oversleeping is a schedule a real
+  // process can meet; a timer read from w:now() still fires, late by at
+  // most that fraction of the silence.
+  int64_t IdleWaitMs(int64_t requested_ms) const;
   // The longest of the timers the config declares (QuietWindowMs counts
   // each of them in).
   int64_t DeclaredLongestTimerMs() const;
@@ -218,6 +235,7 @@ class Simulation : private FaultHost {
   std::string reply_text_;
   std::vector<Actor*> runnable_;  // scratch for Run's pick, reused every step
   int64_t quiet_window_ms_ = 0;   // QuietWindowMs(), fixed by the config
+  int64_t timers_quiet_window_ms_ = 0;  // TimersQuietWindowMs(), fixed by the config
   // A script's timers, read off what it does (sim/command_timers.h): the
   // longest claim threshold, key expiry, sleep or park seen so far.
   ScriptTimers script_timers_;

@@ -222,6 +222,12 @@ Result<bool> Simulation::Settled() {
 }
 
 int64_t Simulation::QuietWindowMs() const {
+  const int64_t w = TimersQuietWindowMs();
+  return config_.protocol.script != nullptr && config_.timing.quiet_window_ms <= 0 ? std::max(w, kScriptQuietFloorMs)
+                                                                                   : w;
+}
+
+int64_t Simulation::TimersQuietWindowMs() const {
   const Timing& t = config_.timing;
   if (t.quiet_window_ms > 0) return t.quiet_window_ms;
   const ProtocolDef& p = config_.protocol;
@@ -251,7 +257,14 @@ int64_t Simulation::QuietWindowMs() const {
     }
   }
   w += std::max(stall_ms, outage_ms);
-  return config_.protocol.script != nullptr ? std::max(w, kScriptQuietFloorMs) : w;
+  return w;
+}
+
+int64_t Simulation::IdleWaitMs(int64_t requested_ms) const {
+  if (!script() || fault_phase_ || config_.probe) return requested_ms;
+  const int64_t quiet_for = now_ - QuietSinceMs();
+  if (quiet_for <= timers_quiet_window_ms_) return requested_ms;
+  return std::max(requested_ms, quiet_for / kIdleStretchDivisor);
 }
 
 int64_t Simulation::DeclaredLongestTimerMs() const {
@@ -293,7 +306,7 @@ Result<RunResult> Simulation::Run() {
   for (;;) {
     if (steps_ >= max_steps) {
       for (auto& a : actors_) a->task = Task<void>();
-      return Status::Internal(fmt::format(
+      return Status::HarnessLimit(fmt::format(
           "harness limit: the run reached the step guard, timing.max_steps = {}{}, at virtual {} ms "
           "before it settled; this is not a verdict on the protocol. Raise [timing] max_steps in the "
           "scenario (0 = derived from the workload)",

@@ -99,6 +99,12 @@ inline constexpr int64_t kScriptQuietFloorMs = 3'600'000;
 // real, and what is still pending is `stuck`.
 inline constexpr int64_t kUnsettledHorizonMs = 86'400'000;
 
+// In a protocol script's run that has been quiet past the window its timers
+// give, an idle wait lasts at least the silence so far divided by this
+// (Simulation::IdleWaitMs): the floor above is then a few hundred idle
+// rounds per actor, not one per millisecond.
+inline constexpr int64_t kIdleStretchDivisor = 100;
+
 // How long a probe run (RunConfig::probe) goes on after it settles.
 inline constexpr int64_t kProbeLingerMs = 3'600'000;
 inline constexpr int64_t kProbeLingerSteps = 20'000;
@@ -133,8 +139,9 @@ struct RunResult {
 
 // Runs one case. Resets `server` first (FLUSHALL, clock to kEpochMs). Returns
 // a non-ok Status only for harness failures (the server died unexpectedly, a
-// connection could not be made, the step guard was reached: a message that
-// starts "harness limit:" and names timing.max_steps); protocol failures are
+// connection could not be made, the step guard was reached: code
+// kHarnessLimit, a message that starts "harness limit:" and names
+// timing.max_steps); protocol failures are
 // verdicts.
 // REQUIRES: ValidateRunConfig(config).ok(); server->persistence() == config.persistence
 Result<RunResult> RunSimulation(const RunConfig& config, ServerControl* server);

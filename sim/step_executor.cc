@@ -269,7 +269,7 @@ Status Simulation::ExecuteStep(Actor& a) {
     if (s.op == Op::kSleep || s.op == Op::kPark) script_timers_.AddWait(s.duration_ms);
   }
   switch (info.channel) {
-    case Channel::kLocal:
+    case Channel::kLocal: {
       if (s.op == Op::kPark && a.kind == ActorKind::kWorker && produced_ > a.produced_seen) {
         // [search] Issue 15 item 2: XREADGROUP BLOCK returns as soon as an
         // entry arrives, including one added between the empty read and
@@ -281,24 +281,33 @@ Status Simulation::ExecuteStep(Actor& a) {
                    "");
         break;
       }
+      // A quiet script's idle waits are lengthened (IdleWaitMs); the line
+      // says so.
+      const int64_t wait_ms = s.op == Op::kPark || s.op == Op::kSleep ? IdleWaitMs(s.duration_ms) : 0;
+      const std::string stretched =
+          wait_ms > s.duration_ms ? fmt::format(", lasts {} ms: the run is quiet", wait_ms) : "";
       if (s.op == Op::kPark) {
         a.state = ActorState::kParked;
-        a.park_until_ms = now_ + s.duration_ms;
+        a.park_until_ms = now_ + wait_ms;
         a.park_seq = ++park_counter_;
         trace_.Add(now_, a.name, LineKind::kLocal,
-                   fmt::format("park (nothing to read; wakes on new entries or in {} ms)", s.duration_ms),
-                   "", {.event = LineEvent::kPark, .duration_ms = s.duration_ms});
+                   fmt::format("park (nothing to read; wakes on new entries or in {} ms{})", s.duration_ms,
+                               stretched),
+                   "", {.event = LineEvent::kPark, .duration_ms = wait_ms});
         return Status::Ok();  // resumed by Wake
       }
       if (s.op == Op::kSleep) {
-        a.ready_at_ms = now_ + s.duration_ms;
-        trace_.Add(now_, a.name, LineKind::kLocal, fmt::format("sleep {} ms", s.duration_ms), "",
-                   {.event = LineEvent::kSleep, .duration_ms = s.duration_ms});
+        a.ready_at_ms = now_ + wait_ms;
+        trace_.Add(now_, a.name, LineKind::kLocal,
+                   stretched.empty() ? fmt::format("sleep {} ms", s.duration_ms)
+                                     : fmt::format("sleep {} ms ({})", s.duration_ms, stretched.substr(2)),
+                   "", {.event = LineEvent::kSleep, .duration_ms = wait_ms});
       } else {
         trace_.Add(now_, a.name, LineKind::kLocal, "checkpoint " + s.label, "",
                    {.event = LineEvent::kCheckpoint, .site = s.label});
       }
       break;
+    }
     case Channel::kRedis: {
       if (s.op == Op::kCommand && BeforeCommandFaults(a, s)) return Status::Ok();
       bool handled = false;
