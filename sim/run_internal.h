@@ -142,6 +142,11 @@ class Simulation : private FaultHost {
   // restart) goes on until that work is done or the quiet window passes.
   // Fails only when the ledger read fails (a harness failure).
   Result<bool> Settled();
+  // Whether step `s` cannot change the Redis effect ledger (a list): local
+  // and SQL steps, an external effect, and a script's command whose verb
+  // cannot write a list. Settled rereads the ledger only after a step that
+  // may have changed it.
+  bool LeavesTheLedgerAlone(const Step& s) const;
   int64_t NextWakeTime() const;
   // The quiet window (timing.quiet_window_ms, else TimersQuietWindowMs; for a
   // protocol script at least kScriptQuietFloorMs).
@@ -217,7 +222,10 @@ class Simulation : private FaultHost {
   int64_t long_work_ends_ms_ = 0;  // QuietSinceMs
   int64_t unsettled_after_ms_ = 0;  // > 0: ended by UnsettledHorizonMs
   int64_t owed_quiet_ms_ = 0;       // > 0: a script's run ended this long quiet with effects owed
-  int64_t ledger_read_at_line_ = -1;  // Settled's last read of the Redis effect ledger
+  // Settled's last read of the Redis effect ledger, as a count of trace
+  // lines that may have changed it (all but ledger_neutral_lines_).
+  int64_t ledger_read_at_line_ = -1;
+  int64_t ledger_neutral_lines_ = 0;  // lines of steps that cannot change the ledger (LeavesTheLedgerAlone)
   // A probe's linger (RunConfig::probe): it ends at this time or step (-1: not settled yet).
   int64_t linger_until_ms_ = -1;
   int64_t linger_until_step_ = -1;

@@ -199,6 +199,26 @@ bool Simulation::AllWorkersIdle() const {
   return true;
 }
 
+bool Simulation::LeavesTheLedgerAlone(const Step& s) const {
+  switch (InfoOf(s.op).channel) {
+    case Channel::kLocal:
+    case Channel::kSql: return true;
+    case Channel::kExternal: return s.op == Op::kExternalEffect;
+    case Channel::kRedis: break;
+  }
+  if (s.op != Op::kCommand || s.argv.empty()) return false;
+  // Commands that cannot write a list: stream commands, reads, and commands
+  // on other types (a WRONGTYPE error on the ledger's key changes nothing).
+  static const std::set<std::string, std::less<>> kNeutral = {
+      "XREADGROUP", "XREAD",  "XACK",    "XADD",     "XDEL",   "XTRIM",   "XCLAIM",  "XAUTOCLAIM", "XPENDING",
+      "XINFO",      "XLEN",   "XRANGE",  "XREVRANGE", "XGROUP", "GET",     "MGET",    "EXISTS",     "TTL",
+      "PTTL",       "TYPE",   "LRANGE",  "LLEN",     "LINDEX", "HGET",    "HGETALL", "HMGET",      "HEXISTS",
+      "HSET",       "HSETNX", "HINCRBY", "HDEL",     "SADD",   "SREM",    "SISMEMBER", "SMEMBERS",  "SCARD",
+      "ZADD",       "ZREM",   "ZSCORE",  "ZRANGE",   "ZCARD",  "INCR",    "INCRBY",  "DECR",       "PING",
+      "ECHO",       "TIME",   "DBSIZE"};
+  return kNeutral.count(VerbOf(s.argv[0])) > 0;
+}
+
 Result<bool> Simulation::Settled() {
   if (!AllWorkersIdle() || !oracle_.NothingLeftToDeliver()) return false;
   for (const auto& a : actors_) {
@@ -209,8 +229,9 @@ Result<bool> Simulation::Settled() {
   // Effects a script's own EVAL pushed onto the Redis ledger show only
   // there. Read it again only when something happened since the last look.
   const bool redis_effects = config_.protocol.effect == EffectSink::kRedis || script();
-  if (!redis_effects || ledger_read_at_line_ == trace_.size()) return false;
-  ledger_read_at_line_ = trace_.size();
+  const int64_t ledger_lines = trace_.size() - ledger_neutral_lines_;
+  if (!redis_effects || ledger_read_at_line_ == ledger_lines) return false;
+  ledger_read_at_line_ = ledger_lines;
   Result<std::vector<Reply>> ledger = OracleReads({{"LRANGE", names_.effects, "0", "-1"}});
   if (!ledger.ok()) return ledger.status();
   std::set<std::string> done;
@@ -411,8 +432,11 @@ Result<RunResult> Simulation::Run() {
       pick = runnable[sched_rng_.Below(runnable.size())];
     }
     if (config_.keep_trace) picks_.push_back(pick->slot);
+    const int64_t lines_before = trace_.size();
+    const bool ledger_neutral = LeavesTheLedgerAlone(*pick->pending);
     Status s = ExecuteStep(*pick);
     if (!s.ok()) return s;
+    if (ledger_neutral) ledger_neutral_lines_ += trace_.size() - lines_before;
     if (!script_error_.ok()) return script_error_;
     ++steps_;
     now_ += t.step_ms;
