@@ -476,9 +476,20 @@ Result<ProbedConfig> WithVisitedSites(const RunConfig& given, CasePool& pool, ui
   rated.fault_schedule.reset();
   rated.seed = seed;
   std::vector<Result<RunResult>> probes = pool.RunAll({quiet, rated});
+  const char* const kProbeNames[] = {"fault-free", "drawn from the model's rates"};
   std::set<std::string> crash, lost;
-  for (const Result<RunResult>& r : probes) {
-    if (!r.ok()) return r.status();
+  int judged = 0;
+  for (size_t i = 0; i < probes.size(); ++i) {
+    const Result<RunResult>& r = probes[i];
+    const std::string which = fmt::format("the probe run {} (seed {})", kProbeNames[i], i == 0 ? given.seed : seed);
+    if (!r.ok() && r.status().code() == Status::Code::kHarnessLimit) {
+      // The other probe's sites still count; the search is not stopped.
+      out.notes.push_back(which + " stopped at the harness limit, so only the sites of the other probe count: " +
+                          r.status().message());
+      continue;
+    }
+    if (!r.ok()) return r.status().WithContext(which);
+    ++judged;
     const ScriptTimers& used = r->script_timers;
     out.timers.claim_threshold_ms = std::max(out.timers.claim_threshold_ms, used.claim_threshold_ms);
     out.timers.key_expiry_ms = std::max(out.timers.key_expiry_ms, used.key_expiry_ms);
@@ -491,6 +502,11 @@ Result<ProbedConfig> WithVisitedSites(const RunConfig& given, CasePool& pool, ui
       std::string kind = key.substr(0, at);
       (kind == "crash" || kind == "stall" ? crash : lost).insert(key.substr(at + 1));
     }
+  }
+  if (judged == 0) {
+    return Status::HarnessLimit(
+        "both probe runs that find the script's fault sites stopped at the step guard (timing.max_steps), "
+        "so no case can be drawn: " + out.notes.back());
   }
   FaultModel& sites = out.config.faults;
   if (m.crash_points.empty() && !crash.empty()) sites.crash_points.assign(crash.begin(), crash.end());

@@ -282,7 +282,7 @@ int64_t Simulation::TimersQuietWindowMs() const {
 }
 
 int64_t Simulation::IdleWaitMs(int64_t requested_ms) const {
-  if (!script() || fault_phase_ || config_.probe) return requested_ms;
+  if (!script() || fault_phase_) return requested_ms;
   const int64_t quiet_for = now_ - QuietSinceMs();
   if (quiet_for <= timers_quiet_window_ms_) return requested_ms;
   return std::max(requested_ms, quiet_for / kIdleStretchDivisor);
