@@ -566,10 +566,9 @@ Result<CheckOutcome> RunCheck(const RunConfig& given, CasePool& pool, const Chec
     for (size_t k = 0; k < results.size(); ++k) {
       if (results[k].ok()) continue;
       const size_t at = k < searched ? k : rechecked[k - searched];
-      // A harness limit leaves the case unjudged (below), and its rerun
-      // stops there too (the self-check below compares the two).
-      const bool limit = results[k].status().code() == Status::Code::kHarnessLimit;
-      if (limit && (k < searched || !results[at].ok())) continue;
+      // A harness limit leaves the case unjudged (below; the self-check
+      // below sees whether its rerun stopped too).
+      if (results[k].status().code() == Status::Code::kHarnessLimit) continue;
       // Any other harness failure names its case, so that it can be rerun.
       if (options.on_harness_failure) options.on_harness_failure(configs[k], indexes[b + at]);
       return results[k].status().WithContext(
@@ -583,7 +582,7 @@ Result<CheckOutcome> RunCheck(const RunConfig& given, CasePool& pool, const Chec
         if (!results[rechecked[n]].ok() && !results[searched + n].ok()) continue;  // a harness limit both times
         return Status::Internal(fmt::format(
             "determinism self-check failed: case {} of seed {} ({}) ran twice and stopped at the harness "
-            "limit only once; replaying it cannot be trusted",
+            "limit only one time; replaying it cannot be trusted",
             indexes[b + rechecked[n]], options.seed, cases[rechecked[n]].value().ToString()));
       }
       const RunResult& first = *results[rechecked[n]];
@@ -702,6 +701,7 @@ Result<CheckOutcome> RunCheck(const RunConfig& given, CasePool& pool, const Chec
     out.observed = "ok";
     out.matched = Matches(base.expected, {});
   }
+  if (out.Undecided()) out.matched = false;
   out.seconds = Seconds(started);
   return out;
 }

@@ -214,6 +214,9 @@ struct CheckOutcome {
   // on without them. The first one, whole, so it can be written as a
   // replay file and rerun alone.
   int cases_unjudged = 0;
+  // Unjudged cases without a hit may hold what the search looks for: the
+  // check is not decided, and `matched` is false.
+  bool Undecided() const { return cases_unjudged > 0 && !hit_index; }
   std::optional<int> unjudged_index;
   RunConfig unjudged_config;
   std::string unjudged_why;                     // its harness-limit message

@@ -185,6 +185,7 @@ Result<PropertyResult> CheckProperty(const RunConfig& given, const PropertyOptio
   out.server_version = *server_version;
   out.cases_run = outcome->cases_run;
   out.cases_with_violations = outcome->cases_with_violations;
+  out.cases_unjudged = outcome->cases_unjudged;
   out.matched = outcome->matched;
   out.observed = outcome->observed;
   out.faults_fired = outcome->coverage.fired;
@@ -202,6 +203,10 @@ std::string PropertyResult::Summary() const {
                                 protocol, expected.ToString(), observed, matched ? "matched" : "DOES NOT MATCH",
                                 report::Count(cases_run, "case"), seed, server_version,
                                 cases_with_violations);
+  if (cases_unjudged > 0) {
+    out += fmt::format("{} stopped by the harness limit, not judged (raise timing.max_steps). ",
+                       report::Count(cases_unjudged, "case"));
+  }
   out += fault_model == FaultModel{}.ToString()
              ? std::string("Fault model: none, this check injects NO faults (it only shows the protocol works when "
                            "nothing fails). ")

@@ -118,9 +118,11 @@ struct PropertyResult {
   std::string server_version;  // "redis 7.0.15"
   int cases_run = 0;
   int cases_with_violations = 0;
+  int cases_unjudged = 0;  // stopped by the harness limit (the step guard), not judged
   // The observed verdict class equals the expectation: for a protocol
   // expected `ok`, no case showed a violation; for a broken one, a case
-  // showed the expected violation.
+  // showed the expected violation. Never with unjudged cases and no hit:
+  // those cases may hold it.
   bool matched = false;
   std::string observed;   // "ok", "duplicate", "duplicate+lost"...
   // The fault model the cases drew their faults from (FaultModel::ToString:

@@ -99,7 +99,8 @@ report::CheckReport MergeCheck(const std::vector<const report::CheckReport*>& pa
         merged.observed = cls;
       }
     }
-    merged.matched = merged.expected.IsOk() && observed_votes.empty();
+    merged.undecided = merged.cases_unjudged > 0;  // the unjudged cases may hold it (check_command.cc)
+    merged.matched = merged.expected.IsOk() && observed_votes.empty() && !merged.undecided;
   }
   return merged;
 }

@@ -87,6 +87,12 @@ std::string CaseCountsText(const CheckReport& check) {
   return out;
 }
 
+const char* UndecidedWhy(const CheckReport& check) {
+  return check.cases_unjudged > 0 && check.first_hit_case < 0
+             ? "cases stopped by the harness limit were not judged and may hold it"
+             : "in this shard: merge the shards to decide";
+}
+
 const char* ResultWord(const CheckReport& check) {
   if (check.matched) return "matched";
   return check.undecided ? "undecided" : "MISMATCH";
@@ -101,12 +107,16 @@ std::string Summary(const Report& report) {
   const auto matched = static_cast<size_t>(
       std::count_if(report.checks.begin(), report.checks.end(),
                     [](const CheckReport& c) { return c.matched; }));
-  const auto undecided = static_cast<size_t>(
-      std::count_if(report.checks.begin(), report.checks.end(),
-                    [](const CheckReport& c) { return c.undecided; }));
+  size_t undecided = 0;
+  const CheckReport* an_undecided = nullptr;
+  for (const CheckReport& c : report.checks) {
+    if (!c.undecided) continue;
+    ++undecided;
+    an_undecided = &c;
+  }
   return fmt::format("{} of {} {} matched {} expectation{}", matched, total,
                      total == 1 ? "check" : "checks", total == 1 ? "its" : "their",
-                     undecided == 0 ? "" : fmt::format(", {} undecided in this shard", undecided));
+                     undecided == 0 ? "" : fmt::format(", {} undecided ({})", undecided, UndecidedWhy(*an_undecided)));
 }
 
 std::string FormatDuration(int64_t ms) {

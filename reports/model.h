@@ -59,7 +59,9 @@ struct CheckReport {
   bool matched = false;
   // One shard of several (`check --shard`) met no case that decides this
   // check: a broken protocol's violation may lie in another shard's cases.
-  // Neither matched nor a mismatch; `xackly merge` decides.
+  // Neither matched nor a mismatch; `xackly merge` decides. Also a check
+  // that found nothing while some of its cases were not judged
+  // (cases_unjudged): they may hold it.
   bool undecided = false;
   int cases_run = 0;
   int cases_failed = 0;          // cases whose verdict differed from ok
@@ -148,6 +150,10 @@ std::string CaseCountsText(const CheckReport& check);
 
 // A check passes when it matched its expectation or is undecided in a shard.
 inline bool Passed(const CheckReport& check) { return check.matched || check.undecided; }
+
+// Why an undecided check is: "in this shard: merge the shards to decide",
+// or that cases the harness could not judge may hold what it looks for.
+const char* UndecidedWhy(const CheckReport& check);
 
 // A check's result in one word: "matched", "undecided" or "MISMATCH"
 // (never "ok", which is a verdict: "observed ok").

@@ -134,7 +134,7 @@ std::string RenderJunit(const Report& report) {
                        Seconds(k.seconds));
     const CaseTexts texts = TextsOf(k);
     if (k.undecided) {
-      out += "      <skipped message=\"undecided in this shard: merge the shards to decide\"/>\n";
+      out += fmt::format("      <skipped message=\"undecided {}\"/>\n", Attr(UndecidedWhy(k)));
     } else if (!k.matched) {
       out += fmt::format("      <failure message=\"{}\" type=\"mismatch\">{}</failure>\n",
                          Attr(fmt::format("expected {}, observed {}", k.expected.ToString(), Or(k.observed, "?"))),

@@ -418,10 +418,10 @@ std::optional<FaultSpec> FaultPlan::AtPoint(std::string_view actor_slot, std::st
   // first visit by this actor, the only time the visited sets can grow.
   thread_local std::string key;
   key.assign(1, crash_site ? 'c' : 'l').append(actor_slot).append(1, '|').append(site);
-  auto [visit, first] = visits_.try_emplace(key);
+  auto [visit, first] = visits_.try_emplace(key, 0);
   if (first) (crash_site ? visited_crash_ : visited_lost_).emplace(site);
   if (!enabled_) return std::nullopt;
-  int nth = ++visit->second.count;
+  int nth = ++visit->second;
   std::optional<FaultSpec> hit;
   if (explicit_) {
     for (size_t i = 0; i < point_specs_.size(); ++i) {
@@ -440,8 +440,7 @@ std::optional<FaultSpec> FaultPlan::AtPoint(std::string_view actor_slot, std::st
       }
     }
   } else {
-    if (visit->second.stream == nullptr) visit->second.stream = &PointStream(actor_slot);
-    Rng& rng = *visit->second.stream;
+    Rng& rng = PointStream(actor_slot);
     auto draw = [&](FaultKind kind, uint32_t ppm) {
       // Always draw, so that enabling one kind never shifts another's stream.
       bool chance = rng.ChancePpm(ppm);

@@ -248,13 +248,7 @@ class FaultPlan {
   std::vector<int> visits_since_;       // point_specs_[i]'s visits at or after its at_ms
   std::vector<FaultSpec> scheduled_;
   std::set<int> poison_;
-  // A site's visits by one actor, and that actor's point stream (a node
-  // of point_rng_, which never moves), found by the same lookup.
-  struct SiteVisits {
-    int count = 0;
-    Rng* stream = nullptr;  // rate mode: set at the first drawing visit
-  };
-  std::unordered_map<std::string, SiteVisits> visits_;  // "cw1|after-effect" -> its visits
+  std::unordered_map<std::string, int> visits_;  // "cw1|after-effect" -> visits so far
   std::set<std::string, std::less<>> visited_crash_;
   std::set<std::string, std::less<>> visited_lost_;
   std::vector<FaultSpec> fired_;

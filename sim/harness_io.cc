@@ -116,7 +116,7 @@ Status Simulation::FinalReads(Oracle::FinalState* fs) {
       {"XRANGE", names_.dead_letters, "-", "+"}};
   // A script may write Redis effects (w:effect or its own EVAL): the ledger
   // list is the truth for them.
-  bool redis_effects = config_.protocol.effect == EffectSink::kRedis || script();
+  const bool redis_effects = RedisEffects();
   if (redis_effects) reads.push_back({"LRANGE", names_.effects, "0", "-1"});
   const size_t first_parking = reads.size();
   for (const std::string& key : feed_.parking_streams()) reads.push_back({"XRANGE", key, "-", "+"});

@@ -93,6 +93,9 @@ class Simulation : private FaultHost {
   enum class PointFault : uint8_t { kNone, kCrashed, kStalled };
   PointFault FirePointFault(Actor& a, const Step& s, const char* point);
   bool script() const { return config_.protocol.script != nullptr; }
+  // Effects may land on the Redis effect ledger (a list): a Redis-effect
+  // protocol, or a script, whose own EVAL may push them there.
+  bool RedisEffects() const { return config_.protocol.effect == EffectSink::kRedis || script(); }
 
   // --- Faults and harness I/O ---
   // Writes a scheduled fault's trace line and runs its injector.

@@ -228,7 +228,7 @@ Result<bool> Simulation::Settled() {
   if (owed.empty()) return true;
   // Effects a script's own EVAL pushed onto the Redis ledger show only
   // there. Read it again only when something happened since the last look.
-  const bool redis_effects = config_.protocol.effect == EffectSink::kRedis || script();
+  const bool redis_effects = RedisEffects();
   const int64_t ledger_lines = trace_.size() - ledger_neutral_lines_;
   if (!redis_effects || ledger_read_at_line_ == ledger_lines) return false;
   ledger_read_at_line_ = ledger_lines;
@@ -433,7 +433,7 @@ Result<RunResult> Simulation::Run() {
     }
     if (config_.keep_trace) picks_.push_back(pick->slot);
     const int64_t lines_before = trace_.size();
-    const bool ledger_neutral = LeavesTheLedgerAlone(*pick->pending);
+    const bool ledger_neutral = RedisEffects() && LeavesTheLedgerAlone(*pick->pending);
     Status s = ExecuteStep(*pick);
     if (!s.ok()) return s;
     if (ledger_neutral) ledger_neutral_lines_ += trace_.size() - lines_before;

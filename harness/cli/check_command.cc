@@ -285,30 +285,39 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
                                             "; a subset of the fault kinds per case") +
            NoteLines(t.scenario.name, notes);
   };
-  // Writes target k's replay file, prints its row and adds it to the report.
-  // Returns -1, or the exit code when the check itself failed.
+  // Writes `replay` (a case of target k, its config set) to --out as FILE
+  // (ReplayFileName of the target's name + `file_suffix`), named the
+  // target's name + `name_suffix`, its script paths rebased there, with this
+  // run's server. Returns FILE.
+  auto WriteCaseFile = [&](size_t k, Scenario replay, const std::string& file_suffix,
+                           const std::string& name_suffix) -> Result<std::string> {
+    const Target& t = targets[k];
+    const std::string file = JoinPath(output.out_dir, ReplayFileName(t.scenario.name + file_suffix));
+    replay.name = ScenarioNameFrom(t.scenario.name + name_suffix);
+    if (!t.scenario_file.empty()) RebaseScriptPaths(&replay, t.scenario_file, file);
+    replay.server = *server_version;
+    written.push_back(file);
+    Status s = WriteFileAtomically(file, WriteScenario(replay));
+    if (!s.ok()) return s;
+    return file;
+  };
   // Writes `failed`, a case of target k the harness could not finish, as a
   // replay file that reruns it alone. Returns what to tell the user ("" when
   // there is no --out or the file could not be written).
   auto WriteUnfinishedCase = [&](size_t k, const RunConfig& failed, int case_index) -> std::string {
-    const Target& t = targets[k];
     if (output.out_dir.empty()) return "";
-    const std::string file = JoinPath(output.out_dir, ReplayFileName(t.scenario.name + "-harness-limit"));
-    Scenario replay = t.scenario;
+    Scenario replay = targets[k].scenario;
     replay.config = failed;
     replay.config.keep_trace = false;
-    replay.name = ScenarioNameFrom(t.scenario.name + "-harness-limit");
     replay.origin = case_index >= 0 ? fmt::format("{} (case {} of seed {}, which the harness could not finish)",
                                                   CommandLine(), case_index, target_options[k].seed)
                                     : fmt::format("{} (a smaller case tried while shrinking, which the harness "
                                                   "could not finish)",
                                                   CommandLine());
-    if (!t.scenario_file.empty()) RebaseScriptPaths(&replay, t.scenario_file, file);
-    replay.server = *server_version;
-    if (!WriteFileAtomically(file, WriteScenario(replay)).ok()) return "";
-    written.push_back(file);
-    RecordRunFiles(output.out_dir, written);
-    return fmt::format("`xackly replay {}` reruns that case alone", file);
+    Result<std::string> file = WriteCaseFile(k, std::move(replay), "-harness-limit", "-harness-limit");
+    if (!file.ok()) return "";
+    RecordRunFiles(output.out_dir, written);  // also when the check ends here, with a failure
+    return fmt::format("`xackly replay {}` reruns that case alone", *file);
   };
   // Writes target k's replay file, prints its row and adds it to the report.
   // Returns -1, or the exit code when the check itself failed.
@@ -328,20 +337,16 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
     }
     std::string replay_file;
     if (outcome->counterexample_index && !output.out_dir.empty()) {
-      replay_file = JoinPath(output.out_dir, ReplayFileName(t.scenario.name));
       std::string origin = fmt::format("{} (case {} of seed {}, after {} shrink{})", CommandLine(),
                                        *outcome->counterexample_index, target_options[k].seed,
                                        outcome->shrink_steps, outcome->shrink_steps == 1 ? "" : "s");
-      Scenario replay = ReplayScenario(t.scenario, outcome->minimal_config, outcome->minimal_result, origin);
-      replay.name = ScenarioNameFrom(t.scenario.name + "-counterexample");
-      if (!t.scenario_file.empty()) RebaseScriptPaths(&replay, t.scenario_file, replay_file);
-      replay.server = *server_version;
-      written.push_back(replay_file);
-      Status s = WriteFileAtomically(replay_file, WriteScenario(replay));
-      if (!s.ok()) {
-        PrintError("check", s);
+      Result<std::string> file = WriteCaseFile(
+          k, ReplayScenario(t.scenario, outcome->minimal_config, outcome->minimal_result, origin), "", "-counterexample");
+      if (!file.ok()) {
+        PrintError("check", file.status());
         return kExitHarnessFailure;
       }
+      replay_file = *file;
     }
     report::CheckReport row = ToCheckReport(t.scenario.name, t.scenario.description, base, *outcome, replay_file);
     if (row.counterexample) row.counterexample->scenario_file = t.scenario_file;
@@ -350,6 +355,11 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
     // violation of a correct one is.
     row.undecided = options.shard_count > 1 && !row.matched && !outcome->hit_index &&
                     !row.expected.IsOk();
+    // Cases the harness could not judge may hold what the search looks for:
+    // without a hit the check is not decided (exit 3), whatever the judged
+    // cases showed.
+    row.undecided = row.undecided || outcome->Undecided();
+    incomplete = incomplete || outcome->Undecided();
     rep.all_matched = rep.all_matched && report::Passed(row);
     if (!flags.output.quiet) {
       fmt::print(human,
@@ -370,8 +380,6 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
                  "{}: {} case{} stopped by the harness limit, not judged (the first, case {}: {}){}{}\n", row.name,
                  outcome->cases_unjudged, outcome->cases_unjudged == 1 ? "" : "s", *outcome->unjudged_index,
                  outcome->unjudged_why, rerun.empty() ? "" : "; ", rerun);
-      // Without what the check looks for, the search is incomplete.
-      if (!outcome->hit_index) incomplete = true;
     }
     if (!flags.output.quiet && targets.size() == 1) {
       std::vector<std::string> unreachable = UnreachableSites(base);

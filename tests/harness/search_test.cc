@@ -184,6 +184,10 @@ TEST_F(SearchCliTest, TheStepGuardUnderCheckLeavesTheCaseUnjudgedAndWritesIt) {
   EXPECT_EQ(out.exit_code, kExitHarnessFailure) << out.output;
   EXPECT_TRUE(Contains(out.output, "3 cases stopped by the harness limit, not judged (the first, case 0: "))
       << out.output;
+  // No case judged is no verdict: undecided, not "matched" with 0 cases.
+  EXPECT_TRUE(Contains(out.output, "0 of 1 check matched its expectation, 1 undecided (cases stopped by the "
+                                   "harness limit were not judged"))
+      << out.output;
   EXPECT_TRUE(Contains(out.output, "max_steps")) << out.output;
   EXPECT_FALSE(Contains(out.output, "stuck")) << out.output;
   const std::string replay = (dir_ / "out" / "tight-check-harness-limit.replay.toml").string();
