@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "sim/actor_name.h"
+#include "sim/commands.h"
 #include "sim/rng.h"
 #include "sim/text.h"
 
@@ -22,21 +23,6 @@ rc::Gen<std::string> WorkerSlot(int max_workers) {
 }
 
 int64_t Clamp(int64_t v, int64_t lo) { return std::max(lo, v); }
-
-// Whether a request named `verb` (a Redis command or an SQL verb, as lost
-// sites name them) may change state. Reads, and the commands that only
-// open or watch a transaction, do not: losing one is a reconnect.
-bool ChangesState(std::string_view verb) {
-  static const std::set<std::string, std::less<>> kReadOnly = {
-      "XRANGE", "XREVRANGE", "XLEN", "XINFO", "XPENDING", "XREAD", "GET", "MGET", "STRLEN", "GETRANGE",
-      "EXISTS", "TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME", "TYPE", "KEYS", "SCAN", "HGET", "HMGET",
-      "HGETALL", "HKEYS", "HVALS", "HLEN", "HEXISTS", "HSCAN", "SMEMBERS", "SISMEMBER", "SMISMEMBER",
-      "SCARD", "SSCAN", "ZRANGE", "ZRANGEBYSCORE", "ZREVRANGE", "ZSCORE", "ZCARD", "ZRANK", "ZCOUNT",
-      "ZSCAN", "LRANGE", "LLEN", "LINDEX", "LPOS", "PING", "ECHO", "TIME", "INFO", "DBSIZE",
-      "EVAL_RO", "EVALSHA_RO", "FCALL_RO", "MULTI", "WATCH", "UNWATCH", "DISCARD", "OBJECT",
-      "BITCOUNT", "GETBIT", "PFCOUNT", "SELECT", "BEGIN"};
-  return kReadOnly.count(verb) == 0;
-}
 
 // A scheduled fault's time in [0, phase_ms]: half of the draws uniform over
 // the fault phase, half on a logarithmic scale (a power-of-two band, then
@@ -64,8 +50,6 @@ rc::Gen<int64_t> Duration(int64_t lo, int64_t hi) {
 std::vector<rc::Gen<FaultSpec>> FaultGens(const RunConfig& base, const std::vector<FaultKind>& kinds,
                                           const CaseBounds& b, const SwarmRanges& r) {
   const FaultModel& m = base.faults;
-  const std::vector<std::string>& points = m.CrashSites();
-  const std::vector<std::string>& sites = m.LostSites();
   // Scheduled faults land anywhere in the case's fault phase (a smaller
   // case ignores those past its own end).
   auto at = FaultTime(r.fault_phase_ms);
@@ -80,57 +64,46 @@ std::vector<rc::Gen<FaultSpec>> FaultGens(const RunConfig& base, const std::vect
       {{3, rc::gen::just(Visit{1, 0})},
        {1, rc::gen::map(rc::gen::inRange(2, 4), [](int n) { return Visit{n, 0}; })},
        {2, rc::gen::map(at, [](int64_t t) { return Visit{1, t}; })}});
-  // A swarm draws each duration within its range, or the model's own value.
-  auto drawn = [&](int64_t model_ms, int64_t lo, int64_t hi) {
-    if (!b.swarm) return rc::gen::just(model_ms);
+  // A kind's duration parameter: in a swarm, within the range its search
+  // scale gives, or the model's own value; else the model's value.
+  auto duration = [&](FaultKind kind) {
+    const int64_t model_ms = m.ModelDurationMs(kind);
+    const SearchScale scale = InfoOf(kind).search;
+    if (!b.swarm || scale == SearchScale::kModelValue) return rc::gen::just(model_ms);
+    const auto [lo, hi] = r.RangeOf(scale);
     return rc::gen::oneOf(Duration(lo, hi), rc::gen::just(model_ms));
   };
   std::vector<rc::Gen<FaultSpec>> gens;
   for (FaultKind kind : kinds) {
-    switch (kind) {
-      case FaultKind::kCrash:
-      case FaultKind::kStall:
+    const FaultKindInfo& info = InfoOf(kind);
+    switch (info.fault_class) {
+      case FaultClass::kPoint: {
+        // Lost requests at XADD are the producer's; every other site a worker's.
+        const SiteFamily family = info.Sites();
         gens.push_back(rc::gen::map(
-            rc::gen::tuple(WorkerSlot(b.max_workers), rc::gen::elementOf(points), visit,
-                           drawn(m.stall_ms, r.stall_min_ms, r.stall_max_ms)),
-            [kind](const std::tuple<std::string, std::string, Visit, int64_t>& t) {
-              FaultSpec s;
-              s.kind = kind;
-              s.actor = std::get<0>(t);
-              s.site = std::get<1>(t);
-              std::tie(s.nth, s.at_ms) = std::get<2>(t);
-              if (kind == FaultKind::kStall) s.duration_ms = std::get<3>(t);
-              return s;
-            }));
-        break;
-      case FaultKind::kLostRequest:
-      case FaultKind::kLostReply:
-        gens.push_back(rc::gen::map(
-            rc::gen::tuple(WorkerSlot(b.max_workers), rc::gen::elementOf(sites), visit),
-            [kind](const std::tuple<std::string, std::string, Visit>& t) {
+            rc::gen::tuple(WorkerSlot(b.max_workers), rc::gen::elementOf(m.Sites(family)), visit, duration(kind)),
+            [kind, family](const std::tuple<std::string, std::string, Visit, int64_t>& t) {
               FaultSpec s;
               s.kind = kind;
               s.site = std::get<1>(t);
-              s.actor = s.site == "XADD" ? ActorName(ActorRole::kProducer, 1) : std::get<0>(t);
+              s.actor = family == SiteFamily::kRequest && s.site == "XADD" ? ActorName(ActorRole::kProducer, 1)
+                                                                           : std::get<0>(t);
               std::tie(s.nth, s.at_ms) = std::get<2>(t);
+              s.duration_ms = std::get<3>(t);
               return s;
             }));
         break;
-      case FaultKind::kPoison:
-        gens.push_back(rc::gen::map(rc::gen::inRange(1, b.max_events + 1), [](int event) {
+      }
+      case FaultClass::kEvent:
+        gens.push_back(rc::gen::map(rc::gen::inRange(1, b.max_events + 1), [kind](int event) {
           FaultSpec s;
-          s.kind = FaultKind::kPoison;
+          s.kind = kind;
           s.event = event;
           return s;
         }));
         break;
-      default: {  // scheduled faults: their parameter from the model (FaultKindInfo)
-        int64_t model_ms = m.ModelDurationMs(kind);
-        rc::Gen<int64_t> duration =
-            kind == FaultKind::kClockJump     ? drawn(model_ms, r.clock_jump_min_ms, r.clock_jump_max_ms)
-            : kind == FaultKind::kStoreOutage ? drawn(model_ms, r.outage_min_ms, r.outage_max_ms)
-                                              : rc::gen::just(model_ms);
-        gens.push_back(rc::gen::map(rc::gen::tuple(at, duration),
+      case FaultClass::kScheduled:
+        gens.push_back(rc::gen::map(rc::gen::tuple(at, duration(kind)),
                                     [kind, target = m.ModelTarget(kind)](const std::tuple<int64_t, int64_t>& t) {
           FaultSpec s;
           s.kind = kind;
@@ -139,7 +112,7 @@ std::vector<rc::Gen<FaultSpec>> FaultGens(const RunConfig& base, const std::vect
           s.duration_ms = std::get<1>(t);
           return s;
         }));
-      }
+        break;
     }
   }
   return gens;
@@ -237,6 +210,17 @@ std::string SwarmRangesText(const SwarmRanges& r) {
                      r.produce_every_max_ms, r.produce_burst_max, r.restart_delay_min_ms,
                      r.restart_delay_max_ms, r.stall_min_ms,
                      r.stall_max_ms, r.clock_jump_min_ms, r.clock_jump_max_ms, r.outage_min_ms, r.outage_max_ms);
+}
+
+std::pair<int64_t, int64_t> SwarmRanges::RangeOf(SearchScale scale) const {
+  switch (scale) {
+    case SearchScale::kStall: return {stall_min_ms, stall_max_ms};
+    case SearchScale::kClockJump: return {clock_jump_min_ms, clock_jump_max_ms};
+    case SearchScale::kOutage: return {outage_min_ms, outage_max_ms};
+    case SearchScale::kModelValue: break;
+  }
+  XACKLY_CHECK(false);  // REQUIRES
+  return {0, 0};
 }
 
 SwarmRanges SwarmRangesFor(const RunConfig& base, const CaseBounds& b, const ScriptTimers& seen) {
@@ -425,19 +409,15 @@ std::vector<std::string> UnreachableSites(const RunConfig& c) {
   // steps it really takes; the probes of WithVisitedSites find them, and no
   // operation list can say otherwise.
   if (SitesFoundByRunning(c.protocol)) return out;
-  auto add = [&](std::initializer_list<FaultKind> kinds, const std::vector<std::string>& all,
-                 const std::vector<std::string>& reachable) {
-    for (FaultKind k : kinds) {
-      if (!c.faults.Has(k)) continue;
-      for (const std::string& site : all) {
-        if (std::find(reachable.begin(), reachable.end(), site) == reachable.end()) {
-          out.push_back(std::string(FaultKindName(k)) + "@" + site);
-        }
-      }
+  for (FaultKind k : c.faults.kinds) {
+    const SiteFamily family = InfoOf(k).Sites();
+    if (family == SiteFamily::kNone) continue;
+    const bool crash_point = family == SiteFamily::kCrashPoint;
+    const std::vector<std::string> reachable = crash_point ? CrashPointsOf(c.protocol) : LostSitesOf(c.protocol);
+    for (const std::string& site : crash_point ? AllCrashPoints() : AllLostSites()) {
+      if (std::find(reachable.begin(), reachable.end(), site) == reachable.end()) out.push_back(SiteKey(k, site));
     }
-  };
-  add({FaultKind::kCrash, FaultKind::kStall}, AllCrashPoints(), CrashPointsOf(c.protocol));
-  add({FaultKind::kLostRequest, FaultKind::kLostReply}, AllLostSites(), LostSitesOf(c.protocol));
+  }
   return out;
 }
 
@@ -498,9 +478,9 @@ Result<ProbedConfig> WithVisitedSites(const RunConfig& given, CasePool& pool, ui
       if (std::find(out.notes.begin(), out.notes.end(), note) == out.notes.end()) out.notes.push_back(note);
     }
     for (const std::string& key : r->coverage.reachable) {
-      size_t at = key.find('@');
-      std::string kind = key.substr(0, at);
-      (kind == "crash" || kind == "stall" ? crash : lost).insert(key.substr(at + 1));
+      const std::optional<ParsedSiteKey> site = ParseSiteKey(key);
+      if (!site) continue;
+      (InfoOf(site->kind).Sites() == SiteFamily::kCrashPoint ? crash : lost).insert(site->site);
     }
   }
   if (judged == 0) {
@@ -515,7 +495,7 @@ Result<ProbedConfig> WithVisitedSites(const RunConfig& given, CasePool& pool, ui
     // something (a lost read is a reconnect, which crashes cover already):
     // whatever commands the consumer uses, not only the default sites.
     for (const std::string& site : lost) {
-      if (ChangesState(site)) sites.lost_sites.push_back(site);
+      if (SiteChangesState(site)) sites.lost_sites.push_back(site);
     }
     if (sites.lost_sites.empty()) {
       sites.kinds.erase(FaultKind::kLostRequest);

@@ -72,6 +72,10 @@ struct SwarmRanges {
   int64_t stall_min_ms = 1, stall_max_ms = 60000;
   int64_t clock_jump_min_ms = 1, clock_jump_max_ms = 120000;
   int64_t outage_min_ms = 100, outage_max_ms = 3000;
+
+  // The [min, max] a fault's duration parameter is drawn from at `scale`
+  // (FaultKindInfo::search). REQUIRES: scale != SearchScale::kModelValue
+  std::pair<int64_t, int64_t> RangeOf(SearchScale scale) const;
 };
 // The ranges for `base`'s protocol and fault model, for cases of `bounds`.
 // A built-in (catalog or inline) protocol declares its timers; a protocol

@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/commands.h"
 #include "reports/report.h"
 #include "reports/text_util.h"
 
@@ -74,9 +75,8 @@ bool IsPhase(const TraceLine& t) { return t.event == LineEvent::kNote; }
 
 // The glyph class of a trace line.
 std::string Category(const TraceLine& t, bool effect_line) {
-  const std::vector<std::string>& w = t.argv;
-  const std::string first = w.empty() ? "" : w[0];
-  const bool deletes = first == "XDEL" || first == "XTRIM" || (first == "XGROUP" && w.size() > 1 && w[1] == "DELCONSUMER");
+  const ReportCategory command = t.argv.empty() ? ReportCategory::kOther : CommandOf(t.argv).category;
+  const bool deletes = command == ReportCategory::kDelete;
   switch (t.kind) {
     case LineKind::kFault: {
       // The kind's descriptor names its glyph: a scheduled fault's line
@@ -99,11 +99,7 @@ std::string Category(const TraceLine& t, bool effect_line) {
       if (effect_line) return "effect";
       if (deletes) return "delete";
       if (t.kind == LineKind::kHarness) return "other";
-      if (first == "XREADGROUP") return "read";
-      if (first == "XACK") return "ack";
-      if (first == "XAUTOCLAIM" || first == "XCLAIM") return "claim";
-      if (first == "XADD") return "produce";
-      return "other";
+      return ReportCategoryName(command);
   }
   return "other";
 }

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "reports/model.h"
+#include "sim/commands.h"
 #include "reports/text_util.h"
 
 namespace xackly::report {
@@ -491,8 +492,9 @@ class Teller {
         std::string how = b.facts.command;
         if (line != nullptr) {
           const std::vector<std::string>& w = line->argv;
-          if (w.size() > 4 && (w[0] == "XAUTOCLAIM" || w[0] == "XCLAIM")) {
-            how = w[0] + " min-idle " + w[4];
+          const CommandInfo& command = w.empty() ? UnknownCommand() : CommandOf(w);
+          if (command.category == ReportCategory::kClaim && command.timer_at > 0 && w.size() > command.timer_at) {
+            how = std::string(command.verb) + " min-idle " + w[command.timer_at];
           }
         }
         return {who, Delivery(b, "claims " + Ids(b.subjects) + " (" + how + ")")};

@@ -173,10 +173,10 @@ void DescribeJanitor(V& v) {
   v.Int("every_ms", &JanitorConfig::every_ms, 1, kMaxDurationMs, nullptr);
 }
 
-// A protocol script's site names (sim/faults.h IsScriptSiteName): before-XACK,
+// A protocol script's site names (sim/sites.h IsScriptSiteName): before-XACK,
 // after-INSERT, point:<name> (crash/stall); XACK, COMMIT (lost-*).
-inline bool IsScriptCrashSite(std::string_view s) { return IsScriptSiteName(s, /*crash_site=*/true); }
-inline bool IsScriptLostSite(std::string_view s) { return IsScriptSiteName(s, /*crash_site=*/false); }
+inline bool IsScriptCrashSite(std::string_view s) { return IsScriptSiteName(s, SiteFamily::kCrashPoint); }
+inline bool IsScriptLostSite(std::string_view s) { return IsScriptSiteName(s, SiteFamily::kRequest); }
 
 // [faults]
 template <typename V>

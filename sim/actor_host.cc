@@ -28,9 +28,6 @@ Status Simulation::Setup() {
 
   const Timing& t = config_.timing;
   fault_phase_end_ms_ = FaultPhaseEndMs(t, config_.events, config_.producers);
-  quiet_window_ms_ = QuietWindowMs();
-  timers_quiet_window_ms_ = TimersQuietWindowMs();
-  declared_timer_ms_ = DeclaredLongestTimerMs();
   if (config_.fault_schedule) {
     plan_ = std::make_unique<FaultPlan>(config_.faults, *config_.fault_schedule);
   } else {

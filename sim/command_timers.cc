@@ -5,7 +5,7 @@
 #include <string_view>
 
 #include "sim/limits.h"
-#include "sim/step.h"
+#include "sim/commands.h"
 
 namespace xackly {
 namespace {
@@ -19,38 +19,26 @@ int64_t DurationMs(std::string_view text, int64_t unit_ms) {
   return n > kMaxDurationMs / unit_ms ? kMaxDurationMs : n * unit_ms;
 }
 
-// The EX/PX options of SET and GETEX, anywhere after the key.
-int64_t ExpiryOptionMs(const std::vector<std::string>& argv, size_t first) {
+// The longest timer option (EX seconds, PX or IDLE milliseconds) anywhere
+// from argv[first] on.
+int64_t TimerOptionMs(const std::vector<std::string>& argv, size_t first) {
   int64_t longest = 0;
   for (size_t i = first; i + 1 < argv.size(); ++i) {
-    const std::string option = VerbOf(argv[i]);
+    const std::string option = Upper(argv[i]);
     if (option == "EX") longest = std::max(longest, DurationMs(argv[i + 1], 1000));
-    if (option == "PX") longest = std::max(longest, DurationMs(argv[i + 1], 1));
+    if (option == "PX" || option == "IDLE") longest = std::max(longest, DurationMs(argv[i + 1], 1));
   }
   return longest;
 }
 
-// The argument at `i`, as a duration; 0 when absent.
-int64_t ArgMs(const std::vector<std::string>& argv, size_t i, int64_t unit_ms) {
-  return i < argv.size() ? DurationMs(argv[i], unit_ms) : 0;
-}
-
-// A claim threshold `argv` names (0: none).
-int64_t ClaimThresholdMs(const std::vector<std::string>& argv, const std::string& verb) {
-  // XCLAIM / XAUTOCLAIM key group consumer min-idle-time ...
-  if (verb == "XCLAIM" || verb == "XAUTOCLAIM") return ArgMs(argv, 4, 1);
-  // XPENDING key group IDLE min-idle-time start end count [consumer]
-  if (verb == "XPENDING") return argv.size() > 3 && VerbOf(argv[3]) == "IDLE" ? ArgMs(argv, 4, 1) : 0;
-  return 0;
-}
-
-// A key expiry `argv` names (0: none).
-int64_t KeyExpiryMs(const std::vector<std::string>& argv, const std::string& verb) {
-  if (verb == "SET") return ExpiryOptionMs(argv, 3);
-  if (verb == "GETEX") return ExpiryOptionMs(argv, 2);
-  if (verb == "SETEX" || verb == "EXPIRE") return ArgMs(argv, 2, 1000);
-  if (verb == "PSETEX" || verb == "PEXPIRE") return ArgMs(argv, 2, 1);
-  return 0;
+// The timer `command` names in `argv` (0: none), from its row's columns.
+int64_t TimerMs(const CommandInfo& command, const std::vector<std::string>& argv) {
+  int64_t ms = 0;
+  if (command.timer_at > 0 && command.timer_at < argv.size()) {
+    ms = DurationMs(argv[command.timer_at], command.timer_unit_ms);
+  }
+  if (command.timer_options_from > 0) ms = std::max(ms, TimerOptionMs(argv, command.timer_options_from));
+  return ms;
 }
 
 }  // namespace
@@ -59,9 +47,12 @@ int64_t ScriptTimers::Longest() const { return std::max({claim_threshold_ms, key
 
 void ScriptTimers::AddCommand(const std::vector<std::string>& argv) {
   if (argv.empty()) return;
-  const std::string verb = VerbOf(argv[0]);
-  claim_threshold_ms = std::max(claim_threshold_ms, ClaimThresholdMs(argv, verb));
-  key_expiry_ms = std::max(key_expiry_ms, KeyExpiryMs(argv, verb));
+  const CommandInfo& command = CommandOf(argv);
+  switch (command.timer) {
+    case TimerKind::kClaimThreshold: claim_threshold_ms = std::max(claim_threshold_ms, TimerMs(command, argv)); break;
+    case TimerKind::kKeyExpiry: key_expiry_ms = std::max(key_expiry_ms, TimerMs(command, argv)); break;
+    case TimerKind::kNone: break;
+  }
 }
 
 void ScriptTimers::AddWait(int64_t ms) { wait_ms = std::max(wait_ms, ms); }

@@ -13,62 +13,98 @@ namespace xackly {
 
 namespace {
 
-// The fault model: one row per kind, in enum order. What each kind injects
-// and what a correct protocol must tolerate is written here, once.
-const std::vector<FaultKindInfo> kKinds = {
-    {FaultKind::kCrash, "crash", FaultClass::kPoint, true, "crash <actor> <site> #<n> [@<time>ms]", "", "", "crash",
+bool IsXdelTarget(std::string_view s) { return s == "unread" || s == "pending" || s == "acked"; }
+
+bool IsXtrimTarget(std::string_view s) {
+  int64_t n = 0;
+  return s == "minid:last-delivered" || (s.starts_with("maxlen:") && ParseDecimal(s.substr(7), &n) && n >= 0);
+}
+
+using M = FaultModel;
+
+// The fault model: one row per kind, in enum order (checked below). What
+// each kind injects and what a correct protocol must tolerate is written
+// here, once.
+constexpr std::array<FaultKindInfo, kFaultKindCount> kKinds = {{
+    {FaultKind::kCrash, "crash", FaultClass::kPoint, PointEffect::kCrash, "crash <actor> <site> #<n> [@<time>ms]",
+     "", "", nullptr, nullptr, nullptr, "", &M::crash_ppm, SearchScale::kModelValue, "crash",
      "a worker process dies right after a named crash point; its open SQL transaction rolls back; a "
      "replacement starts after restart_delay_ms (same or fresh consumer name)",
      "any step may be the last: work done but not acknowledged is redelivered and must be deduplicated; "
      "work acknowledged must already be done",
      false, "crash", "crashes at {site}{standing}"},
-    {FaultKind::kStall, "stall", FaultClass::kPoint, true, "stall <actor> <point> #<n> <duration>ms [@<time>ms]", "duration",
-     "stall_ms", "stall",
+    {FaultKind::kStall, "stall", FaultClass::kPoint, PointEffect::kStall,
+     "stall <actor> <point> #<n> <duration>ms [@<time>ms]", "duration", "stall_ms", &M::stall_ms, nullptr, nullptr,
+     "", &M::stall_ppm, SearchScale::kStall, "stall",
      "a worker pauses for duration_ms after a crash point, then resumes and finishes what it was doing "
      "(a zombie)",
      "a slow worker's entries may be claimed meanwhile: both may process; the effect must still run once",
      false, "stall", "stalls at {site}{for}{standing}"},
-    {FaultKind::kLostRequest, "lost-request", FaultClass::kPoint, false, "lost-request <actor> <site> #<n> [@<time>ms]", "", "",
-     "lost-request",
+    {FaultKind::kLostRequest, "lost-request", FaultClass::kPoint, PointEffect::kLoseRequest,
+     "lost-request <actor> <site> #<n> [@<time>ms]", "", "", nullptr, nullptr, nullptr, "", &M::lost_request_ppm,
+     SearchScale::kModelValue, "lost-request",
      "a request never reaches the server or store: not executed; the caller times out and reconnects",
      "a timeout says nothing about the outcome: retries must be safe",
      false, "lost", "sends {site} about {ids}, but the request is lost and never runs"},
-    {FaultKind::kLostReply, "lost-reply", FaultClass::kPoint, false, "lost-reply <actor> <site> #<n> [@<time>ms]", "", "",
-     "lost-reply", "the request executes but its reply is lost: the caller times out and reconnects",
+    {FaultKind::kLostReply, "lost-reply", FaultClass::kPoint, PointEffect::kLoseReply,
+     "lost-reply <actor> <site> #<n> [@<time>ms]", "", "", nullptr, nullptr, nullptr, "", &M::lost_reply_ppm,
+     SearchScale::kModelValue, "lost-reply",
+     "the request executes but its reply is lost: the caller times out and reconnects",
      "the request may have run: a retry must not repeat its effect (an XADD retried is a second entry)",
      false, "lost", "sends {site} about {ids}; it runs, but the reply is lost and {who} times out"},
-    {FaultKind::kXdel, "xdel", FaultClass::kScheduled, false, "xdel <target> @<time>ms", "target", "xdel_target",
-     "payload-deleted", "an operator deletes one unread, pending or acked entry's payload (XDEL)",
+    {FaultKind::kXdel, "xdel", FaultClass::kScheduled, PointEffect::kNone, "xdel <target> @<time>ms", "target",
+     "xdel_target", nullptr, &M::xdel_target, &IsXdelTarget, "unread, pending or acked", nullptr,
+     SearchScale::kModelValue, "payload-deleted",
+     "an operator deletes one unread, pending or acked entry's payload (XDEL)",
      "nothing: a deleted unread or pending entry is lost, and the report must say it was not the protocol",
      false, "delete", "deletes the payload of {ids}{with}"},
-    {FaultKind::kXtrim, "xtrim", FaultClass::kScheduled, false, "xtrim <target> @<time>ms", "target", "xtrim_target",
-     "payload-deleted", "retention trims the stream (MAXLEN n, or MINID at the group's last-delivered-id)",
+    {FaultKind::kXtrim, "xtrim", FaultClass::kScheduled, PointEffect::kNone, "xtrim <target> @<time>ms", "target",
+     "xtrim_target", nullptr, &M::xtrim_target, &IsXtrimTarget, "maxlen:N or minid:last-delivered", nullptr,
+     SearchScale::kModelValue, "payload-deleted",
+     "retention trims the stream (MAXLEN n, or MINID at the group's last-delivered-id)",
      "a trim below what is pending or unread loses entries; a trim of delivered, acked entries is safe",
      false, "delete", "deletes the payload of {ids}{with}"},
-    {FaultKind::kRestart, "restart", FaultClass::kScheduled, false, "restart @<time>ms", "", "", "server-restart",
+    {FaultKind::kRestart, "restart", FaultClass::kScheduled, PointEffect::kNone, "restart @<time>ms", "", "",
+     nullptr, nullptr, nullptr, "", nullptr, SearchScale::kModelValue, "server-restart",
      "redis-server is SIGKILLed and restarted; what survives follows the persistence mode; every connection "
      "dies",
      "reconnecting, recreating the group (NOGROUP) and reprocessing what the restart forgot, once",
      true, "server-restart", "kills redis-server and restarts it{persistence}"},
-    {FaultKind::kSave, "save", FaultClass::kScheduled, false, "save @<time>ms", "", "", "",
-     "an explicit SAVE (what an rdb restart restores to)", "nothing by itself", true},
-    {FaultKind::kDelConsumer, "delconsumer", FaultClass::kScheduled, false, "delconsumer @<time>ms", "", "",
-     "consumer-deleted",
+    {FaultKind::kSave, "save", FaultClass::kScheduled, PointEffect::kNone, "save @<time>ms", "", "", nullptr,
+     nullptr, nullptr, "", nullptr, SearchScale::kModelValue, "",
+     "an explicit SAVE (what an rdb restart restores to)", "nothing by itself", true, "fault", ""},
+    {FaultKind::kDelConsumer, "delconsumer", FaultClass::kScheduled, PointEffect::kNone, "delconsumer @<time>ms",
+     "", "", nullptr, nullptr, nullptr, "", nullptr, SearchScale::kModelValue, "consumer-deleted",
      "XGROUP DELCONSUMER of the consumer holding most pending entries: its PEL is dropped",
      "nothing: the dropped entries are lost, and the report must blame the deletion",
      false, "delete", "deletes consumer{consumer} (XGROUP DELCONSUMER), dropping {ids} from the PEL"},
-    {FaultKind::kClockJump, "clock-jump", FaultClass::kScheduled, false, "clock-jump +<size>ms @<time>ms", "size",
-     "clock_jump_ms", "clock-jump", "virtual time leaps forward: idle thresholds and TTLs pass at once",
+    {FaultKind::kClockJump, "clock-jump", FaultClass::kScheduled, PointEffect::kNone,
+     "clock-jump +<size>ms @<time>ms", "size", "clock_jump_ms", &M::clock_jump_ms, nullptr, nullptr, "", nullptr,
+     SearchScale::kClockJump, "clock-jump", "virtual time leaps forward: idle thresholds and TTLs pass at once",
      "claims of busy entries and expired dedupe keys must not run an effect twice",
      true, "fault", "moves virtual time forward{by}"},
-    {FaultKind::kStoreOutage, "store-outage", FaultClass::kScheduled, false, "store-outage <length>ms @<time>ms",
-     "duration", "store_outage_ms", "store-outage", "the business store is unavailable for duration_ms",
+    {FaultKind::kStoreOutage, "store-outage", FaultClass::kScheduled, PointEffect::kNone,
+     "store-outage <length>ms @<time>ms", "duration", "store_outage_ms", &M::store_outage_ms, nullptr, nullptr,
+     "", nullptr, SearchScale::kOutage, "store-outage", "the business store is unavailable for duration_ms",
      "failed statements and effects are retried later; nothing is acknowledged that did not commit",
      true, "fault", "takes the business store down{for}"},
-    {FaultKind::kPoison, "poison", FaultClass::kEvent, false, "poison event <n>", "", "", "effect-failed",
+    {FaultKind::kPoison, "poison", FaultClass::kEvent, PointEffect::kNone, "poison event <n>", "", "", nullptr,
+     nullptr, nullptr, "", nullptr, SearchScale::kModelValue, "effect-failed",
      "an event whose side effect always fails",
-     "the event is retried, then dead-lettered (or stays pending): it never blocks the others"},
-};
+     "the event is retried, then dead-lettered (or stays pending): it never blocks the others", false, "fault",
+     ""},
+}};
+
+constexpr bool InEnumOrder() {
+  for (size_t i = 0; i < kKinds.size(); ++i) {
+    if (static_cast<size_t>(kKinds[i].kind) != i) return false;
+    // A kind's class and point effect agree; a parameter has its member.
+    if ((kKinds[i].fault_class == FaultClass::kPoint) != (kKinds[i].effect != PointEffect::kNone)) return false;
+    if ((kKinds[i].model_target != nullptr) != (kKinds[i].valid_target != nullptr)) return false;
+  }
+  return true;
+}
+static_assert(InEnumOrder(), "kKinds: one row per FaultKind, in enum order, each consistent");
 
 const std::vector<std::string> kDefaultLostSites = {"XACK", "XADD", "COMMIT", "EVAL"};
 
@@ -78,13 +114,9 @@ bool Contains(const std::vector<std::string>& v, std::string_view s) {
 
 }  // namespace
 
-const std::vector<FaultKindInfo>& AllFaultKinds() { return kKinds; }
+std::span<const FaultKindInfo> AllFaultKinds() { return kKinds; }
 
-const FaultKindInfo& InfoOf(FaultKind k) {
-  const FaultKindInfo& info = kKinds[static_cast<size_t>(k)];
-  XACKLY_CHECK(info.kind == k);  // the table is in enum order
-  return info;
-}
+const FaultKindInfo& InfoOf(FaultKind k) { return kKinds[static_cast<size_t>(k)]; }
 
 const FaultKindInfo* FaultKindOfHistory(std::string_view history) {
   if (history.empty()) return nullptr;
@@ -121,34 +153,13 @@ std::string FaultKindList() {
 bool IsPointFault(FaultKind k) { return InfoOf(k).fault_class == FaultClass::kPoint; }
 
 int64_t FaultModel::ModelDurationMs(FaultKind k) const {
-  std::string_view field = InfoOf(k).model_field;
-  if (field == "stall_ms") return stall_ms;
-  if (field == "clock_jump_ms") return clock_jump_ms;
-  if (field == "store_outage_ms") return store_outage_ms;
-  return 0;
+  const FaultKindInfo& info = InfoOf(k);
+  return info.model_duration != nullptr ? this->*info.model_duration : 0;
 }
 
 std::string FaultModel::ModelTarget(FaultKind k) const {
-  std::string_view field = InfoOf(k).model_field;
-  if (field == "xdel_target") return xdel_target;
-  if (field == "xtrim_target") return xtrim_target;
-  return "";
-}
-
-
-const std::vector<std::string>& AllCrashPoints() {
-  static const std::vector<std::string> kPoints = {
-      "after-read",   "after-pending-read", "after-claim",  "after-dedupe-check",
-      "after-mark",   "after-effect",       "after-commit", "after-eval",
-      "after-ack",    "after-dead-letter",  "mid-batch",
-  };
-  return kPoints;
-}
-
-const std::vector<std::string>& AllLostSites() {
-  static const std::vector<std::string> kSites = {"XREADGROUP", "XAUTOCLAIM", "XACK", "XADD",
-                                                  "SET",        "EVAL",       "COMMIT"};
-  return kSites;
+  const FaultKindInfo& info = InfoOf(k);
+  return info.model_target != nullptr ? this->*info.model_target : "";
 }
 
 std::string FaultSpec::ToString() const {
@@ -181,17 +192,20 @@ const std::vector<std::string>& FaultModel::LostSites() const {
   return lost_sites.empty() ? kDefaultLostSites : lost_sites;
 }
 
+const std::vector<std::string>& FaultModel::Sites(SiteFamily family) const {
+  return family == SiteFamily::kCrashPoint ? CrashSites() : LostSites();
+}
+
 std::string FaultModel::ToString() const {
   std::string out;
   for (const FaultKindInfo& kn : kKinds) {
     if (!Has(kn.kind)) continue;
     if (!out.empty()) out += " ";
     out += kn.name;
-    const std::vector<std::string>* sites = nullptr;
-    if (kn.kind == FaultKind::kCrash || kn.kind == FaultKind::kStall) sites = &crash_points;
-    if (kn.kind == FaultKind::kLostReply || kn.kind == FaultKind::kLostRequest) {
-      sites = &LostSites();
-    }
+    // Crash points are listed only when the model names them (empty: all).
+    const std::vector<std::string>* sites = kn.Sites() == SiteFamily::kCrashPoint ? &crash_points
+                                            : kn.Sites() == SiteFamily::kRequest  ? &LostSites()
+                                                                                  : nullptr;
     if (sites != nullptr && !sites->empty()) {
       out += "(";
       for (size_t i = 0; i < sites->size(); ++i) out += (i ? "," : "") + (*sites)[i];
@@ -201,78 +215,39 @@ std::string FaultModel::ToString() const {
   return out.empty() ? "none" : out;
 }
 
-bool IsScriptSiteName(std::string_view site, bool crash_site) {
-  auto verb = [](std::string_view v) {
-    return !v.empty() && v[0] >= 'A' && v[0] <= 'Z' &&
-           std::all_of(v.begin(), v.end(), [](char c) {
-             return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '|';
-           });
-  };
-  if (!crash_site) return verb(site);
-  for (std::string_view prefix : {"before-", "after-"}) {
-    if (site.substr(0, prefix.size()) == prefix && verb(site.substr(prefix.size()))) return true;
-  }
-  // A w:point name of the script's own: "point:" and a lowercase name (the
-  // prefix keeps typos of built-in names such as "after-efect" refused).
-  constexpr std::string_view kPoint = "point:";
-  std::string_view name = site.substr(0, kPoint.size()) == kPoint ? site.substr(kPoint.size()) : "";
-  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
-  });
-}
-
 Status ValidateFaultSpec(const FaultSpec& s) {
-  if (IsPointFault(s.kind)) {
-    if (s.actor.size() < 2 || (s.actor[0] != 'w' && s.actor[0] != 'p')) {
-      return Status::InvalidArgument(fmt::format(
-          "fault '{}': actor must be a worker slot like w1 or a producer like p1", s.ToString()));
-    }
-    if (s.nth < 1) {
-      return Status::InvalidArgument(fmt::format("fault '{}': nth must be >= 1", s.ToString()));
-    }
-    bool crash_site = s.kind == FaultKind::kCrash || s.kind == FaultKind::kStall;
-    const auto& valid = crash_site ? AllCrashPoints() : AllLostSites();
-    if (!Contains(valid, s.site) && !IsScriptSiteName(s.site, crash_site)) {
-      std::string list;
-      for (const auto& v : valid) list += (list.empty() ? "" : ", ") + v;
-      return Status::InvalidArgument(
-          fmt::format("fault '{}': unknown {} '{}' (valid: {})", s.ToString(),
-                      crash_site ? "crash point" : "request", s.site, list));
-    }
-    if (s.at_ms < 0) {
-      return Status::InvalidArgument(fmt::format("fault '{}': time must be >= 0", s.ToString()));
-    }
-    if (s.kind == FaultKind::kStall && s.duration_ms <= 0) {
-      return Status::InvalidArgument(
-          fmt::format("fault '{}': stall needs a positive duration", s.ToString()));
-    }
-  } else if (s.kind == FaultKind::kPoison) {
-    if (s.event < 1) {
-      return Status::InvalidArgument(fmt::format("fault '{}': event must be >= 1", s.ToString()));
-    }
-  } else {
-    if (s.at_ms < 0) {
-      return Status::InvalidArgument(fmt::format("fault '{}': time must be >= 0", s.ToString()));
-    }
-    if (s.kind == FaultKind::kXdel && s.target != "unread" && s.target != "pending" &&
-        s.target != "acked") {
-      return Status::InvalidArgument(fmt::format(
-          "fault '{}': xdel target must be unread, pending or acked", s.ToString()));
-    }
-    if (s.kind == FaultKind::kXtrim) {
-      int64_t n = 0;
-      bool ok = s.target == "minid:last-delivered" ||
-                (s.target.rfind("maxlen:", 0) == 0 && ParseDecimal(s.target.substr(7), &n) && n >= 0);
-      if (!ok) {
-        return Status::InvalidArgument(fmt::format(
-            "fault '{}': xtrim target must be maxlen:N or minid:last-delivered", s.ToString()));
+  const FaultKindInfo& info = InfoOf(s.kind);
+  auto invalid = [&](std::string_view why) {
+    return Status::InvalidArgument(fmt::format("fault '{}': {}", s.ToString(), why));
+  };
+  switch (info.fault_class) {
+    case FaultClass::kPoint: {
+      if (s.actor.size() < 2 || (s.actor[0] != 'w' && s.actor[0] != 'p')) {
+        return invalid("actor must be a worker slot like w1 or a producer like p1");
       }
+      if (s.nth < 1) return invalid("nth must be >= 1");
+      const SiteFamily family = info.Sites();
+      if (!IsSiteName(s.site, family)) {
+        const bool crash_point = family == SiteFamily::kCrashPoint;
+        const auto& valid = crash_point ? AllCrashPoints() : AllLostSites();
+        std::string list;
+        for (const auto& v : valid) list += (list.empty() ? "" : ", ") + v;
+        return invalid(fmt::format("unknown {} '{}' (valid: {})", crash_point ? "crash point" : "request", s.site,
+                                   list));
+      }
+      break;
     }
-    if ((s.kind == FaultKind::kClockJump || s.kind == FaultKind::kStoreOutage) &&
-        s.duration_ms <= 0) {
-      return Status::InvalidArgument(
-          fmt::format("fault '{}': needs a positive duration", s.ToString()));
-    }
+    case FaultClass::kEvent:
+      if (s.event < 1) return invalid("event must be >= 1");
+      return Status::Ok();
+    case FaultClass::kScheduled: break;
+  }
+  if (s.at_ms < 0) return invalid("time must be >= 0");
+  if (info.valid_target != nullptr && !info.valid_target(s.target)) {
+    return invalid(fmt::format("{} target must be {}", info.name, info.target_expected));
+  }
+  if (info.model_duration != nullptr && s.duration_ms <= 0) {
+    return invalid(fmt::format("{} needs a positive duration", info.name));
   }
   return Status::Ok();
 }
@@ -344,10 +319,7 @@ Result<FaultSpec> ParseFaultSpec(std::string_view text) {
   return s;
 }
 
-std::string FaultPlan::SiteKey(const FaultSpec& spec) {
-  if (IsPointFault(spec.kind)) return std::string(FaultKindName(spec.kind)) + "@" + spec.site;
-  return FaultKindName(spec.kind);
-}
+std::string FaultPlan::SiteKey(const FaultSpec& spec) { return xackly::SiteKey(spec.kind, spec.site); }
 
 FaultPlan::FaultPlan(const FaultModel& model, Rng rng, int64_t fault_phase_ms, int events)
     : model_(model), rng_(rng), point_root_(rng.Split("point-faults")) {
@@ -396,10 +368,9 @@ FaultPlan::FaultPlan(const FaultModel& model, std::vector<FaultSpec> specs)
 
 bool FaultPlan::Eligible(FaultKind kind, std::string_view site) const {
   if (!model_.Has(kind)) return false;
-  if (kind == FaultKind::kCrash || kind == FaultKind::kStall) {
-    return model_.crash_points.empty() || Contains(model_.crash_points, site);
-  }
-  return Contains(model_.LostSites(), site);
+  // Crash points: every point when the model names none.
+  if (InfoOf(kind).Sites() == SiteFamily::kCrashPoint && model_.crash_points.empty()) return true;
+  return Contains(model_.Sites(InfoOf(kind).Sites()), site);
 }
 
 Rng& FaultPlan::PointStream(std::string_view actor_slot) {
@@ -411,23 +382,23 @@ Rng& FaultPlan::PointStream(std::string_view actor_slot) {
 }
 
 std::optional<FaultSpec> FaultPlan::AtPoint(std::string_view actor_slot, std::string_view site,
-                                            bool crash_site, int64_t now_ms) {
+                                            SiteFamily family, int64_t now_ms) {
   // One hash lookup per visit: this runs before every command and step of
   // every worker. The key ("c" or "l", slot, '|', site) is built in a
   // reused buffer and copied only when new; a new key is also a site's
   // first visit by this actor, the only time the visited sets can grow.
+  const bool crash_point = family == SiteFamily::kCrashPoint;
   thread_local std::string key;
-  key.assign(1, crash_site ? 'c' : 'l').append(actor_slot).append(1, '|').append(site);
+  key.assign(1, crash_point ? 'c' : 'l').append(actor_slot).append(1, '|').append(site);
   auto [visit, first] = visits_.try_emplace(key, 0);
-  if (first) (crash_site ? visited_crash_ : visited_lost_).emplace(site);
+  if (first) (crash_point ? visited_crash_ : visited_lost_).emplace(site);
   if (!enabled_) return std::nullopt;
   int nth = ++visit->second;
   std::optional<FaultSpec> hit;
   if (explicit_) {
     for (size_t i = 0; i < point_specs_.size(); ++i) {
       const FaultSpec& s = point_specs_[i];
-      bool kind_matches = crash_site == (s.kind == FaultKind::kCrash || s.kind == FaultKind::kStall);
-      if (!kind_matches || s.actor != actor_slot || s.site != site) continue;
+      if (InfoOf(s.kind).Sites() != family || s.actor != actor_slot || s.site != site) continue;
       // A timed spec counts its own visits from at_ms on (every matching
       // one, also when another spec fires at it).
       const bool due = s.at_ms > 0 ? now_ms >= s.at_ms && ++visits_since_[i] == s.nth : s.nth == nth;
@@ -441,24 +412,19 @@ std::optional<FaultSpec> FaultPlan::AtPoint(std::string_view actor_slot, std::st
     }
   } else {
     Rng& rng = PointStream(actor_slot);
-    auto draw = [&](FaultKind kind, uint32_t ppm) {
-      // Always draw, so that enabling one kind never shifts another's stream.
-      bool chance = rng.ChancePpm(ppm);
-      if (hit || !chance || !Eligible(kind, site)) return;
+    // Every point kind of the family, in table order, draws its chance;
+    // always draw, so that enabling one kind never shifts another's stream.
+    for (const FaultKindInfo& info : kKinds) {
+      if (info.Sites() != family) continue;
+      bool chance = rng.ChancePpm(model_.*info.rate_ppm);
+      if (hit || !chance || !Eligible(info.kind, site)) continue;
       FaultSpec s;
-      s.kind = kind;
+      s.kind = info.kind;
       s.actor = std::string(actor_slot);
       s.site = std::string(site);
       s.nth = nth;
-      if (kind == FaultKind::kStall) s.duration_ms = model_.stall_ms;
+      s.duration_ms = model_.ModelDurationMs(info.kind);
       hit = s;
-    };
-    if (crash_site) {
-      draw(FaultKind::kCrash, model_.crash_ppm);
-      draw(FaultKind::kStall, model_.stall_ppm);
-    } else {
-      draw(FaultKind::kLostRequest, model_.lost_request_ppm);
-      draw(FaultKind::kLostReply, model_.lost_reply_ppm);
     }
   }
   if (hit) fired_.push_back(*hit);
@@ -486,20 +452,18 @@ FaultCoverage FaultPlan::Coverage() const {
   FaultCoverage c;
   for (const FaultSpec& s : fired_) c.fired[SiteKey(s)]++;
   for (FaultKind k : model_.kinds) {
-    const std::string prefix = std::string(FaultKindName(k)) + "@";
-    if (k == FaultKind::kCrash || k == FaultKind::kStall) {
-      // No list: every point is eligible (Eligible), so every visited one is enabled.
-      const auto& points = model_.crash_points.empty()
-                               ? std::vector<std::string>(visited_crash_.begin(), visited_crash_.end())
-                               : model_.CrashSites();
-      for (const auto& p : points) c.enabled.insert(prefix + p);
-      for (const auto& p : visited_crash_) c.reachable.insert(prefix + p);
-    } else if (k == FaultKind::kLostReply || k == FaultKind::kLostRequest) {
-      for (const auto& p : model_.LostSites()) c.enabled.insert(prefix + p);
-      for (const auto& p : visited_lost_) c.reachable.insert(prefix + p);
-    } else {
+    const SiteFamily family = InfoOf(k).Sites();
+    if (family == SiteFamily::kNone) {
       c.enabled.insert(FaultKindName(k));
+      continue;
     }
+    const std::set<std::string, std::less<>>& visited = VisitedSites(family);
+    // No list of crash points: every point is eligible (Eligible), so every visited one is enabled.
+    const std::vector<std::string> enabled = family == SiteFamily::kCrashPoint && model_.crash_points.empty()
+                                                 ? std::vector<std::string>(visited.begin(), visited.end())
+                                                 : model_.Sites(family);
+    for (const auto& p : enabled) c.enabled.insert(xackly::SiteKey(k, p));
+    for (const auto& p : visited) c.reachable.insert(xackly::SiteKey(k, p));
   }
   return c;
 }

@@ -1,35 +1,41 @@
 // The fault catalog and the fault plan.
 //
 // Every fault kind has one descriptor (FaultKindInfo, the table at the top
-// of sim/faults.cc): its name, class (point / scheduled / event), spec
-// grammar, parameter, history kind, what it injects, what a correct
-// protocol must tolerate, and how reports tell and draw it. The spec parser
-// and printer, the scenario schema, the check generator, coverage, the
-// story and the HTML timeline read that table; only the injector itself
-// (one function in sim/injectors.cc for a scheduled kind,
-// sim/lossy_connection.h for lost requests and replies, the crash points of
-// sim/step_executor.cc for crash and stall) is written per kind. A new
-// scheduled kind is an enum value here, a row in sim/faults.cc and an
-// injector in sim/injectors.cc; its history item can be HistoryKind::kFault.
+// of sim/faults.cc): its name, class (point / scheduled / event), what a
+// point fault does where it fires, its spec grammar, its parameter (the
+// FaultModel field that holds it and how the search draws it), history
+// kind, what it injects, what a correct protocol must tolerate, and how
+// reports tell and draw it. The spec parser and printer, the scenario
+// schema, the check generator, coverage, the story and the HTML timeline
+// read that table; only the injector itself is written per kind (one
+// function in sim/injectors.cc for a scheduled kind; sim/lossy_connection.h
+// and sim/lossy_store.h for lost requests and replies; the crash points of
+// sim/step_executor.cc for crash and stall, chosen by PointEffect). A new
+// scheduled kind is an enum value here (and its FaultModel field when it has
+// a parameter), a row in sim/faults.cc and an injector in sim/injectors.cc.
 //
 // Point faults (crash, stall, lost-*) fire at the nth visit of (actor,
-// site); scheduled faults at a virtual time; poison marks an event. A plan is
-// either explicit (a list of FaultSpec, as in replay files and generated
-// cases) or drawn from rates with the plan's own seeded stream; both record
-// what fired as FaultSpecs, so any run can be replayed exactly.
-// Faults fire only during the fault phase; the drain phase runs fault-free.
+// site) (sim/sites.h names the sites); scheduled faults at a virtual time;
+// poison marks an event. A plan is either explicit (a list of FaultSpec, as
+// in replay files and generated cases) or drawn from rates with the plan's
+// own seeded stream; both record what fired as FaultSpecs, so any run can
+// be replayed exactly. Faults fire only during the fault phase; the drain
+// phase runs fault-free.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <string_view>
 #include <vector>
 
 #include "sim/rng.h"
+#include "sim/sites.h"
 #include "sim/status.h"
 
 namespace xackly {
@@ -48,6 +54,8 @@ enum class FaultKind : uint8_t {
   kStoreOutage,
   kPoison,
 };
+// How many kinds there are (the descriptor table has one row per kind).
+inline constexpr size_t kFaultKindCount = static_cast<size_t>(FaultKind::kPoison) + 1;
 
 // How a kind fires, and so how its spec reads.
 enum class FaultClass : uint8_t {
@@ -56,21 +64,58 @@ enum class FaultClass : uint8_t {
   kEvent,      // marks an event: "poison event <n>"
 };
 
+// What a point fault does where it fires (sim/step_executor.cc injects it).
+enum class PointEffect : uint8_t {
+  kNone,         // not a point fault
+  kCrash,        // the actor's process dies right after the crash point
+  kStall,        // the actor pauses for the fault's duration after the crash point
+  kLoseRequest,  // the request never reaches the server or store; the caller times out
+  kLoseReply,    // the request runs; its reply is lost and the caller times out
+};
+// The sites a point fault of this effect fires at.
+constexpr SiteFamily SitesOf(PointEffect e) {
+  switch (e) {
+    case PointEffect::kCrash:
+    case PointEffect::kStall: return SiteFamily::kCrashPoint;
+    case PointEffect::kLoseRequest:
+    case PointEffect::kLoseReply: return SiteFamily::kRequest;
+    case PointEffect::kNone: return SiteFamily::kNone;
+  }
+  return SiteFamily::kNone;
+}
+
+// How the search (harness/check.h) draws a kind's duration parameter: the
+// fault model's own value, or (in a swarm, half of the draws) a length from
+// a range sized by the protocol's timers (SwarmRanges).
+enum class SearchScale : uint8_t {
+  kModelValue,  // always the model's value
+  kStall,       // stall lengths: half the claim threshold to past a claim cycle
+  kClockJump,   // past the claim threshold, the TTLs, the consumer-idle limit
+  kOutage,      // store outages: 100 ms to a claim cycle
+};
+
+struct FaultModel;
+
 // The one description of a fault kind (the table in sim/faults.cc).
 struct FaultKindInfo {
   FaultKind kind;
   const char* name;         // in specs, scenario files and --faults
   FaultClass fault_class;
-  // Point faults: at crash points (crash, stall) or at lost sites (lost-*).
-  bool crash_site;
+  PointEffect effect;       // point faults: what fires; kNone otherwise
   // The spec's grammar, as error messages show it.
   const char* grammar;
   // The spec's parameter, or "" for none: "duration" (stall, store-outage),
   // "size" (clock-jump, written +<n>ms), "target" (xdel, xtrim).
   const char* parameter;
   // The FaultModel field (scenario [faults] key) giving the parameter's
-  // value when a plan is drawn from rates, or "".
+  // value when a plan is drawn from rates, or "", and the member itself.
   const char* model_field;
+  int64_t FaultModel::*model_duration;     // a duration or size parameter, or nullptr
+  std::string FaultModel::*model_target;   // a target parameter, or nullptr
+  bool (*valid_target)(std::string_view);  // with a target: the values it takes
+  const char* target_expected;             // ... as error messages say them
+  uint32_t FaultModel::*rate_ppm;          // point faults: the chance per visit, or nullptr
+  SearchScale search;                      // how the search draws a duration parameter
   // The oracle's history kind for what it does (HistoryKindName), or "".
   const char* history;
   const char* injects;      // what xackly injects
@@ -79,10 +124,10 @@ struct FaultKindInfo {
   // The history item is about the whole run, not about the events it
   // touched (a restart, a clock jump, an outage): told before same-time
   // steps, with no event as subject.
-  bool run_wide = false;
+  bool run_wide;
   // The HTML timeline's glyph class for its trace line: "crash", "stall",
   // "lost", "delete", "server-restart" or "fault" (a generic hexagon).
-  const char* lane = "fault";
+  const char* lane;
   // The story's sentence for its history item (reports/story.cc), "" when
   // the story tells the history kind itself (poison's effect-failed). The
   // subject is the actor (an injected fault for run-wide kinds); holes:
@@ -91,10 +136,12 @@ struct FaultKindInfo {
   //   {for} " for 5 s" / {by} " by 5 s" (the item's duration, if any)
   //   {with} " with <detail>"  {consumer} " <consumer>"
   //   {persistence} " (persistence aof)"   (each "" when it has no value)
-  const char* story = "";
+  const char* story;
+
+  constexpr SiteFamily Sites() const { return SitesOf(effect); }
 };
 // Every kind, in enum order.
-const std::vector<FaultKindInfo>& AllFaultKinds();
+std::span<const FaultKindInfo> AllFaultKinds();
 const FaultKindInfo& InfoOf(FaultKind k);
 // The first kind whose `history` is `history` (HistoryKindName), or nullptr:
 // how reports find what a history item or trace line of a fault looks like.
@@ -107,10 +154,6 @@ bool ParseFaultKind(std::string_view name, FaultKind* out);
 // Every kind's name, comma-separated: the valid values for --faults.
 std::string FaultKindList();
 bool IsPointFault(FaultKind k);      // crash, stall, lost-request, lost-reply
-
-// Every crash point name a step can carry, and the sites lost-* faults use.
-const std::vector<std::string>& AllCrashPoints();
-const std::vector<std::string>& AllLostSites();
 
 struct FaultSpec {
   FaultKind kind = FaultKind::kCrash;
@@ -157,23 +200,20 @@ struct FaultModel {
   int poison_count = 1;
 
   bool Has(FaultKind k) const { return kinds.count(k) > 0; }
-  // The model's value of `k`'s parameter (FaultKindInfo::model_field):
-  // stall_ms, clock_jump_ms, store_outage_ms; 0 for kinds without one.
+  // The model's value of `k`'s duration parameter (FaultKindInfo::
+  // model_duration): stall_ms, clock_jump_ms, store_outage_ms; 0 for kinds
+  // without one.
   int64_t ModelDurationMs(FaultKind k) const;
   // The model's target for xdel / xtrim; "" for other kinds.
   std::string ModelTarget(FaultKind k) const;
   // The eligible sites, empty lists resolved to their defaults.
   const std::vector<std::string>& CrashSites() const;
   const std::vector<std::string>& LostSites() const;
+  // CrashSites() or LostSites(). REQUIRES: family != SiteFamily::kNone
+  const std::vector<std::string>& Sites(SiteFamily family) const;
   // "crash(after-effect,after-commit) lost-reply(XACK) restart"
   std::string ToString() const;
 };
-
-// Whether `site` is a protocol script's site name (sim/script_steps.h):
-// crash points before-CMD / after-CMD (CMD an uppercase command or SQL verb)
-// or a w:point name of its own ("point:" + lowercase letters, digits, - _ .);
-// lost sites CMD.
-bool IsScriptSiteName(std::string_view site, bool crash_site);
 
 // Validates one spec (known site names or script site names, positive nth, ...).
 Status ValidateFaultSpec(const FaultSpec& spec);
@@ -206,13 +246,13 @@ class FaultPlan {
   // Explicit mode: exactly `specs`, nothing random.
   FaultPlan(const FaultModel& model, std::vector<FaultSpec> specs);
 
-  // A point fault to inject at this visit of (actor_slot, site) at virtual
-  // time now_ms, or nullopt. `crash_site` is true for crash points
-  // (crash/stall) and false for lost-* sites. Counts the visit. Never fires
-  // once Disable() was called. A fault that fires is recorded (fired()) as
-  // the visit it was (`nth` counted from the run's start, no time).
+  // A point fault to inject at this visit of (actor_slot, site) of
+  // `family` at virtual time now_ms, or nullopt. Counts the visit. Never
+  // fires once Disable() was called. A fault that fires is recorded
+  // (fired()) as the visit it was (`nth` counted from the run's start, no
+  // time).
   std::optional<FaultSpec> AtPoint(std::string_view actor_slot, std::string_view site,
-                                   bool crash_site, int64_t now_ms = 0);
+                                   SiteFamily family, int64_t now_ms = 0);
   // Scheduled faults, in time order. REQUIRES: not modified by the caller.
   const std::vector<FaultSpec>& scheduled() const { return scheduled_; }
   bool IsPoison(int event) const { return poison_.count(event) > 0; }
@@ -226,12 +266,13 @@ class FaultPlan {
   // Everything that fired, in order: the explicit plan that replays this run.
   const std::vector<FaultSpec>& fired() const { return fired_; }
   FaultCoverage Coverage() const;
-  // Every crash point (crash_site) or lost-* site visited so far, in
-  // either phase, sorted: the sites this run's protocol reaches.
-  const std::set<std::string, std::less<>>& VisitedSites(bool crash_site) const {
-    return crash_site ? visited_crash_ : visited_lost_;
+  // Every site of `family` visited so far, in either phase, sorted: the
+  // sites this run's protocol reaches.
+  const std::set<std::string, std::less<>>& VisitedSites(SiteFamily family) const {
+    return family == SiteFamily::kCrashPoint ? visited_crash_ : visited_lost_;
   }
 
+  // "crash@after-effect" (sim/sites.h SiteKey).
   static std::string SiteKey(const FaultSpec& spec);
 
  private:

@@ -25,34 +25,46 @@
 #include <optional>
 
 #include "sim/connection.h"
+#include "sim/faults.h"
 
 namespace xackly {
 
 class LossyConnection final : public ConnectionWrapper {
  public:
-  enum class Loss : uint8_t { kNone, kRequest, kReply };
-
   // Takes ownership of `target`. REQUIRES: target != nullptr
   explicit LossyConnection(std::unique_ptr<Connection> target) : ConnectionWrapper(std::move(target)) {}
 
-  // The next Call loses its request or its reply (kNone: it goes through).
-  void LoseNext(Loss loss) { armed_ = loss; }
+  // The next Call or CallAll loses its request (PointEffect::kLoseRequest)
+  // or its reply (kLoseReply); kNone: it goes through.
+  // REQUIRES: effect is kNone, kLoseRequest or kLoseReply
+  void LoseNext(PointEffect effect) { armed_ = effect; }
 
-  // With a loss armed: kRequest sends nothing and returns kTimeout;
-  // kReply sends, keeps the reply (hidden_reply()) and returns kTimeout.
+  // With a loss armed: kLoseRequest sends nothing and returns kTimeout;
+  // kLoseReply sends, keeps the reply (hidden_reply()) and returns kTimeout.
   // Either way the connection is dead afterwards (alive() is false), as a
   // client that timed out drops its connection. Without one: forwards.
   Result<Reply> Call(std::span<const std::string_view> argv) override;
   using Connection::Call;
+  // The same for a pipeline, as one request: a lost request sends none of
+  // the commands; a lost reply runs them all and hides every reply
+  // (hidden_replies()).
+  Result<std::vector<Reply>> CallAll(std::span<const std::vector<std::string_view>> commands) override;
   bool alive() const override { return !timed_out_ && ConnectionWrapper::alive(); }
 
-  // The reply a lost-reply fault hid from the caller (the last one).
+  // The reply a lost-reply fault hid from the caller (the last Call's).
   const std::optional<Reply>& hidden_reply() const { return hidden_; }
+  // The replies a lost-reply fault hid from a CallAll (the last one's).
+  const std::vector<Reply>& hidden_replies() const { return hidden_all_; }
 
  private:
-  Loss armed_ = Loss::kNone;
+  // The armed loss (kNone or a loss), disarmed; the connection is dead
+  // from here on when there was one.
+  PointEffect TakeLoss();
+
+  PointEffect armed_ = PointEffect::kNone;
   bool timed_out_ = false;
   std::optional<Reply> hidden_;
+  std::vector<Reply> hidden_all_;
 };
 
 }  // namespace xackly

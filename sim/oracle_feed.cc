@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "sim/actor_name.h"
+#include "sim/commands.h"
 #include "sim/reply.h"
 #include "sim/stream.h"
 
@@ -62,15 +63,6 @@ std::vector<std::string> Strings(const Reply& r) {
   return out;
 }
 
-bool IsEval(const std::string& verb) { return verb == "EVAL" || verb == "EVALSHA" || verb == "FCALL"; }
-
-// Commands that name a stream and change nothing the oracle models.
-bool IsKnownRead(const std::string& verb) {
-  static const char* const kReads[] = {"XRANGE", "XREVRANGE", "XLEN", "XINFO", "XPENDING", "XREAD",
-                                       "EXISTS", "TYPE", "TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME",
-                                       "OBJECT", "DUMP", "MEMORY", "EVAL_RO", "EVALSHA_RO", "FCALL_RO"};
-  return std::any_of(std::begin(kReads), std::end(kReads), [&](const char* r) { return verb == r; });
-}
 
 }  // namespace
 
@@ -134,7 +126,8 @@ void OracleFeed::Command(int64_t t, const Who& who, const std::vector<std::strin
     pass->opaque_verb = verb == "XGROUP" && argv.size() > 1 ? verb + " " + VerbOf(argv[1]) : verb;  // XGROUP SETID
     pass->opaque = RenderArgv(argv);
   };
-  if (IsEval(verb)) {
+  const CommandInfo& command = CommandOf(argv);
+  if (command.runs_code && command.writes) {  // EVAL, EVALSHA, FCALL: whatever their code did
     opaque();
     return;
   }
@@ -221,7 +214,7 @@ void OracleFeed::Command(int64_t t, const Who& who, const std::vector<std::strin
     } else if (sub != "CREATE" && sub != "CREATECONSUMER" && !r.is_error()) {
       opaque();  // SETID, DESTROY: the group's position or PEL changed
     }
-  } else if (!IsKnownRead(verb) && !r.is_error() &&
+  } else if (command.writes && !r.is_error() &&
              std::find(argv.begin() + 1, argv.end(), st) != argv.end()) {
     opaque();  // DEL, RENAME, XSETID, RESTORE...: whatever it did to the stream
   }

@@ -24,10 +24,12 @@
 #include <vector>
 
 #include "sim/actor.h"
+#include "sim/business.h"
 #include "sim/command_timers.h"
 #include "sim/injectors.h"
 #include "sim/limits.h"
 #include "sim/oracle_feed.h"
+#include "sim/quiet_window.h"
 #include "sim/rng.h"
 #include "sim/simulation.h"
 #include "sim/store.h"
@@ -71,7 +73,16 @@ class Simulation : private FaultHost {
   // --- Steps ---
   Status ExecuteStep(Actor& a);
   Status ExecuteRedis(Actor& a, Step& s, bool* handled);
-  void ExecuteBusiness(Actor& a, Step& s, std::string* request, std::string* result);
+  // A business step (SQL store, external service) through business_, with
+  // lost requests and replies at its request site; true when a loss ended
+  // it (the actor timed out).
+  bool ExecuteBusiness(Actor& a, Step& s);
+  // Tells the oracle what a business step did (a dedupe record with a
+  // TTL, a failed effect, the effects it recorded).
+  void ObserveBusiness(Actor& a, const Step& s, const std::string& result);
+  // The loss the fault plan draws at this visit of request site `site` by
+  // `a` (PointEffect::kNone: none, or no site).
+  PointEffect LossAt(Actor& a, const std::string& site);
   // Tells the oracle what a Redis reply shows (OracleFeed), and wakes a
   // parked worker per entry produced. `reply_lost`: the caller never saw it
   // (an XADD's outcome is then unknown to the producer). Fails only when
@@ -84,14 +95,14 @@ class Simulation : private FaultHost {
   std::vector<std::string> EventsOf(const Step& s) const;
   // A request of `a` timed out (a lost request or reply at `site`): the
   // oracle records the fault, and the actor reconnects.
-  void TimeOut(Actor& a, HistoryKind fault, const char* site, const std::vector<std::string>& events);
+  void TimeOut(Actor& a, HistoryKind fault, const std::string& site, const std::vector<std::string>& events);
   bool CrashPointFaults(Actor& a, const Step& s);
   // A crash or stall at before-CMD; true when the actor crashed or stalls
   // (the command is then not sent now).
   bool BeforeCommandFaults(Actor& a, const Step& s);
-  // A crash or stall drawn at `point` for `s`, injected.
+  // A crash or stall drawn at crash point `point` ("" none) for `s`, injected.
   enum class PointFault : uint8_t { kNone, kCrashed, kStalled };
-  PointFault FirePointFault(Actor& a, const Step& s, const char* point);
+  PointFault FirePointFault(Actor& a, const Step& s, const std::string& point);
   bool script() const { return config_.protocol.script != nullptr; }
   // Effects may land on the Redis effect ledger (a list): a Redis-effect
   // protocol, or a script, whose own EVAL may push them there.
@@ -151,52 +162,19 @@ class Simulation : private FaultHost {
   // may have changed it.
   bool LeavesTheLedgerAlone(const Step& s) const;
   int64_t NextWakeTime() const;
-  // The quiet window (timing.quiet_window_ms, else TimersQuietWindowMs; for a
-  // protocol script at least kScriptQuietFloorMs).
-  int64_t QuietWindowMs() const;
-  // The quiet window the config's timers give (the protocol's declared
-  // timers, restarts, reconnects, stalls, outages, effects), before a
-  // script's floor; timing.quiet_window_ms when it is set.
-  int64_t TimersQuietWindowMs() const;
-  // How long an idle wait (a sleep, a park) asked for `requested_ms` lasts.
-  // As asked, except in a protocol script's run that has been quiet, after
-  // its fault phase, for longer than TimersQuietWindowMs: there the wait
-  // lasts at least 1/kIdleStretchDivisor of the silence so far. The rest of
-  // the script's quiet floor (an hour, for timers kept in variables) then
-  // takes a few hundred idle rounds instead of one per millisecond: a
-  // janitor polling every millisecond reaches the end of the window, and
-  // its verdict, inside the step guard. Oversleeping is a schedule a real
-  // process can meet; a timer read from w:now() still fires, late by at
-  // most that fraction of the silence.
-  int64_t IdleWaitMs(int64_t requested_ms) const;
-  // The longest of the timers the config declares (QuietWindowMs counts
-  // each of them in).
-  int64_t DeclaredLongestTimerMs() const;
-  // The quiet window now: the config's, plus twice what the longest timer a
-  // protocol script has used so far exceeds the declared ones by (a claim
-  // waits that long, then the claimer's next round). A script that keeps to
-  // its declared timers (a catalog script) ends exactly where its C++ form
-  // does.
-  int64_t CurrentQuietWindowMs() const {
-    const int64_t beyond_ms = std::max<int64_t>(0, script_timers_.Longest() - declared_timer_ms_);
-    return SaturatingAdd(quiet_window_ms_, SaturatingMul(2, beyond_ms));
-  }
-  // How long after the fault phase a run that keeps progressing without
-  // settling is allowed to go on: a virtual day, or ten quiet windows.
-  int64_t UnsettledHorizonMs() const {
-    return std::max(kUnsettledHorizonMs, SaturatingMul(10, CurrentQuietWindowMs()));
-  }
-  // When the silence the quiet window measures began: the drain's start,
-  // the oracle's last progress, or the end of the longest piece of work an
-  // actor is still busy with (an effect longer than the run's effect_ms, a
-  // script's `duration_ms`): work in progress is progress, and a worker ten
-  // minutes into its effect is not stuck.
+  // The quiet window and idle waits (sim/quiet_window.h), on this run's
+  // silence and the timers its script has used so far.
   int64_t QuietSinceMs() const {
-    return std::max({drain_start_ms_, oracle_.last_progress_ms(), long_work_ends_ms_});
+    return Silence{drain_start_ms_, oracle_.last_progress_ms(), long_work_ends_ms_}.SinceMs();
+  }
+  int64_t CurrentQuietWindowMs() const { return quiet_.CurrentMs(script_timers_.Longest()); }
+  int64_t IdleWaitMs(int64_t requested_ms) const {
+    return quiet_.IdleWaitMs(requested_ms, now_ - QuietSinceMs(), fault_phase_);
   }
   Status FinalReads(Oracle::FinalState* fs);
 
   const RunConfig& config_;
+  const QuietWindow quiet_{config_};
   ServerControl* server_;
   WorldNames names_;
   ActorEnv env_;
@@ -205,6 +183,8 @@ class Simulation : private FaultHost {
   EffectLedger ledger_;
   SqlStore store_;
   ExternalService external_;
+  StoreChannel store_channel_{&store_, &external_};
+  LossyBusiness business_{&store_channel_};  // what steps send business requests through
   OracleFeed feed_;
   std::unique_ptr<FaultPlan> plan_;
   Rng sched_rng_;
@@ -222,8 +202,8 @@ class Simulation : private FaultHost {
   bool fault_phase_ = true;
   int64_t fault_phase_end_ms_ = 0;
   int64_t drain_start_ms_ = 0;
-  int64_t long_work_ends_ms_ = 0;  // QuietSinceMs
-  int64_t unsettled_after_ms_ = 0;  // > 0: ended by UnsettledHorizonMs
+  int64_t long_work_ends_ms_ = 0;  // Silence::long_work_ends_ms
+  int64_t unsettled_after_ms_ = 0;  // > 0: ended by QuietWindow::UnsettledHorizonMs
   int64_t owed_quiet_ms_ = 0;       // > 0: a script's run ended this long quiet with effects owed
   // Settled's last read of the Redis effect ledger, as a count of trace
   // lines that may have changed it (all but ledger_neutral_lines_).
@@ -245,12 +225,9 @@ class Simulation : private FaultHost {
   std::string request_text_;
   std::string reply_text_;
   std::vector<Actor*> runnable_;  // scratch for Run's pick, reused every step
-  int64_t quiet_window_ms_ = 0;   // QuietWindowMs(), fixed by the config
-  int64_t timers_quiet_window_ms_ = 0;  // TimersQuietWindowMs(), fixed by the config
   // A script's timers, read off what it does (sim/command_timers.h): the
   // longest claim threshold, key expiry, sleep or park seen so far.
   ScriptTimers script_timers_;
-  int64_t declared_timer_ms_ = 0;  // DeclaredLongestTimerMs(), fixed by the config
   Status script_error_;           // a protocol script's error ends the run with it
   // The consumer names each incarnation (owner_id) read or claimed as: a
   // script may read under a name that is not its actor's (a name shared by

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "sim/commands.h"
 #include "sim/rng.h"
 
 namespace xackly {
@@ -34,6 +35,7 @@ class SimScriptWorld final : public ScriptWorld {
     Step s;
     s.op = Op::kCommand;
     s.argv = std::move(argv);
+    CanonicalizeCommand(&s.argv);
     Reply r = co_await Request<Reply>(actor_, std::move(s), &TakeReply);
     co_return r;
   }
@@ -107,33 +109,20 @@ class SimScriptWorld final : public ScriptWorld {
   const ActorEnv* env_;
 };
 
-bool HasArg(const std::vector<std::string>& argv, std::string_view word) {
-  return std::any_of(argv.begin() + 1, argv.end(),
-                     [&](const std::string& a) { return VerbOf(a) == word && a.size() == word.size(); });
-}
-
 }  // namespace
 
 std::string RefusedCommand(const std::vector<std::string>& argv, const WorldNames& names) {
-  std::string verb = VerbOf(argv[0]);
-  if ((verb == "XREAD" || verb == "XREADGROUP") && HasArg(argv, "BLOCK")) {
+  const CommandInfo& info = CommandOf(argv);
+  if (info.group == CommandGroup::kStream && HasOption(argv, "BLOCK") &&
+      (info.verb == "XREAD" || info.verb == "XREADGROUP")) {
     return "a blocking read would stall the simulation: use w:read(id, {block_ms = ...}), which parks";
   }
-  static const char* const kBlocking[] = {"BLPOP", "BRPOP", "BLMOVE", "BRPOPLPUSH", "BLMPOP",
-                                          "BZPOPMIN", "BZPOPMAX", "BZMPOP", "WAIT", "WAITAOF"};
-  static const char* const kHarness[] = {"SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE", "MONITOR",
-                                         "SHUTDOWN", "DEBUG", "SYNC", "PSYNC", "REPLICAOF",
-                                         "SLAVEOF", "FAILOVER", "CLIENT", "RESET", "QUIT",
-                                         "SELECT", "FLUSHALL", "FLUSHDB", "CONFIG"};
-  for (const char* b : kBlocking) {
-    if (verb == b) return "a blocking command would stall the simulation";
+  switch (info.script) {
+    case ScriptRefusal::kBlocking: return "a blocking command would stall the simulation";
+    case ScriptRefusal::kHarness: return "this command controls the connection or the server the harness owns";
+    case ScriptRefusal::kAllowed: break;
   }
-  for (const char* h : kHarness) {
-    if (verb == h) return "this command controls the connection or the server the harness owns";
-  }
-  bool eval = verb == "EVAL" || verb == "EVALSHA" || verb == "FCALL" || verb == "EVAL_RO" ||
-              verb == "EVALSHA_RO" || verb == "FCALL_RO";
-  if (!eval && std::find(argv.begin() + 1, argv.end(), names.effects) != argv.end()) {
+  if (!info.runs_code && std::find(argv.begin() + 1, argv.end(), names.effects) != argv.end()) {
     return "the effect ledger " + names.effects +
            " is written only by w:effect(id, \"redis\") or inside an EVAL/FCALL";
   }

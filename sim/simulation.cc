@@ -1,6 +1,8 @@
 #include "sim/simulation.h"
 #include "sim/run_internal.h"
 
+#include "sim/commands.h"
+
 #include <algorithm>
 #include <memory>
 #include <set>
@@ -206,17 +208,9 @@ bool Simulation::LeavesTheLedgerAlone(const Step& s) const {
     case Channel::kExternal: return s.op == Op::kExternalEffect;
     case Channel::kRedis: break;
   }
-  if (s.op != Op::kCommand || s.argv.empty()) return false;
-  // Commands that cannot write a list: stream commands, reads, and commands
-  // on other types (a WRONGTYPE error on the ledger's key changes nothing).
-  static const std::set<std::string, std::less<>> kNeutral = {
-      "XREADGROUP", "XREAD",  "XACK",    "XADD",     "XDEL",   "XTRIM",   "XCLAIM",  "XAUTOCLAIM", "XPENDING",
-      "XINFO",      "XLEN",   "XRANGE",  "XREVRANGE", "XGROUP", "GET",     "MGET",    "EXISTS",     "TTL",
-      "PTTL",       "TYPE",   "LRANGE",  "LLEN",     "LINDEX", "HGET",    "HGETALL", "HMGET",      "HEXISTS",
-      "HSET",       "HSETNX", "HINCRBY", "HDEL",     "SADD",   "SREM",    "SISMEMBER", "SMEMBERS",  "SCARD",
-      "ZADD",       "ZREM",   "ZSCORE",  "ZRANGE",   "ZCARD",  "INCR",    "INCRBY",  "DECR",       "PING",
-      "ECHO",       "TIME",   "DBSIZE"};
-  return kNeutral.count(VerbOf(s.argv[0])) > 0;
+  // A WRONGTYPE error on the ledger's key changes nothing: only commands
+  // that may write a list, any key, or run code can change the ledger.
+  return s.op == Op::kCommand && !s.argv.empty() && !CommandOf(s.argv).MayWriteList();
 }
 
 Result<bool> Simulation::Settled() {
@@ -240,58 +234,6 @@ Result<bool> Simulation::Settled() {
     if (done.count(event_id) == 0) return false;
   }
   return true;
-}
-
-int64_t Simulation::QuietWindowMs() const {
-  const int64_t w = TimersQuietWindowMs();
-  return config_.protocol.script != nullptr && config_.timing.quiet_window_ms <= 0 ? std::max(w, kScriptQuietFloorMs)
-                                                                                   : w;
-}
-
-int64_t Simulation::TimersQuietWindowMs() const {
-  const Timing& t = config_.timing;
-  if (t.quiet_window_ms > 0) return t.quiet_window_ms;
-  const ProtocolDef& p = config_.protocol;
-  int64_t w = p.loop.block_ms + t.restart_delay_ms + t.reconnect_ms + 1000;
-  // [search] Issue 15 item 1: a worker may legitimately make no progress for
-  // as long as one batch of failing effects takes (a claimed batch of poison
-  // events, each effect effect_ms long), once per claim round: without this
-  // a slow environment was called stuck while the worker was still busy.
-  const int64_t batch_ms = std::max(p.loop.read_count, p.loop.claim_count) * (t.effect_ms + 10 * t.step_ms);
-  w += batch_ms;
-  if (p.loop.claim) w += 2 * (p.loop.claim_min_idle_ms + p.loop.claim_every_ms + batch_ms);
-  if (p.loop.dead_letter_after > 0) {
-    w += p.loop.dead_letter_after * (p.loop.claim_min_idle_ms + p.loop.claim_every_ms + batch_ms);
-  }
-  if (p.janitor.enabled()) w += p.janitor.every_ms + p.janitor.consumer_idle_ms;
-  // A stalled worker may still act after a long silence, and nothing
-  // progresses while the business store is down. Both start before the
-  // drain does, so the longest of them bounds the extra silence. The window
-  // is a function of the configuration alone (not of what fired), so that a
-  // run and its replay from the fired plan stop at the same step.
-  int64_t stall_ms = config_.faults.Has(FaultKind::kStall) ? config_.faults.stall_ms : 0;
-  int64_t outage_ms = config_.faults.Has(FaultKind::kStoreOutage) ? config_.faults.store_outage_ms : 0;
-  if (config_.fault_schedule) {
-    for (const FaultSpec& f : *config_.fault_schedule) {
-      if (f.kind == FaultKind::kStall) stall_ms = std::max(stall_ms, f.duration_ms);
-      if (f.kind == FaultKind::kStoreOutage) outage_ms = std::max(outage_ms, f.duration_ms);
-    }
-  }
-  w += std::max(stall_ms, outage_ms);
-  return w;
-}
-
-int64_t Simulation::IdleWaitMs(int64_t requested_ms) const {
-  if (!script() || fault_phase_) return requested_ms;
-  const int64_t quiet_for = now_ - QuietSinceMs();
-  if (quiet_for <= timers_quiet_window_ms_) return requested_ms;
-  return std::max(requested_ms, quiet_for / kIdleStretchDivisor);
-}
-
-int64_t Simulation::DeclaredLongestTimerMs() const {
-  const ProtocolDef& p = config_.protocol;
-  return std::max({p.loop.block_ms, p.loop.claim_min_idle_ms + p.loop.claim_every_ms, p.dedupe_ttl_ms,
-                   p.janitor.every_ms + p.janitor.consumer_idle_ms});
 }
 
 int64_t Simulation::NextWakeTime() const {
@@ -389,7 +331,7 @@ Result<RunResult> Simulation::Run() {
       // always times out) is judged, not cut by the step guard: what
       // happened is final (duplicates are duplicates), and what is still
       // pending a day after the faults stopped is stuck.
-      if (now_ - drain_start_ms_ >= UnsettledHorizonMs()) {
+      if (now_ - drain_start_ms_ >= quiet_.UnsettledHorizonMs(script_timers_.Longest())) {
         unsettled_after_ms_ = now_ - drain_start_ms_;
         TraceNote("unsettled", fmt::format("still acting {} ms after the fault phase without settling: judged as "
                                            "it stands",

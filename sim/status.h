@@ -23,7 +23,7 @@ namespace xackly {
     }                                                                        \
   } while (0)
 
-class Status {
+class [[nodiscard]] Status {
  public:
   enum class Code {
     kOk,
@@ -70,7 +70,7 @@ class Status {
 // A value or the Status that explains its absence.
 // REQUIRES: a Result is never built from Status::Ok().
 template <typename T>
-class Result {
+class [[nodiscard]] Result {
  public:
   Result(T value) : state_(std::move(value)) {}  // NOLINT: implicit on purpose
   Result(Status status) : state_(std::move(status)) {  // NOLINT

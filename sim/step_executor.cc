@@ -8,8 +8,10 @@
 
 #include <fmt/format.h>
 
+#include "sim/commands.h"
 #include "sim/lossy_connection.h"
 #include "sim/script_steps.h"
+#include "sim/sites.h"
 
 namespace xackly::run_internal {
 
@@ -30,55 +32,63 @@ LineFacts BusinessFacts(const Step& s) {
 
 }  // namespace
 
-void Simulation::ExecuteBusiness(Actor& a, Step& s, std::string* request, std::string* result) {
-  bool poison = plan_->IsPoison(EventNumber(s.event_id));
-  EffectRecord effect{s.event_id, s.stream_id, a.name, now_, ""};
-  switch (s.op) {
-    case Op::kSqlBegin: s.outcome = store_.Begin(a.owner_id, now_, request, result); break;
-    case Op::kSqlCheckDone:
-      s.outcome = store_.CheckDone(a.owner_id, now_, s.event_id, request, result);
-      break;
-    case Op::kSqlMarkDone:
-      s.outcome = store_.MarkDone(a.owner_id, now_, s.event_id, request, result);
-      break;
-    case Op::kSqlEffect:
-      effect.sink = "sql";
-      s.outcome = store_.Effect(a.owner_id, now_, effect, poison, request, result);
-      break;
-    case Op::kSqlCommit: s.outcome = store_.Commit(a.owner_id, now_, request, result); break;
-    case Op::kSqlRollback: s.outcome = store_.Rollback(a.owner_id, request, result); break;
-    case Op::kSqlStatement:
-      s.outcome = store_.Execute(a.owner_id, now_, s.label, s.params, &s.sql, request, result);
-      if (s.outcome != BusinessOutcome::kOk && s.sql.error.empty()) s.sql.error = *result;
-      break;
-    case Op::kExternalEffect:
-      effect.sink = "external";
-      if (script()) {  // the script's own idempotency key and its expiry
-        s.outcome = external_.ApplyKeyed(now_, effect, s.label, s.duration_ms, poison, request, result);
-        // An idempotency key that expires is a done-record with a TTL: a
-        // duplicate after it is blamed on the expiry (dedupe-expired).
-        if (s.outcome == BusinessOutcome::kOk && !s.label.empty() && s.duration_ms > 0) {
-          oracle_.DedupeRecord(now_, a.name, s.event_id, s.duration_ms);
-        }
-      } else {
-        s.outcome = external_.Apply(now_, effect, config_.protocol.idempotency_key, poison, request,
-                                    result);
-      }
-      break;
-    default: XACKLY_CHECK(false);
+void Simulation::ObserveBusiness(Actor& a, const Step& s, const std::string& result) {
+  // A script's idempotency key that expires is a done-record with a TTL: a
+  // duplicate after it is blamed on the expiry (dedupe-expired).
+  if (s.op == Op::kExternalEffect && script() && s.outcome == BusinessOutcome::kOk && !s.label.empty() &&
+      s.duration_ms > 0) {
+    oracle_.DedupeRecord(now_, a.name, s.event_id, s.duration_ms);
   }
   a.in_transaction = store_.InTransaction(a.owner_id);
   if ((s.op == Op::kSqlEffect || s.op == Op::kExternalEffect) &&
       (s.outcome == BusinessOutcome::kFailed || s.outcome == BusinessOutcome::kUnavailable)) {
-    oracle_.EffectFailed(now_, a.name, s.event_id, s.stream_id, *result);
+    oracle_.EffectFailed(now_, a.name, s.event_id, s.stream_id, result);
   }
   feed_.ForwardNewEffects();
 }
 
+bool Simulation::ExecuteBusiness(Actor& a, Step& s) {
+  const std::string site = RequestSite(s);
+  const PointEffect loss = LossAt(a, site);
+  const BusinessCall call{a.owner_id, now_, a.name, plan_->IsPoison(EventNumber(s.event_id)), script(),
+                          config_.protocol.idempotency_key};
+  const bool sql = InfoOf(s.op).channel == Channel::kSql;
+  oracle_.SetLine(trace_.size());
+  business_.LoseNext(loss);
+  Result<BusinessReply> r = business_.Call(call, s);
+  if (loss == PointEffect::kLoseRequest) {
+    trace_.Add(now_, a.name, LineKind::kFault, (sql ? "sql " : "ext ") + site, "!lost-request (never reached the store)",
+               {.event = LineEvent::kLostRequest, .site = site});
+    TimeOut(a, HistoryKind::kLostRequest, site, {});
+    return true;
+  }
+  const BusinessReply& reply = r.ok() ? *r : *business_.hidden_reply();
+  ObserveBusiness(a, s, reply.result);
+  const std::string request = (sql ? "sql " : "ext ") + reply.request;
+  LineFacts facts = BusinessFacts(s);
+  if (loss == PointEffect::kLoseReply) {
+    facts.event = LineEvent::kLostReply;
+    facts.site = site;
+    trace_.Add(now_, a.name, LineKind::kFault, request, reply.result + " !lost-reply (executed; the caller times out)",
+               facts);
+    TimeOut(a, HistoryKind::kLostReply, site, {});
+    return true;
+  }
+  trace_.Add(now_, a.name, sql ? LineKind::kSql : LineKind::kExternal, request, reply.result, facts);
+  return false;
+}
+
+PointEffect Simulation::LossAt(Actor& a, const std::string& site) {
+  if (site.empty()) return PointEffect::kNone;
+  std::optional<FaultSpec> f = plan_->AtPoint(a.slot, site, SiteFamily::kRequest, now_);
+  return f ? InfoOf(f->kind).effect : PointEffect::kNone;
+}
+
 Status Simulation::ObserveRedis(Actor& a, const Step& s, bool reply_lost) {
+  const CommandInfo& command = s.argv.empty() ? UnknownCommand() : CommandOf(s.argv);
   // A BLOCK after a read of new entries has seen every XADD made so far.
-  if (s.op == Op::kReadNew || (s.op == Op::kCommand && !s.argv.empty() &&
-                               VerbOf(s.argv[0]) == "XREADGROUP" && s.argv.back() == ">")) {
+  if (s.op == Op::kReadNew ||
+      (s.op == Op::kCommand && command.category == ReportCategory::kRead && s.argv.back() == ">")) {
     a.produced_seen = produced_;
   }
   Result<OracleFeed::Observed> seen = feed_.Redis(now_, {a.slot, a.name}, s, reply_lost);
@@ -91,33 +101,27 @@ Status Simulation::ObserveRedis(Actor& a, const Step& s, bool reply_lost) {
   // name shared by every worker): while this incarnation lives, so does
   // that consumer (FinalReads' live_consumers).
   const std::vector<std::string>& argv = s.argv;
-  if (s.op == Op::kCommand && argv.size() > 3 && argv[2] == names_.group) {
-    const std::string verb = VerbOf(argv[0]);
-    if (verb == "XREADGROUP" || ((verb == "XCLAIM" || verb == "XAUTOCLAIM") && argv[1] == names_.stream)) {
-      consumer_names_[a.owner_id].insert(argv[3]);
-    }
+  const bool takes_entries =
+      command.category == ReportCategory::kRead || command.category == ReportCategory::kClaim;
+  if (s.op == Op::kCommand && takes_entries && command.consumer_at < argv.size() &&
+      argv[command.group_at] == names_.group && (command.first_key == 0 || argv[command.first_key] == names_.stream)) {
+    consumer_names_[a.owner_id].insert(argv[command.consumer_at]);
   }
   return Status::Ok();
 }
 
 bool Simulation::BeforeCommandFaults(Actor& a, const Step& s) {
   if (a.kind != ActorKind::kWorker) return false;
-  std::string point = "before-" + VerbOf(s.argv[0]);
-  return FirePointFault(a, s, point.c_str()) != PointFault::kNone;
+  return FirePointFault(a, s, PointBefore(s)) != PointFault::kNone;
 }
 
 Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
-  const OpInfo& info = InfoOf(s.op);
   *handled = false;
   if (s.op == Op::kProduce) {
     StreamId id = std::max(StreamId{static_cast<uint64_t>(now_), 0}, last_id_.Next());
     last_id_ = id;
     s.argv[2] = id.ToString();
   }
-  bool fault_actor = a.kind != ActorKind::kJanitor;
-  // A script's command is named by its verb: that is its lost site.
-  std::string verb_site;
-  const char* lost_site = info.lost_site;
   if (s.op == Op::kCommand) {
     std::string why = RefusedCommand(s.argv, names_);
     if (!why.empty()) {
@@ -126,8 +130,6 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
                  {.event = LineEvent::kNotSent, .argv = &s.argv, .reply = &s.reply});
       return Status::Ok();
     }
-    verb_site = VerbOf(s.argv[0]);
-    lost_site = verb_site.c_str();
   }
 
   if (s.op == Op::kRedisEffect && plan_->IsPoison(EventNumber(s.event_id))) {
@@ -144,64 +146,64 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
     *handled = true;
     return Status::Ok();
   }
-  std::optional<FaultSpec> lost;
-  if (fault_actor && lost_site != nullptr) {
-    lost = plan_->AtPoint(a.slot, lost_site, /*crash_site=*/false, now_);
-  }
+  // A janitor is the operator's, not the protocol's: no faults on its requests.
+  const std::string site = a.kind != ActorKind::kJanitor ? RequestSite(s) : "";
+  const PointEffect loss = LossAt(a, site);
   // The connection wrapper injects what the plan drew.
-  a.conn->LoseNext(!lost                                   ? LossyConnection::Loss::kNone
-                   : lost->kind == FaultKind::kLostRequest ? LossyConnection::Loss::kRequest
-                                                           : LossyConnection::Loss::kReply);
+  a.conn->LoseNext(loss);
   Result<Reply> r = Send(*a.conn, s.argv);
-  if (lost && lost->kind == FaultKind::kLostRequest) {
+  if (loss == PointEffect::kLoseRequest) {
     trace_.Add(now_, a.name, LineKind::kFault, RequestText(s.argv), "!lost-request (never reached the server)",
-               {.event = LineEvent::kLostRequest, .argv = &s.argv, .site = lost_site});
+               {.event = LineEvent::kLostRequest, .argv = &s.argv, .site = site});
     oracle_.SetLine(trace_.size() - 1);
     if (s.op == Op::kProduce) {
       oracle_.Produced(now_, a.name, s.event_id, s.argv[2], Oracle::ProduceOutcome::kNotSent);
     }
-    TimeOut(a, HistoryKind::kLostRequest, lost_site, EventsOf(s));
+    TimeOut(a, HistoryKind::kLostRequest, site, EventsOf(s));
     *handled = true;
     return Status::Ok();
   }
   ++protocol_rtt_;
-  if (lost && a.conn->hidden_reply()) r = *a.conn->hidden_reply();  // the oracle sees what really happened
+  const bool reply_lost = loss == PointEffect::kLoseReply;
+  if (reply_lost && a.conn->hidden_reply()) r = *a.conn->hidden_reply();  // the oracle sees what really happened
   if (!r.ok()) {
     return Status::Internal(fmt::format("{}: {} failed unexpectedly: {}", a.name, s.argv[0],
                                         r.status().ToString()));
   }
   s.reply = std::move(r).value();
-  if (lost) {  // the reply is lost: executed, but the caller times out
+  if (reply_lost) {  // executed, but the caller times out
     trace_.Add(now_, a.name, LineKind::kFault, RequestText(s.argv),
                ReplyText(s.reply) + " !lost-reply (executed; the caller times out)",
-               {.event = LineEvent::kLostReply, .argv = &s.argv, .reply = &s.reply, .site = lost_site});
+               {.event = LineEvent::kLostReply, .argv = &s.argv, .reply = &s.reply, .site = site});
   } else {
     trace_.AddCommand(now_, a.name, LineKind::kRedis, s.argv, s.reply, {.argv = &s.argv, .reply = &s.reply});
   }
   oracle_.SetLine(trace_.size() - 1);
-  Status observed = ObserveRedis(a, s, /*reply_lost=*/lost.has_value());
+  Status observed = ObserveRedis(a, s, reply_lost);
   if (!observed.ok()) return observed;
   if (config_.probe && s.op == Op::kCommand) {
     Status ttls = ProbeKeyTtls(s);
     if (!ttls.ok()) return ttls;
   }
-  if (lost) {
-    TimeOut(a, HistoryKind::kLostReply, lost_site, EventsOf(s));
+  if (reply_lost) {
+    TimeOut(a, HistoryKind::kLostReply, site, EventsOf(s));
     *handled = true;
   }
   return Status::Ok();
 }
 
 Status Simulation::ProbeKeyTtls(const Step& s) {
-  // EVAL script numkeys key... / FCALL function numkeys key...
-  const std::string verb = VerbOf(s.argv[0]);
-  if ((verb != "EVAL" && verb != "EVALSHA" && verb != "FCALL") || s.argv.size() < 3) return Status::Ok();
+  // EVAL script numkeys key... / FCALL function numkeys key... (the _RO
+  // forms write no key, so they set no TTL)
+  const CommandInfo& command = CommandOf(s.argv);
+  if (!command.runs_code || !command.writes || s.argv.size() <= command.numkeys_at) return Status::Ok();
   int64_t numkeys = 0;
-  const std::string& n = s.argv[2];
+  const std::string& n = s.argv[command.numkeys_at];
   if (std::from_chars(n.data(), n.data() + n.size(), numkeys).ptr != n.data() + n.size()) return Status::Ok();
   std::vector<std::vector<std::string>> reads;
-  for (int64_t k = 0; k < numkeys && 3 + k < static_cast<int64_t>(s.argv.size()) && k < 16; ++k) {
-    reads.push_back({"PTTL", s.argv[static_cast<size_t>(3 + k)]});
+  const int64_t first = command.numkeys_at + 1;
+  for (int64_t k = 0; k < numkeys && first + k < static_cast<int64_t>(s.argv.size()) && k < 16; ++k) {
+    reads.push_back({"PTTL", s.argv[static_cast<size_t>(first + k)]});
   }
   if (reads.empty()) return Status::Ok();
   Result<std::vector<Reply>> ttls = OracleReads(reads, "probe");
@@ -214,54 +216,54 @@ Status Simulation::ProbeKeyTtls(const Step& s) {
 
 std::vector<std::string> Simulation::EventsOf(const Step& s) const {
   if (!s.event_id.empty()) return {s.event_id};
-  if (s.op == Op::kAck || (s.op == Op::kCommand && VerbOf(s.argv[0]) == "XACK")) {  // XACK stream group id...
-    return oracle_.EventsOfIds(std::vector<std::string>(s.argv.begin() + 3, s.argv.end()));
+  if (s.argv.empty()) return {};
+  const CommandInfo& command = CommandOf(s.argv);  // XACK stream group id...
+  if (command.category != ReportCategory::kAck || command.ids_from == 0 || s.argv.size() <= command.ids_from) {
+    return {};
   }
-  return {};
+  return oracle_.EventsOfIds(std::vector<std::string>(s.argv.begin() + command.ids_from, s.argv.end()));
 }
 
-void Simulation::TimeOut(Actor& a, HistoryKind fault, const char* site, const std::vector<std::string>& events) {
+void Simulation::TimeOut(Actor& a, HistoryKind fault, const std::string& site, const std::vector<std::string>& events) {
   oracle_.WorkerFault(fault, now_, a.name, site, events);
   Reset(a, "timeout");
 }
 
 bool Simulation::CrashPointFaults(Actor& a, const Step& s) {
   if (a.kind != ActorKind::kWorker) return false;
-  std::string script_point;  // a script's command or statement: after-VERB
-  if (s.op == Op::kCommand) script_point = "after-" + VerbOf(s.argv[0]);
-  if (s.op == Op::kSqlStatement) script_point = "after-" + VerbOf(s.label);
-  const char* point = s.op == Op::kCheckpoint ? s.label.c_str()
-                      : !script_point.empty() ? script_point.c_str()
-                                              : InfoOf(s.op).crash_point;
-  if (point == nullptr) return false;
-  return FirePointFault(a, s, point) == PointFault::kCrashed;
+  return FirePointFault(a, s, PointAfter(s)) == PointFault::kCrashed;
 }
 
-Simulation::PointFault Simulation::FirePointFault(Actor& a, const Step& s, const char* point) {
-  std::optional<FaultSpec> f = plan_->AtPoint(a.slot, point, /*crash_site=*/true, now_);
+Simulation::PointFault Simulation::FirePointFault(Actor& a, const Step& s, const std::string& point) {
+  if (point.empty()) return PointFault::kNone;
+  std::optional<FaultSpec> f = plan_->AtPoint(a.slot, point, SiteFamily::kCrashPoint, now_);
   if (!f) return PointFault::kNone;
   oracle_.SetLine(trace_.size());
   const std::vector<std::string> events = EventsOf(s);
-  if (f->kind == FaultKind::kCrash) {
-    oracle_.WorkerFault(HistoryKind::kCrash, now_, a.name, point, events);
-    Crash(a, point);
-    return PointFault::kCrashed;
+  switch (InfoOf(f->kind).effect) {
+    case PointEffect::kCrash:
+      oracle_.WorkerFault(HistoryKind::kCrash, now_, a.name, point, events);
+      Crash(a, point);
+      return PointFault::kCrashed;
+    case PointEffect::kStall:
+      oracle_.WorkerFault(HistoryKind::kStall, now_, a.name, point, events, f->duration_ms);
+      trace_.Add(now_, a.name, LineKind::kFault, fmt::format("!stall at {} for {} ms", point, f->duration_ms), "",
+                 {.event = LineEvent::kStall, .site = point, .duration_ms = f->duration_ms});
+      a.ready_at_ms = std::max(a.ready_at_ms, now_ + f->duration_ms);
+      return PointFault::kStalled;
+    case PointEffect::kNone:
+    case PointEffect::kLoseRequest:
+    case PointEffect::kLoseReply: break;
   }
-  oracle_.WorkerFault(HistoryKind::kStall, now_, a.name, point, events, f->duration_ms);
-  trace_.Add(now_, a.name, LineKind::kFault,
-             fmt::format("!stall at {} for {} ms", point, f->duration_ms), "",
-             {.event = LineEvent::kStall, .site = point, .duration_ms = f->duration_ms});
-  a.ready_at_ms = std::max(a.ready_at_ms, now_ + f->duration_ms);
-  return PointFault::kStalled;
+  XACKLY_CHECK(false);  // AtPoint draws only crash-point kinds at a crash point
+  return PointFault::kNone;
 }
 
 Status Simulation::ExecuteStep(Actor& a) {
   Step& s = *a.pending;
   const OpInfo& info = InfoOf(s.op);
   a.ready_at_ms = now_ + s.busy_ms;
-  // Work up to effect_ms is in QuietWindowMs already (so the catalog's
-  // traces keep their length); only longer work moves the quiet clock.
-  if (s.busy_ms > config_.timing.effect_ms && a.kind == ActorKind::kWorker) {
+  if (quiet_.IsLongWork(s.busy_ms) && a.kind == ActorKind::kWorker) {
     long_work_ends_ms_ = std::max(long_work_ends_ms_, now_ + s.busy_ms);
   }
   if (config_.protocol.script != nullptr) {
@@ -317,41 +319,9 @@ Status Simulation::ExecuteStep(Actor& a) {
       break;
     }
     case Channel::kSql:
-    case Channel::kExternal: {
-      const char* lost_site = info.lost_site;
-      std::string verb_site;
-      if (s.op == Op::kSqlStatement) {
-        verb_site = VerbOf(s.label);
-        lost_site = verb_site.c_str();
-      }
-      std::optional<FaultSpec> lost;
-      if (lost_site != nullptr) lost = plan_->AtPoint(a.slot, lost_site, /*crash_site=*/false, now_);
-      std::string request;
-      std::string result;
-      if (lost && lost->kind == FaultKind::kLostRequest) {
-        trace_.Add(now_, a.name, LineKind::kFault, std::string("sql ") + lost_site,
-                   "!lost-request (never reached the store)",
-                   {.event = LineEvent::kLostRequest, .site = lost_site});
-        oracle_.SetLine(trace_.size() - 1);
-        TimeOut(a, HistoryKind::kLostRequest, lost_site, {});
-        return Status::Ok();
-      }
-      oracle_.SetLine(trace_.size());
-      ExecuteBusiness(a, s, &request, &result);
-      LineKind kind = info.channel == Channel::kSql ? LineKind::kSql : LineKind::kExternal;
-      std::string prefix = info.channel == Channel::kSql ? "sql " : "ext ";
-      LineFacts facts = BusinessFacts(s);
-      if (lost) {  // lost reply
-        facts.event = LineEvent::kLostReply;
-        facts.site = lost_site;
-        trace_.Add(now_, a.name, LineKind::kFault, prefix + request,
-                   result + " !lost-reply (executed; the caller times out)", facts);
-        TimeOut(a, HistoryKind::kLostReply, lost_site, {});
-        return Status::Ok();
-      }
-      trace_.Add(now_, a.name, kind, prefix + request, result, facts);
+    case Channel::kExternal:
+      if (ExecuteBusiness(a, s)) return Status::Ok();
       break;
-    }
   }
   if (CrashPointFaults(a, s)) return Status::Ok();
   ResumeActor(a);

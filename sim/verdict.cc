@@ -76,7 +76,7 @@ struct CauseFamily {
   const std::vector<std::string>& (*sites)();
 };
 constexpr CauseFamily kFamilies[] = {
-    {"crash", &AllCrashPoints}, {"lost-reply", &AllLostSites}, {"lost-request", &AllLostSites}};
+    {"crash", &AllCrashPoints}, {"lost-reply", &AllLostSites}, {"lost-request", &AllLostSites}};  // sim/sites.h
 
 std::string Join(const std::vector<std::string>& items) {
   std::string out;

@@ -316,7 +316,8 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
                                                   CommandLine());
     Result<std::string> file = WriteCaseFile(k, std::move(replay), "-harness-limit", "-harness-limit");
     if (!file.ok()) return "";
-    RecordRunFiles(output.out_dir, written);  // also when the check ends here, with a failure
+    // Also when the check ends here, with a failure.
+    if (Status recorded = RecordRunFiles(output.out_dir, written); !recorded.ok()) PrintError("check", recorded);
     return fmt::format("`xackly replay {}` reruns that case alone", *file);
   };
   // Writes target k's replay file, prints its row and adds it to the report.
@@ -492,7 +493,12 @@ int RunChecks(const std::vector<Target>& targets, const CheckFlags& flags) {
     return kExitHarnessFailure;
   }
   written.insert(written.end(), reports.begin(), reports.end());
-  if (!output.out_dir.empty()) RecordRunFiles(output.out_dir, written);
+  if (!output.out_dir.empty()) {
+    if (Status recorded = RecordRunFiles(output.out_dir, written); !recorded.ok()) {
+      PrintError("check", recorded);
+      return kExitHarnessFailure;
+    }
+  }
   // One check: every detail. Many: the table, with details only for what
   // needs attention (report.txt and the other reports keep everything).
   // The report comes last, so the last line of a failure is its replay

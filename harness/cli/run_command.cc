@@ -269,7 +269,12 @@ int RunAndReport(const char* command, const Scenario& scenario, const std::strin
     return wrote.code() == Status::Code::kInvalidArgument ? kExitUsage : kExitHarnessFailure;
   }
   written.insert(written.end(), reports.begin(), reports.end());
-  if (!written.empty()) RecordRunFiles(options.output.out_dir, written);
+  if (!written.empty()) {
+    if (Status recorded = RecordRunFiles(options.output.out_dir, written); !recorded.ok()) {
+      PrintError(command, recorded);
+      return kExitHarnessFailure;
+    }
+  }
   PrintMachineReport(rep, options.output);
   fmt::print(human, "observed {} (expected {}): {}\n", run->observed, config.expected.ToString(),
              run->matched ? "matched" : "DOES NOT MATCH");

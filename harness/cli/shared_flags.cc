@@ -242,9 +242,9 @@ namespace {
 constexpr char kManifestName[] = ".xackly-files";
 }
 
-Status RemovePreviousRunFiles(const std::string& dir) {
+void RemovePreviousRunFiles(const std::string& dir) {
   Result<std::string> manifest = ReadFile(JoinPath(dir, kManifestName));
-  if (!manifest.ok()) return Status::Ok();  // no previous run here
+  if (!manifest.ok()) return;  // no previous run here
   size_t start = 0;
   while (start < manifest->size()) {
     size_t end = manifest->find('\n', start);
@@ -257,7 +257,6 @@ Status RemovePreviousRunFiles(const std::string& dir) {
   }
   std::error_code ec;
   std::filesystem::remove(JoinPath(dir, kManifestName), ec);
-  return Status::Ok();
 }
 
 Status RecordRunFiles(const std::string& dir, const std::vector<std::string>& files) {

@@ -103,10 +103,13 @@ CLI::Validator NonEmptyPath();
 // What a previous run left in `dir`: the files listed in its manifest
 // (dir/.xackly-files) are removed, so a replay file of an earlier run never
 // sits beside a new report looking current. Only plain names inside `dir`
-// are touched; files a user put there stay.
-Status RemovePreviousRunFiles(const std::string& dir);
+// are touched; files a user put there stay. A file that cannot be removed
+// is left (the manifest's own removal is what matters: the next run's
+// manifest names only its own files).
+void RemovePreviousRunFiles(const std::string& dir);
 // Records `files` (paths inside `dir`) as this run's, for the next
-// RemovePreviousRunFiles.
+// RemovePreviousRunFiles. Fails when the manifest cannot be written (a full
+// disk): the next run could not tell these files from a user's.
 Status RecordRunFiles(const std::string& dir, const std::vector<std::string>& files);
 
 // Whether NO_COLOR (https://no-color.org) allows colour on `f`: a TTY and

@@ -110,13 +110,6 @@ void FieldString(lua_State* L, const char* method, const char* name, std::string
   lua_pop(L, 1);
 }
 
-// A built-in crash point name (after-commit, after-effect, ...) or one of
-// the script's own, "point:name" (what fault specs accept, sim/faults.h).
-bool ValidPointName(const char* s) {
-  const auto& builtin = AllCrashPoints();
-  if (std::find(builtin.begin(), builtin.end(), s) != builtin.end()) return true;
-  return IsScriptSiteName(s, /*crash_site=*/true) && std::strncmp(s, "point:", 6) == 0;
-}
 
 // The read of w:read: XREADGROUP without BLOCK; when nothing is new and the
 // script asked to block, the actor parks (never a blocking command on the
@@ -347,7 +340,7 @@ int ScriptActor::Effect(lua_State* L) {
 int ScriptActor::Point(lua_State* L) {
   ScriptActor& self = Begin(L, "point", ScriptCall::Kind::kPoint);
   const char* name = luaL_checkstring(L, 2);
-  if (!ValidPointName(name)) {
+  if (!IsPointName(name)) {
     return luaL_error(L, "w:point: '%s' is not a point name (a built-in one such as after-commit, or point:<lowercase name>)", name);
   }
   self.pending_->name = name;

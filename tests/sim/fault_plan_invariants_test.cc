@@ -17,7 +17,7 @@ namespace {
 std::vector<std::string> Decisions(FaultPlan& plan, int visits) {
   std::vector<std::string> out;
   for (int i = 0; i < visits; ++i) {
-    std::optional<FaultSpec> f = plan.AtPoint("w1", i % 2 ? "after-effect" : "after-read", true);
+    std::optional<FaultSpec> f = plan.AtPoint("w1", i % 2 ? "after-effect" : "after-read", SiteFamily::kCrashPoint);
     out.push_back(f ? FaultKindName(f->kind) : "");
   }
   return out;
@@ -76,10 +76,10 @@ TEST(FaultPlanInvariantsTest, ADisabledRatePlanIsSilentAndKeepsItsRecord) {
   FaultModel m = Model({FaultKind::kCrash});
   m.crash_ppm = 1'000'000;  // fires at every eligible visit while enabled
   FaultPlan plan(m, Rng(1), 1000, 1);
-  ASSERT_TRUE(plan.AtPoint("w1", "after-read", true));  // positive control
+  ASSERT_TRUE(plan.AtPoint("w1", "after-read", SiteFamily::kCrashPoint));  // positive control
   plan.Disable();
   EXPECT_FALSE(plan.enabled());
-  for (int i = 0; i < 50; ++i) EXPECT_FALSE(plan.AtPoint("w1", "after-read", true));
+  for (int i = 0; i < 50; ++i) EXPECT_FALSE(plan.AtPoint("w1", "after-read", SiteFamily::kCrashPoint));
   EXPECT_EQ(plan.fired().size(), 1u);
   EXPECT_EQ(plan.Coverage().fired.at("crash@after-read"), 1);
 }
@@ -113,7 +113,7 @@ TEST(FaultCoverageTest, APlansCoverageNamesEveryEnabledSiteAndWhatFired) {
   m.crash_points = {"after-effect", "after-ack"};
   m.lost_sites = {"XACK"};
   FaultPlan plan(m, {*ParseFaultSpec("crash w1 after-effect #1"), *ParseFaultSpec("xdel pending @5ms")});
-  ASSERT_TRUE(plan.AtPoint("w1", "after-effect", true));
+  ASSERT_TRUE(plan.AtPoint("w1", "after-effect", SiteFamily::kCrashPoint));
   plan.RecordFired(plan.scheduled()[0]);
   FaultCoverage c = plan.Coverage();
   EXPECT_EQ(c.enabled, (std::set<std::string>{"crash@after-ack", "crash@after-effect", "lost-reply@XACK", "xdel"}));

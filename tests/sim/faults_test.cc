@@ -55,13 +55,13 @@ TEST(FaultSpecTest, BadSpecsAreRefusedWithTheReason) {
 
 TEST(FaultPlanTest, ExplicitPlanFiresAtTheNamedVisitOnly) {
   FaultPlan plan(FaultModel{}, {*ParseFaultSpec("crash w2 after-effect #2")});
-  EXPECT_FALSE(plan.AtPoint("w2", "after-effect", true));   // 1st visit
-  EXPECT_FALSE(plan.AtPoint("w1", "after-effect", true));   // other worker
-  EXPECT_FALSE(plan.AtPoint("w2", "after-read", true));     // other point
-  std::optional<FaultSpec> hit = plan.AtPoint("w2", "after-effect", true);  // 2nd visit
+  EXPECT_FALSE(plan.AtPoint("w2", "after-effect", SiteFamily::kCrashPoint));   // 1st visit
+  EXPECT_FALSE(plan.AtPoint("w1", "after-effect", SiteFamily::kCrashPoint));   // other worker
+  EXPECT_FALSE(plan.AtPoint("w2", "after-read", SiteFamily::kCrashPoint));     // other point
+  std::optional<FaultSpec> hit = plan.AtPoint("w2", "after-effect", SiteFamily::kCrashPoint);  // 2nd visit
   ASSERT_TRUE(hit);
   EXPECT_EQ(hit->ToString(), "crash w2 after-effect #2");
-  EXPECT_FALSE(plan.AtPoint("w2", "after-effect", true));   // 3rd visit
+  EXPECT_FALSE(plan.AtPoint("w2", "after-effect", SiteFamily::kCrashPoint));   // 3rd visit
   ASSERT_EQ(plan.fired().size(), 1u);
 }
 
@@ -71,20 +71,20 @@ TEST(FaultPlanTest, ATimedPointFaultTakesTheNthVisitFromItsTimeOnAndIsRecordedAs
   EXPECT_EQ(spec->at_ms, 60000);
   EXPECT_EQ(spec->ToString(), "crash w1 after-ack #2 @60000ms");
   FaultPlan plan(FaultModel{}, {*spec});
-  EXPECT_FALSE(plan.AtPoint("w1", "after-ack", true, 100));    // visit 1, before the time
-  EXPECT_FALSE(plan.AtPoint("w1", "after-ack", true, 59999));  // visit 2, before the time
-  EXPECT_FALSE(plan.AtPoint("w2", "after-ack", true, 60000));  // other worker
-  EXPECT_FALSE(plan.AtPoint("w1", "after-ack", true, 60000));  // visit 3: the 1st from 60 s on
-  std::optional<FaultSpec> hit = plan.AtPoint("w1", "after-ack", true, 61000);  // the 2nd from 60 s on
+  EXPECT_FALSE(plan.AtPoint("w1", "after-ack", SiteFamily::kCrashPoint, 100));    // visit 1, before the time
+  EXPECT_FALSE(plan.AtPoint("w1", "after-ack", SiteFamily::kCrashPoint, 59999));  // visit 2, before the time
+  EXPECT_FALSE(plan.AtPoint("w2", "after-ack", SiteFamily::kCrashPoint, 60000));  // other worker
+  EXPECT_FALSE(plan.AtPoint("w1", "after-ack", SiteFamily::kCrashPoint, 60000));  // visit 3: the 1st from 60 s on
+  std::optional<FaultSpec> hit = plan.AtPoint("w1", "after-ack", SiteFamily::kCrashPoint, 61000);  // the 2nd from 60 s on
   ASSERT_TRUE(hit);
   EXPECT_EQ(hit->ToString(), "crash w1 after-ack #4");
-  EXPECT_FALSE(plan.AtPoint("w1", "after-ack", true, 62000));
+  EXPECT_FALSE(plan.AtPoint("w1", "after-ack", SiteFamily::kCrashPoint, 62000));
   ASSERT_EQ(plan.fired().size(), 1u);
 
   // The recorded visit replays the same run without the time.
   FaultPlan replay(FaultModel{}, plan.fired());
-  for (int visit = 1; visit <= 3; ++visit) EXPECT_FALSE(replay.AtPoint("w1", "after-ack", true));
-  EXPECT_TRUE(replay.AtPoint("w1", "after-ack", true));
+  for (int visit = 1; visit <= 3; ++visit) EXPECT_FALSE(replay.AtPoint("w1", "after-ack", SiteFamily::kCrashPoint));
+  EXPECT_TRUE(replay.AtPoint("w1", "after-ack", SiteFamily::kCrashPoint));
 
   const Result<FaultSpec> stall = ParseFaultSpec("stall w2 after-read #1 5000ms @30000ms");
   ASSERT_TRUE(stall.ok()) << stall.status().message();
@@ -97,10 +97,10 @@ TEST(FaultPlanTest, ATimedPointFaultTakesTheNthVisitFromItsTimeOnAndIsRecordedAs
 TEST(FaultPlanTest, DisabledPlanFiresNothing) {
   // Positive control: the same plan, enabled, fires at that visit.
   FaultPlan enabled(FaultModel{}, {*ParseFaultSpec("crash w1 after-read #1")});
-  ASSERT_TRUE(enabled.AtPoint("w1", "after-read", true));
+  ASSERT_TRUE(enabled.AtPoint("w1", "after-read", SiteFamily::kCrashPoint));
   FaultPlan plan(FaultModel{}, {*ParseFaultSpec("crash w1 after-read #1")});
   plan.Disable();
-  EXPECT_FALSE(plan.AtPoint("w1", "after-read", true));
+  EXPECT_FALSE(plan.AtPoint("w1", "after-read", SiteFamily::kCrashPoint));
   EXPECT_TRUE(plan.fired().empty());
 }
 
@@ -116,7 +116,7 @@ std::vector<std::string> Drive(FaultPlan& plan) {
   std::vector<std::string> out;
   for (int i = 0; i < 200; ++i) {
     std::string slot = "w" + std::to_string(i % 3 + 1);
-    if (auto f = plan.AtPoint(slot, i % 2 ? "after-effect" : "after-read", true)) {
+    if (auto f = plan.AtPoint(slot, i % 2 ? "after-effect" : "after-read", SiteFamily::kCrashPoint)) {
       out.push_back(f->ToString());
     }
   }
@@ -143,7 +143,7 @@ TEST(FaultPlanTest, RatePlanRecordsAnExplicitPlanThatReplaysIt) {
   std::vector<std::string> again;
   for (int i = 0; i < 200; ++i) {
     std::string slot = "w" + std::to_string(i % 3 + 1);
-    if (auto f = replay.AtPoint(slot, i % 2 ? "after-effect" : "after-read", true)) {
+    if (auto f = replay.AtPoint(slot, i % 2 ? "after-effect" : "after-read", SiteFamily::kCrashPoint)) {
       again.push_back(f->ToString());
     }
   }
@@ -162,9 +162,9 @@ TEST(FaultPlanTest, AnotherActorsVisitsDoNotShiftAnActorsFaults) {
   int w2_fired = 0;
   for (int i = 0; i < 100; ++i) {
     const char* site = i % 2 ? "after-effect" : "after-read";
-    if (auto f = alone.AtPoint("w1", site, true)) w1_alone.push_back(f->ToString());
-    if (crowded.AtPoint("w2", site, true)) ++w2_fired;
-    if (auto f = crowded.AtPoint("w1", site, true)) w1_crowded.push_back(f->ToString());
+    if (auto f = alone.AtPoint("w1", site, SiteFamily::kCrashPoint)) w1_alone.push_back(f->ToString());
+    if (crowded.AtPoint("w2", site, SiteFamily::kCrashPoint)) ++w2_fired;
+    if (auto f = crowded.AtPoint("w1", site, SiteFamily::kCrashPoint)) w1_crowded.push_back(f->ToString());
   }
   ASSERT_FALSE(w1_alone.empty());  // else the comparison proves nothing
   ASSERT_GT(w2_fired, 0);
@@ -177,8 +177,8 @@ TEST(FaultPlanTest, IneligiblePointsNeverFire) {
   m.crash_points = {"after-commit"};
   m.crash_ppm = 1'000'000;  // always, where eligible
   FaultPlan plan(m, Rng(1), 1000, 5);
-  EXPECT_FALSE(plan.AtPoint("w1", "after-read", true));
-  EXPECT_TRUE(plan.AtPoint("w1", "after-commit", true));
+  EXPECT_FALSE(plan.AtPoint("w1", "after-read", SiteFamily::kCrashPoint));
+  EXPECT_TRUE(plan.AtPoint("w1", "after-commit", SiteFamily::kCrashPoint));
   FaultCoverage cov = plan.Coverage();
   EXPECT_EQ(cov.fired["crash@after-commit"], 1);
   EXPECT_EQ(cov.enabled.count("crash@after-commit"), 1u);
