@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "harness/case_pool.h"
+#include "harness/search_defaults.h"
 #include "sim/command_timers.h"
 #include "sim/simulation.h"
 
@@ -46,9 +47,9 @@ namespace xackly {
 
 // Upper bounds of generated cases.
 struct CaseBounds {
-  int max_workers = 3;
-  int max_events = 8;
-  int max_faults = 4;
+  int max_workers = kDefaultMaxWorkers;
+  int max_events = kDefaultMaxEvents;
+  int max_faults = kDefaultMaxFaults;
   bool fixed = false;   // every case has exactly max_workers and max_events
   bool swarm = true;    // draw the environment's timing and a subset of fault kinds
 };
@@ -136,10 +137,10 @@ struct CheckProgress {
 };
 
 struct CheckOptions {
-  int cases = 100;
-  uint64_t seed = 1;
+  int cases = kDefaultCases;
+  uint64_t seed = kDefaultCheckSeed;
   CaseBounds bounds;
-  int max_shrink_runs = 1000;  // bound on shrink evaluations
+  int max_shrink_runs = kDefaultMaxShrinkRuns;  // bound on shrink evaluations
   // Case indexes to run: those with index % shard_count == shard_index.
   int shard_index = 0;
   int shard_count = 1;

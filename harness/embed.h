@@ -69,6 +69,7 @@
 #include <string_view>
 #include <vector>
 
+#include "harness/search_defaults.h"
 #include "sim/simulation.h"
 
 namespace xackly {
@@ -98,11 +99,11 @@ struct CaseRun {
 Result<CaseRun> RunOneCase(const RunConfig& config, const EmbedOptions& options);
 
 struct PropertyOptions {
-  int cases = 50;
-  uint64_t seed = 1;
-  int max_workers = 3;
-  int max_events = 8;
-  int max_faults = 4;
+  int cases = kDefaultCases;
+  uint64_t seed = kDefaultCheckSeed;
+  int max_workers = kDefaultMaxWorkers;
+  int max_events = kDefaultMaxEvents;
+  int max_faults = kDefaultMaxFaults;
   // No silent green: a base whose fault model has no kinds (RunConfig::For
   // of a ProtocolDef whose `faults` was never set) is checked under
   // DefaultFaultModel(base.protocol), what a correct protocol must survive;

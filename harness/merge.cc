@@ -116,6 +116,12 @@ Result<report::Report> MergeReports(const std::vector<report::Report>& shards) {
     if (r.seed != first.seed) {
       return Status::InvalidArgument(fmt::format("shards of seed {} and seed {} do not belong together", first.seed, r.seed));
     }
+    if (const std::string d = first.search.DifferenceFrom(r.search); !d.empty()) {
+      return Status::InvalidArgument(fmt::format(
+          "shards {} and {} searched differently ({}): their cases are not parts of one search; run every shard "
+          "with the same options",
+          first.shard, r.shard, d));
+    }
     if (r.checks.size() != first.checks.size()) {
       return Status::InvalidArgument(fmt::format("shard {} has {} checks, shard {} has {}", first.shard,
                                                  first.checks.size(), r.shard, r.checks.size()));

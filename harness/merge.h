@@ -17,8 +17,8 @@
 namespace xackly {
 
 // Fails with kInvalidArgument when the reports do not belong together
-// (different seeds, different checks or expectations, a shard missing or
-// given twice).
+// (different seeds or search settings such as --cases or --no-swarm,
+// different checks or expectations, a shard missing or given twice).
 Result<report::Report> MergeReports(const std::vector<report::Report>& shards);
 
 }  // namespace xackly

@@ -57,6 +57,19 @@ std::vector<int64_t> PathLines(const CaseReport& c) {
   return {lines.begin(), lines.end()};
 }
 
+std::string SearchSettings::DifferenceFrom(const SearchSettings& other) const {
+  auto flag = [](bool on) { return on ? "on" : "off"; };
+  if (cases != other.cases) return fmt::format("--cases {} / {}", cases, other.cases);
+  if (max_workers != other.max_workers) return fmt::format("--max-workers {} / {}", max_workers, other.max_workers);
+  if (max_events != other.max_events) return fmt::format("--max-events {} / {}", max_events, other.max_events);
+  if (max_faults != other.max_faults) return fmt::format("--max-faults {} / {}", max_faults, other.max_faults);
+  if (fixed_workload != other.fixed_workload) {
+    return fmt::format("--fixed-workload {} / {}", flag(fixed_workload), flag(other.fixed_workload));
+  }
+  if (swarm != other.swarm) return fmt::format("--no-swarm {} / {}", flag(!swarm), flag(!other.swarm));
+  return "";
+}
+
 std::vector<CoverageRow> CoverageRows(const CheckReport& check) {
   std::map<std::string, int> fired = check.fired_totals;
   std::set<std::string> never(check.never_fired.begin(), check.never_fired.end());

@@ -20,7 +20,7 @@
 
 namespace xackly::report {
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;  // 2: "search" (SearchSettings)
 
 // One simulated case: a single run, a replay, or a check's minimal counterexample.
 struct CaseReport {
@@ -86,6 +86,21 @@ struct CheckReport {
   double seconds = 0;
 };
 
+// What a `check` searched with, as its command line resolved it: shards
+// merge only when these are the same (their cases are then the same cases).
+struct SearchSettings {
+  int cases = 0;
+  int max_workers = 0;
+  int max_events = 0;
+  int max_faults = 0;
+  bool fixed_workload = false;
+  bool swarm = true;
+  bool operator==(const SearchSettings&) const = default;
+  // The first setting in which `other` differs, as its flag and both
+  // values ("--cases 100 / 50"); "" when none does.
+  std::string DifferenceFrom(const SearchSettings& other) const;
+};
+
 struct Report {
   int schema = kSchemaVersion;
   std::string tool_version;      // xackly version
@@ -97,6 +112,7 @@ struct Report {
   std::vector<CheckReport> checks;
   bool all_matched = false;      // every check passed (matched, or undecided in a shard)
   std::string shard;             // "2/3" when the run was one shard of several
+  SearchSettings search;         // check and merge: what the search ran with
 };
 
 // --- Shared derivations ---------------------------------------------------

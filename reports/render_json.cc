@@ -441,6 +441,10 @@ std::string RenderJson(const Report& report) {
   out["options"] = report.options;
   out["all_matched"] = report.all_matched;
   out["shard"] = report.shard;
+  const SearchSettings& s = report.search;
+  out["search"] = {{"cases", s.cases},           {"max_workers", s.max_workers},
+                   {"max_events", s.max_events}, {"max_faults", s.max_faults},
+                   {"fixed_workload", s.fixed_workload}, {"swarm", s.swarm}};
   out["checks"] = std::move(checks);
   return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
@@ -467,6 +471,15 @@ Result<Report> ParseJsonReport(std::string_view text) {
   r.Read(j, "", "options", &report.options);
   r.Read(j, "", "all_matched", &report.all_matched);
   r.Read(j, "", "shard", &report.shard);
+  if (const json* s = r.Member(j, "", "search")) {
+    SearchSettings& search = report.search;
+    r.Read(*s, "search", "cases", &search.cases);
+    r.Read(*s, "search", "max_workers", &search.max_workers);
+    r.Read(*s, "search", "max_events", &search.max_events);
+    r.Read(*s, "search", "max_faults", &search.max_faults);
+    r.Read(*s, "search", "fixed_workload", &search.fixed_workload);
+    r.Read(*s, "search", "swarm", &search.swarm);
+  }
   r.ForArray(j, "", "checks", [&](const json& k, const std::string& kp) {
     ReadCheck(r, k, kp, &report.checks.emplace_back());
   });

@@ -74,8 +74,9 @@ void RegisterMergeCommand(CLI::App& app, CommandResult& result) {
   cmd->add_option("--out", flags->output.out_dir, "directory for the merged reports (default xackly-merged)")
       ->check(NonEmptyPath());
   cmd->add_option("--format", flags->output.formats,
-                  "with --out: formats to write there: text, md, html, junit, json (default: all); without "
-                  "--out: the one format to print on stdout (nothing is written)");
+                  fmt::format("with --out: formats to write there: {} (default: all); without --out: the one "
+                              "format to print on stdout (nothing is written)",
+                              fmt::join(report::FormatNames(), ", ")));
   cmd->callback([flags, &result] {
     OutputFlags output = flags->output;
     if (Status resolved = ResolveOutput(&output); !resolved.ok()) {
@@ -110,7 +111,7 @@ void RegisterMergeCommand(CLI::App& app, CommandResult& result) {
     merged->command_line = CommandLine();
     Status copied = CollectReplayFiles(&*merged, flags->inputs, output.out_dir);
     std::vector<std::string> written;
-    Status wrote = copied.ok() ? WriteReports(*merged, output, "text,md,html,junit,json", &written) : copied;
+    Status wrote = copied.ok() ? WriteReports(*merged, output, &written) : copied;
     if (!wrote.ok()) {
       PrintError("merge", wrote);
       result.exit_code = wrote.code() == Status::Code::kInvalidArgument ? kExitUsage : kExitHarnessFailure;

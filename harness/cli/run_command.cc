@@ -17,6 +17,7 @@
 
 #include "harness/case_executor.h"
 #include "harness/cli/command.h"
+#include "harness/cli/out_dir.h"
 #include "harness/cli/shared_flags.h"
 #include "harness/files.h"
 #include "harness/results.h"
@@ -229,19 +230,17 @@ int RunAndReport(const char* command, const Scenario& scenario, const std::strin
 
   // The replay file: everything needed to reproduce this exact run.
   std::string replay_file;
-  std::vector<std::string> written;
-  if (!options.output.out_dir.empty() && options.write_replay) {
-    RemovePreviousRunFiles(options.output.out_dir);
-    replay_file = JoinPath(options.output.out_dir, ReplayFileName(scenario.name));
-    Scenario replay = ReplayScenario(scenario, config, *run, CommandLine());
-    if (!scenario_file.empty()) RebaseScriptPaths(&replay, scenario_file, replay_file);
-    replay.server = server_version;
-    Status s = WriteFileAtomically(replay_file, WriteScenario(replay));
-    if (!s.ok()) {
-      PrintError(command, s);
+  OutDir out(options.output.out_dir);
+  if (!out.dir().empty() && options.write_replay) {
+    out.ClearPrevious();
+    Result<std::string> file =
+        out.WriteReplay(scenario.name, ReplayScenario(scenario, config, *run, CommandLine()), scenario_file,
+                        server_version);
+    if (!file.ok()) {
+      PrintError(command, file.status());
       return kExitHarnessFailure;
     }
-    written.push_back(replay_file);
+    replay_file = *file;
   }
 
   report::Report rep;
@@ -262,18 +261,13 @@ int RunAndReport(const char* command, const Scenario& scenario, const std::strin
   rep.checks.push_back(check);
   rep.all_matched = run->matched;
 
-  std::vector<std::string> reports;
-  Status wrote = WriteReports(rep, options.output, kAllFormats, &reports);
-  if (!wrote.ok()) {
+  if (Status wrote = out.WriteReports(rep, options.output); !wrote.ok()) {
     PrintError(command, wrote);
     return wrote.code() == Status::Code::kInvalidArgument ? kExitUsage : kExitHarnessFailure;
   }
-  written.insert(written.end(), reports.begin(), reports.end());
-  if (!written.empty()) {
-    if (Status recorded = RecordRunFiles(options.output.out_dir, written); !recorded.ok()) {
-      PrintError(command, recorded);
-      return kExitHarnessFailure;
-    }
+  if (Status recorded = out.Record(); !recorded.ok()) {
+    PrintError(command, recorded);
+    return kExitHarnessFailure;
   }
   PrintMachineReport(rep, options.output);
   fmt::print(human, "observed {} (expected {}): {}\n", run->observed, config.expected.ToString(),
@@ -292,7 +286,7 @@ int RunAndReport(const char* command, const Scenario& scenario, const std::strin
              report::FormatDuration(std::max<int64_t>(run->virtual_ms, 0)),
              run->protocol_round_trips + run->harness_round_trips, run->harness_round_trips);
   if (!options.trace_file.empty()) fmt::print(human, "trace written to {}\n", options.trace_file);
-  for (const std::string& f : written) fmt::print(human, "wrote {}\n", f);
+  for (const std::string& f : out.written()) fmt::print(human, "wrote {}\n", f);
   fmt::print(human, "replay: {}\n", check.counterexample->replay_command);
   return run->matched ? kExitOk : kExitVerdictMismatch;
 }

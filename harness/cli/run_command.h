@@ -25,9 +25,6 @@ struct RunOptions {
                                       // in the scenario is always checked)
 };
 
-// Every report format, the default of run, check and merge with --out.
-inline constexpr char kAllFormats[] = "text,md,html,junit,json";
-
 // Runs `config` once on a fresh server; the server version goes to
 // *server_version. `before_run`, when set, is called with it once the
 // server is up and before the run starts (the header line).

@@ -197,8 +197,9 @@ void AddOutputFlags(CLI::App* cmd, OutputFlags* flags, const std::string& defaul
                                             ", cleared of the files the previous run wrote there)")
       ->check(NonEmptyPath());
   cmd->add_option("--format", flags->formats,
-                  "with --out: report formats to write there, comma-separated: text, md, html, junit, json; "
-                  "without --out: the one format to print on stdout (progress and notes go to stderr)");
+                  fmt::format("with --out: report formats to write there, comma-separated: {} (default: all); "
+                              "without --out: the one format to print on stdout (progress and notes go to stderr)",
+                              fmt::join(report::FormatNames(), ", ")));
   cmd->add_flag("--quiet", flags->quiet, "no progress output");
   cmd->add_flag("--no-pin", flags->no_pin,
                 "do not bind each case thread and its redis-server to one CPU (default: bound, "
@@ -291,12 +292,11 @@ Status CheckOutputFlags(const OutputFlags& flags) {
   return Status::Ok();
 }
 
-Status WriteReports(const report::Report& r, const OutputFlags& flags, const std::string& default_formats,
-                    std::vector<std::string>* written) {
+Status WriteReports(const report::Report& r, const OutputFlags& flags, std::vector<std::string>* written) {
   if (flags.out_dir.empty() || !flags.stdout_format.empty()) return Status::Ok();
   std::string error;
   std::vector<std::string> formats =
-      report::ParseFormats(flags.formats.empty() ? default_formats : flags.formats, &error);
+      flags.formats.empty() ? report::FormatNames() : report::ParseFormats(flags.formats, &error);
   if (formats.empty()) return Status::InvalidArgument("--format: " + error);
   for (const std::string& format : formats) {
     std::string path = JoinPath(flags.out_dir, report::ReportFileName(format));

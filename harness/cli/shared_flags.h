@@ -123,10 +123,9 @@ RedisServerOptions ServerOptionsFrom(const OutputFlags& flags);
 // are input errors (kInvalidArgument, exit 2).
 Status CheckOutputFlags(const OutputFlags& flags);
 
-// Writes `report` in every format --format names (default: the command's
-// `default_formats`) into --out; lists the files written in *written.
-Status WriteReports(const report::Report& report, const OutputFlags& flags,
-                    const std::string& default_formats, std::vector<std::string>* written);
+// Writes `report` in every format --format names (default: every format,
+// report::FormatNames()) into --out; appends the files written to *written.
+Status WriteReports(const report::Report& report, const OutputFlags& flags, std::vector<std::string>* written);
 
 // The command line as typed, for reports ("xackly check --all --seed 3").
 std::string CommandLine();

@@ -418,7 +418,7 @@ TEST(CliCommandsTest, CheckAllWritesMarkdownHtmlJunitAndJson) {
   EXPECT_NE(junit.find("watermill"), std::string::npos);
   Result<report::Report> json = report::ParseJsonReport(*ReadFile(reports + "/report.json"));
   ASSERT_TRUE(json.ok()) << json.status().ToString();
-  EXPECT_EQ(json->schema, 1);
+  EXPECT_EQ(json->schema, report::kSchemaVersion);
   EXPECT_EQ(json->all_matched, check.exit_code == kExitOk);
   ASSERT_EQ(json->checks.size(), Catalog().size() + scripts);
   for (const report::CheckReport& k : json->checks) {

@@ -81,6 +81,14 @@ TEST(FirstHourTest, CheckReplayMergeAndProtocolsPrintJsonOnStdout) {
   EXPECT_TRUE(IsJson(merged.output)) << merged.output;
   EXPECT_FALSE(std::filesystem::exists(dir.path() + "/xackly-merged"));
 
+  // A shard run with other options is not part of that search: exit 2, naming the flag.
+  CommandOutput other = RunXackly({"check", "--protocol", "no-dedupe", "--cases", "12", "--shard", "2/2", "--out",
+                                   dir.path() + "/t2", "--format", "json", "--quiet", "-j", "1"});
+  ASSERT_TRUE(other.exit_code == kExitOk || other.exit_code == kExitVerdictMismatch) << other.output;
+  CommandOutput refused = RunXackly({"merge", dir.path() + "/s1", dir.path() + "/t2", "--out", dir.path() + "/m"});
+  EXPECT_EQ(refused.exit_code, kExitUsage) << refused.output;
+  EXPECT_NE(refused.output.find("--cases 10 / 12"), std::string::npos) << refused.output;
+
   CommandOutput protocols = StdoutOf(dir.path(), {"protocols", "--format", "json"});
   EXPECT_EQ(protocols.exit_code, kExitOk);
   EXPECT_TRUE(IsJson(protocols.output));

@@ -171,5 +171,44 @@ TEST(ParallelTest, MergeRefusesShardsThatDoNotBelongTogether) {
   EXPECT_FALSE(MergeReports({AsReport({k}, "")}).ok());                            // not a shard
 }
 
+// Shards run with different search options do not hold the cases of one
+// search: merging them would report a search nobody ran.
+TEST(ParallelTest, MergeRefusesShardsThatSearchedDifferentlyAndNamesTheFlag) {
+  report::CheckReport k;
+  k.name = "no-dedupe";
+  const report::SearchSettings base{100, 3, 8, 4, false, true};
+  auto shard = [&](const std::string& which, report::SearchSettings search) {
+    report::Report r = AsReport({k}, which);
+    r.search = search;
+    return r;
+  };
+  ASSERT_TRUE(MergeReports({shard("1/2", base), shard("2/2", base)}).ok());
+  struct Case {
+    report::SearchSettings other;
+    const char* named;
+  };
+  report::SearchSettings cases = base, swarm = base, workers = base, fixed = base;
+  cases.cases = 50;
+  swarm.swarm = false;
+  workers.max_workers = 5;
+  fixed.fixed_workload = true;
+  for (const Case& c : {Case{cases, "--cases 100 / 50"}, Case{swarm, "--no-swarm off / on"},
+                        Case{workers, "--max-workers 3 / 5"}, Case{fixed, "--fixed-workload off / on"}}) {
+    Result<report::Report> merged = MergeReports({shard("1/2", base), shard("2/2", c.other)});
+    ASSERT_FALSE(merged.ok()) << c.named;
+    EXPECT_EQ(merged.status().code(), Status::Code::kInvalidArgument);
+    EXPECT_NE(merged.status().message().find(c.named), std::string::npos) << merged.status().message();
+  }
+}
+
+// The settings travel in report.json: merge reads them back from the files.
+TEST(ParallelTest, SearchSettingsRoundTripThroughTheJsonReport) {
+  report::Report r = AsReport({}, "1/2");
+  r.search = {77, 2, 9, 1, true, false};
+  Result<report::Report> back = report::ParseJsonReport(report::RenderJson(r));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->search, r.search);
+}
+
 }  // namespace
 }  // namespace xackly

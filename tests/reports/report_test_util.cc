@@ -230,6 +230,7 @@ Report EverythingReport() {
   r.checks = {k, plain};
   r.all_matched = false;
   r.shard = "2/3";
+  r.search = {123, 5, 17, 2, true, false};  // every field off its default
   return r;
 }
 

@@ -1,0 +1,33 @@
+// What `xackly check` checks: the targets its flags name (a catalog
+// protocol, scenario files, a library of the pack, the whole catalog).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "scenarios/scenario.h"
+#include "sim/status.h"
+
+namespace xackly {
+
+// One check: a scenario (a catalog protocol's, or a file's) and the file
+// it came from ("" for a catalog protocol).
+struct Target {
+  Scenario scenario;
+  std::string scenario_file;
+};
+
+// Appends the scenario files that follow the C++ catalog. `library` empty
+// (`--all`): the catalog as protocol scripts (scenarios/catalog/scripts/),
+// the worked examples (scenarios/examples/) and every library of the pack
+// (scenarios/library/<name>/, docs/libraries.md); without any, a note says
+// so. Else (`--library NAME`) that library's files, or every library's for
+// "all"; an unknown name is an input error listing the known ones. The
+// scenario root is $XACKLY_SCENARIO_DIR, else the source tree this binary
+// was built from.
+Status AddScenarioTargets(const std::string& library, std::vector<Target>* targets);
+
+// Appends every catalog protocol, in catalog order.
+void AddCatalogTargets(std::vector<Target>* targets);
+
+}  // namespace xackly

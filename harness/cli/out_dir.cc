@@ -1,0 +1,32 @@
+#include "harness/cli/out_dir.h"
+
+#include "harness/files.h"
+#include "harness/scenario_files.h"
+
+namespace xackly {
+
+void OutDir::ClearPrevious() const {
+  if (!dir_.empty()) RemovePreviousRunFiles(dir_);
+}
+
+Result<std::string> OutDir::WriteReplay(const std::string& stem, Scenario replay, const std::string& scenario_file,
+                                        const std::string& server) {
+  if (dir_.empty()) return std::string();
+  const std::string file = JoinPath(dir_, ReplayFileName(stem));
+  if (!scenario_file.empty()) RebaseScriptPaths(&replay, scenario_file, file);
+  replay.server = server;
+  written_.push_back(file);
+  if (Status s = WriteFileAtomically(file, WriteScenario(replay)); !s.ok()) return s;
+  return file;
+}
+
+Status OutDir::WriteReports(const report::Report& report, const OutputFlags& output) {
+  return xackly::WriteReports(report, output, &written_);
+}
+
+Status OutDir::Record() const {
+  if (dir_.empty() || written_.empty()) return Status::Ok();
+  return RecordRunFiles(dir_, written_);
+}
+
+}  // namespace xackly
