@@ -236,7 +236,8 @@ int RunAndReport(const char* command, const Scenario& scenario, const std::strin
     Scenario replay = ReplayScenario(scenario, config, *run, CommandLine());
     if (!scenario_file.empty()) RebaseScriptPaths(&replay, scenario_file, replay_file);
     replay.server = server_version;
-    Status s = WriteFileAtomically(replay_file, WriteScenario(replay));
+    Status s = NoteRunFile(options.output.out_dir, replay_file);  // listed before it exists
+    if (s.ok()) s = WriteFileAtomically(replay_file, WriteScenario(replay));
     if (!s.ok()) {
       PrintError(command, s);
       return kExitHarnessFailure;
