@@ -13,5 +13,11 @@
  * read and written with atomic 64-bit operations. */
 #define XACKLY_CLOCK_PAGE_SLOT_MAGIC 0
 #define XACKLY_CLOCK_PAGE_SLOT_NS 1
+/* Slot 2 (int64) counts the cases the server has started: the harness adds
+ * one whenever it moves the clock back for a new case, and the preload
+ * restarts the server's random generators from one fixed state when it
+ * sees the count change, so that SRANDMEMBER, SPOP and RANDOMKEY answer the
+ * same in every run of a case, on any server process. */
+#define XACKLY_CLOCK_PAGE_SLOT_CASE 2
 
 #endif  /* XACKLY_HARNESS_CLOCK_PAGE_H_ */

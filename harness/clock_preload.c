@@ -22,12 +22,30 @@
  *   - If it is set but the page cannot be mapped or carries the wrong magic,
  *     the process writes a line to stderr and exits with status 70. It never
  *     falls back to real time: a silently real clock would make a run
- *     nondeterministic without anyone noticing. */
+ *     nondeterministic without anyone noticing.
+ *
+ * The server's randomness, made reproducible the same way (only while
+ * XACKLY_CLOCK_PAGE is set):
+ *   - /dev/urandom, which Redis reads once with fopen64 for the seed of its
+ *     hash tables (the order of SMEMBERS, KEYS, HGETALL...) and its run id,
+ *     reads fixed bytes: every server process hashes alike;
+ *   - rand() and random() (SRANDMEMBER, SPOP on small sets) draw from this
+ *     library's own generator; srand() and srandom() change nothing;
+ *   - Redis's own 64-bit Mersenne Twister (SRANDMEMBER, SPOP, RANDOMKEY on
+ *     hash tables), seeded from the time and the pid in main(), is reseeded
+ *     through its exported init_genrand64 (found in the executable's
+ *     dynamic symbols, no dlsym);
+ *   - both generators start over from one fixed state whenever the page's
+ *     case count changes (a new case), and in every new server process once
+ *     main() has seeded them (its read of /dev/urandom comes right after).
+ * What stays per process (the pid, the paths INFO shows) is listed in
+ * docs/scripts.md. */
 #define _GNU_SOURCE
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
 #include <sys/auxv.h>
@@ -89,11 +107,114 @@ static int64_t* Page(void) {
   return mapped;
 }
 
+/* --- randomness --------------------------------------------------------- */
+
+/* The fixed state every generator starts from. */
+#define XACKLY_RANDOM_SEED 0x78636b6c79736565ull /* "xcklysee" */
+
+/* This library's generator (splitmix64) behind rand() and random(). */
+static uint64_t g_random_state = XACKLY_RANDOM_SEED;
+/* Set once main() seeded its own generators (at its read of /dev/urandom). */
+static int g_main_seeded = 0;
+/* The case count the generators were last restarted for. */
+static int64_t g_seen_case = -1;
+
+static uint64_t NextRandom(void) {
+  uint64_t z = __atomic_add_fetch(&g_random_state, 0x9e3779b97f4a7c15ull, __ATOMIC_RELAXED);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+typedef void (*InitGenrand64Fn)(unsigned long long);
+
+/* The address of the function `name` in the executable's dynamic symbol
+ * table (Redis links with -rdynamic), or NULL. Reads only memory the loader
+ * mapped; allocates nothing. */
+static void* FindExecutableFunction(const char* name) {
+  const Elf64_Phdr* ph = (const Elf64_Phdr*)getauxval(AT_PHDR);
+  const unsigned long phnum = getauxval(AT_PHNUM);
+  if (ph == NULL) return NULL;
+  uintptr_t base = 0;
+  const Elf64_Dyn* dyn = NULL;
+  for (unsigned long i = 0; i < phnum; ++i) {
+    if (ph[i].p_type == PT_PHDR) base = (uintptr_t)ph - ph[i].p_vaddr;
+  }
+  for (unsigned long i = 0; i < phnum; ++i) {
+    if (ph[i].p_type == PT_DYNAMIC) dyn = (const Elf64_Dyn*)(base + ph[i].p_vaddr);
+  }
+  if (dyn == NULL) return NULL;
+  uintptr_t symtab = 0, strtab = 0;
+  for (; dyn->d_tag != DT_NULL; ++dyn) {
+    if (dyn->d_tag == DT_SYMTAB) symtab = dyn->d_un.d_ptr;
+    if (dyn->d_tag == DT_STRTAB) strtab = dyn->d_un.d_ptr;
+  }
+  /* The loader may or may not have relocated these in place. */
+  if (symtab != 0 && symtab < base) symtab += base;
+  if (strtab != 0 && strtab < base) strtab += base;
+  if (symtab == 0 || strtab <= symtab) return NULL;
+  /* The symbol table ends where the string table begins. */
+  const size_t count = (strtab - symtab) / sizeof(Elf64_Sym);
+  const Elf64_Sym* syms = (const Elf64_Sym*)symtab;
+  for (size_t i = 0; i < count && i < (1u << 20); ++i) {
+    if (ELF64_ST_TYPE(syms[i].st_info) == STT_FUNC && syms[i].st_shndx != SHN_UNDEF &&
+        strcmp((const char*)strtab + syms[i].st_name, name) == 0) {
+      return (void*)(base + syms[i].st_value);
+    }
+  }
+  return NULL;
+}
+
+/* Restarts every generator from XACKLY_RANDOM_SEED. */
+static void RestartGenerators(void) {
+  static InitGenrand64Fn init_genrand64 = NULL;
+  static int looked = 0;
+  if (!__atomic_load_n(&looked, __ATOMIC_ACQUIRE)) {
+    __atomic_store_n(&init_genrand64, (InitGenrand64Fn)FindExecutableFunction("init_genrand64"),
+                     __ATOMIC_RELEASE);
+    __atomic_store_n(&looked, 1, __ATOMIC_RELEASE);
+  }
+  __atomic_store_n(&g_random_state, XACKLY_RANDOM_SEED, __ATOMIC_RELAXED);
+  InitGenrand64Fn fn = __atomic_load_n(&init_genrand64, __ATOMIC_ACQUIRE);
+  if (fn != NULL) fn(XACKLY_RANDOM_SEED);
+}
+
+/* At every wall-clock read: a new case (or a new process whose main() has
+ * seeded its generators) restarts the generators first. */
+static void NoteCase(const int64_t* page) {
+  if (!__atomic_load_n(&g_main_seeded, __ATOMIC_ACQUIRE)) return;
+  const int64_t now_case = __atomic_load_n(&page[XACKLY_CLOCK_PAGE_SLOT_CASE], __ATOMIC_ACQUIRE);
+  if (__atomic_exchange_n(&g_seen_case, now_case, __ATOMIC_ACQ_REL) != now_case) RestartGenerators();
+}
+
+__attribute__((visibility("default"))) int rand(void) { return (int)(NextRandom() >> 33); } /* 0..RAND_MAX */
+
+__attribute__((visibility("default"))) long random(void) { return (long)(NextRandom() >> 33); }
+
+__attribute__((visibility("default"))) void srand(unsigned int seed) { (void)seed; }
+
+__attribute__((visibility("default"))) void srandom(unsigned int seed) { (void)seed; }
+
+/* Redis (built with large-file support) opens /dev/urandom with fopen64;
+ * every other file goes to glibc's fopen, the same function. */
+__attribute__((visibility("default"))) FILE* fopen64(const char* restrict path, const char* restrict mode) {
+  if (path != NULL && strcmp(path, "/dev/urandom") == 0 && getenv("XACKLY_CLOCK_PAGE") != NULL) {
+    static unsigned char fixed[256];
+    for (size_t i = 0; i < sizeof fixed; ++i) fixed[i] = (unsigned char)(i * 151u + 89u);
+    /* main() has seeded its generators by now (Redis reads this right after). */
+    __atomic_store_n(&g_seen_case, -1, __ATOMIC_RELEASE);
+    __atomic_store_n(&g_main_seeded, 1, __ATOMIC_RELEASE);
+    return fmemopen(fixed, sizeof fixed, "r");
+  }
+  return fopen(path, mode);
+}
+
 /* Virtual nanoseconds since the epoch; returns 0 and leaves *ns alone when
  * the clock is not virtual. */
 static int VirtualNs(int64_t* ns) {
   int64_t* page = Page();
   if (page == NULL) return 0;
+  NoteCase(page);
   *ns = __atomic_load_n(&page[XACKLY_CLOCK_PAGE_SLOT_NS], __ATOMIC_ACQUIRE);
   return 1;
 }

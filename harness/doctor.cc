@@ -112,7 +112,8 @@ std::string CrashCheckName(Persistence persistence) {
 Status CheckCrash(const DoctorOptions& options, Persistence persistence) {
   Result<std::unique_ptr<RedisServer>> server = StartServer(options, persistence);
   if (!server.ok()) return server.status();
-  Result<std::unique_ptr<Connection>> conn = (*server)->Connect();
+  // The harness's own connection: SAVE is not the protocol's to send.
+  Result<std::unique_ptr<Connection>> conn = (*server)->ConnectHarness();
   if (!conn.ok()) return conn.status();
   if (Status s = Expect(**conn, {"XADD", "doctor:s", "1-1", "f", "v"}, "\"1-1\""); !s.ok()) return s;
   if (persistence == Persistence::kRdb) {

@@ -1,5 +1,7 @@
 #include "harness/files.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,22 +15,44 @@
 namespace xackly {
 
 Result<std::string> ReadFile(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return Status::NotFound(path + ": no such file");
-  if (std::filesystem::is_directory(path, ec)) return Status::IoError(path + ": is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::IoError(path + ": cannot open: " + std::strerror(errno));
-  // Read in chunks up to the limit: /dev/zero or a FIFO has no size to ask.
+  // Opened without blocking (a FIFO with no writer would wait forever), then
+  // judged by what was opened: only a regular file is read.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    if (errno == ENOENT) return Status::NotFound(path + ": no such file");
+    return Status::IoError(path + ": cannot open: " + std::strerror(errno));
+  }
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+  } closer{fd};
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return Status::IoError(path + ": cannot stat: " + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) return Status::IoError(path + ": is a directory");
+  if (!S_ISREG(st.st_mode)) {
+    return Status::InvalidArgument(fmt::format(
+        "{}: not a regular file (a FIFO, device or socket); scenarios and scripts are read from "
+        "regular files only",
+        path));
+  }
+  if (static_cast<uint64_t>(st.st_size) > kMaxInputFileBytes) {
+    return Status::InvalidArgument(
+        fmt::format("{}: larger than {} MiB; not a scenario or script", path, kMaxInputFileBytes >> 20));
+  }
+  // Read up to the limit, whatever the size said (the file may grow).
   std::string out;
   char chunk[65536];
-  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
-    out.append(chunk, static_cast<size_t>(in.gcount()));
+  while (true) {
+    const ssize_t got = ::read(fd, chunk, sizeof chunk);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return Status::IoError(path + ": read failed: " + std::strerror(errno));
+    if (got == 0) break;
+    out.append(chunk, static_cast<size_t>(got));
     if (out.size() > kMaxInputFileBytes) {
       return Status::InvalidArgument(
           fmt::format("{}: larger than {} MiB; not a scenario or script", path, kMaxInputFileBytes >> 20));
     }
   }
-  if (in.bad()) return Status::IoError(path + ": read failed");
   return out;
 }
 

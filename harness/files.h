@@ -15,8 +15,9 @@ namespace xackly {
 inline constexpr size_t kMaxInputFileBytes = size_t{16} << 20;
 
 // The whole file. kNotFound when it does not exist, kInvalidArgument when
-// it is larger than kMaxInputFileBytes (read in chunks, so /dev/zero or a
-// FIFO ends too), kIoError otherwise; the message names the path.
+// it is not a regular file (a FIFO, /dev/zero: refused without waiting on
+// it) or larger than kMaxInputFileBytes, kIoError otherwise; the message
+// names the path.
 Result<std::string> ReadFile(const std::string& path);
 
 // Checks, before a run, that `path` can later be written by

@@ -1,5 +1,6 @@
 #include "harness/hiredis_connection.h"
 
+#include <fcntl.h>
 #include <hiredis/hiredis.h>
 
 #include <algorithm>
@@ -208,6 +209,14 @@ Result<std::unique_ptr<Connection>> ConnectUnix(const std::string& socket_path, 
   }
   if (context->err != 0 || redisSetTimeout(context, ToTimeval(timeout_ms)) != REDIS_OK) {
     Status status = Status::IoError(fmt::format("cannot connect to {}: {}", socket_path, context->errstr));
+    redisFree(context);
+    return status;
+  }
+  // No child (a server started later) may inherit the socket: a server
+  // that held another server's connection open would keep it alive.
+  if (::fcntl(context->fd, F_SETFD, FD_CLOEXEC) != 0) {
+    Status status = Status::IoError(fmt::format("cannot set close-on-exec on the connection to {}: {}",
+                                                socket_path, std::strerror(errno)));
     redisFree(context);
     return status;
   }

@@ -45,7 +45,10 @@ void UnregisterLiveServer(pid_t pid) {
 void KillLiveServers() {
   for (auto& slot : g_live_pids) {
     pid_t pid = slot.load();
-    if (pid > 0) kill(pid, SIGKILL);
+    if (pid > 0) {
+      kill(-pid, SIGKILL);  // its process group (harness/subprocess.h): a wrapper's server too
+      kill(pid, SIGKILL);
+    }
   }
 }
 

@@ -1,7 +1,9 @@
 #include "harness/redis_server.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +15,8 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
@@ -20,6 +24,7 @@
 #include "harness/hiredis_connection.h"
 #include "harness/live_servers.h"
 #include "harness/subprocess.h"
+#include "sim/step.h"
 
 namespace xackly {
 
@@ -92,6 +97,32 @@ bool ParseVersionNumber(const std::string& text, ServerVersion* version) {
                      &tail) == 3;
 }
 
+// `timeout_ms` stretched by how oversubscribed the machine is now (the
+// 1-minute load average per CPU, between 1 and kMaxLoadFactor): a reply
+// that takes 10 s on a machine at load 25 with 2 CPUs is slowness, not a
+// dead server.
+constexpr double kMaxLoadFactor = 10.0;
+int ScaledForLoad(int timeout_ms) {
+  double load = 0;
+  std::ifstream in("/proc/loadavg");
+  const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
+  if (!(in >> load) || cpus <= 0) return timeout_ms;
+  const double factor = std::clamp(load / static_cast<double>(cpus), 1.0, kMaxLoadFactor);
+  return static_cast<int>(std::min<double>(timeout_ms * factor, INT32_MAX));
+}
+
+// A fresh password for kHarnessUser: 128 bits from the kernel, as hex.
+std::string MakeSecret() {
+  unsigned char bytes[16] = {};
+  const int fd = ::open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+  XACKLY_CHECK(fd >= 0);
+  XACKLY_CHECK(::read(fd, bytes, sizeof bytes) == static_cast<ssize_t>(sizeof bytes));
+  ::close(fd);
+  std::string hex;
+  for (unsigned char b : bytes) hex += fmt::format("{:02x}", b);
+  return hex;
+}
+
 }  // namespace
 
 Result<std::string> FindServerBinary(const std::string& flag_value) {
@@ -142,6 +173,7 @@ Result<std::unique_ptr<RedisServer>> RedisServer::Start(const RedisServerOptions
   std::unique_ptr<RedisServer> server(new RedisServer(options, std::move(*binary),
                                                       std::move(*clock_library), std::move(*dir),
                                                       std::move(*clock)));
+  if (Status s = server->CheckFreeSpace(); !s.ok()) return s;
   if (Status s = server->WriteConfig(); !s.ok()) return s;
   if (Status s = server->Launch(); !s.ok()) return s;
   if (Status s = server->DetectVersion(); !s.ok()) return s;
@@ -194,11 +226,11 @@ Status RedisServer::CheckRunning() {
       return Status::Ok();
     }
   }
-  UnregisterLiveServer(pid_);
-  pid_t pid = pid_;
-  pid_ = -1;
+  const pid_t pid = pid_;
+  ForgetProcess();
   control_.reset();
   pool_ = std::make_shared<Pool>();
+  harness_pool_ = std::make_shared<Pool>();
   return Status::Internal(fmt::format(
       "{} (pid {}, persistence {}) {} while xackly was using it; something outside xackly ended "
       "it. Last lines of its output:\n{}",
@@ -214,7 +246,25 @@ RedisServer::RedisServer(RedisServerOptions options, std::string binary_path,
       clock_library_(std::move(clock_library)),
       dir_(std::move(dir)),
       clock_(std::move(clock)),
-      socket_path_(dir_->socket_path()) {}
+      socket_path_(dir_->socket_path()),
+      harness_secret_(MakeSecret()) {}
+
+Status RedisServer::CheckFreeSpace() const {
+  if (options_.persistence == Persistence::kNone) return Status::Ok();
+  struct statvfs fs;
+  if (::statvfs(dir_->path().c_str(), &fs) != 0) {
+    return Status::Internal(fmt::format("cannot read the free space of {}: {}", dir_->path(),
+                                        std::strerror(errno)));
+  }
+  const int64_t free_bytes = static_cast<int64_t>(fs.f_bavail) * static_cast<int64_t>(fs.f_frsize);
+  if (free_bytes >= kMinFreeBytesForPersistence) return Status::Ok();
+  return Status::Internal(fmt::format(
+      "{} has {} KiB free; a server with persistence {} needs at least {} MiB there for its "
+      "snapshots and append-only file (a save that fails would lose data no protocol is to blame "
+      "for). Free some space or set TMPDIR to a directory with more",
+      dir_->path(), free_bytes >> 10, PersistenceName(options_.persistence),
+      kMinFreeBytesForPersistence >> 20));
+}
 
 RedisServer::~RedisServer() {
   Stop();
@@ -231,7 +281,16 @@ Status RedisServer::WriteConfig() const {
       "daemonize no",
       "dir " + ConfigQuote(dir_->path()),
       "logfile " + ConfigQuote(dir_->File(kLogName)),
+      fmt::format("maxmemory {}", kServerMaxMemoryBytes),
       "maxmemory-policy noeviction",
+      // Nothing a connection sends may change the server's configuration
+      // files, debug it or load code into it; the protocol's user is
+      // limited further by its ACL rules (kProtocolAclRules).
+      "enable-protected-configs no",
+      "enable-debug-command no",
+      "enable-module-command no",
+      fmt::format("user default on nopass ~* &* {}", kProtocolAclRules),
+      fmt::format("user {} on >{} ~* &* +@all", kHarnessUser, harness_secret_),
       "save \"\"",  // never an automatic snapshot; the simulator issues SAVE
       // jemalloc's background thread sleeps until a gettimeofday() deadline;
       // under the virtual clock that deadline is always past, so it spins.
@@ -280,8 +339,7 @@ Status RedisServer::Launch() {
   while (true) {
     int wait_status = 0;
     if (ReapIfExited(pid_, &wait_status)) {
-      UnregisterLiveServer(pid_);
-      pid_ = -1;
+      ForgetProcess();
       return Status::Internal(fmt::format("{} {} during start-up; last lines of its output:\n{}",
                                           binary_path_, DescribeWaitStatus(wait_status), LogTail()));
     }
@@ -289,8 +347,18 @@ Status RedisServer::Launch() {
     if (conn.ok()) {
       Result<Reply> pong = (*conn)->Call({"PING"});
       if (pong.ok() && pong->is_status() && pong->str() == "PONG") {
-        control_ = std::move(*conn);
-        return Status::Ok();
+        Result<Reply> auth = (*conn)->Call({"AUTH", kHarnessUser, harness_secret_});
+        if (auth.ok() && auth->is_status() && auth->str() == "OK") {
+          control_ = std::move(*conn);
+          return Status::Ok();
+        }
+        KillAndReap(pid_);
+        ForgetProcess();
+        return Status::Internal(fmt::format(
+            "{} does not accept the harness's own user {} (AUTH replied {}); last lines of its "
+            "output:\n{}",
+            binary_path_, kHarnessUser, auth.ok() ? auth->Render() : auth.status().ToString(),
+            LogTail()));
       }
       // -LOADING while it replays its persisted data: keep waiting.
     }
@@ -298,8 +366,7 @@ Status RedisServer::Launch() {
     std::this_thread::sleep_for(std::chrono::milliseconds(kReadyPollMs));
   }
   KillAndReap(pid_);
-  UnregisterLiveServer(pid_);
-  pid_ = -1;
+  ForgetProcess();
   return Status::Internal(fmt::format(
       "{} did not answer PING on {} within {} ms; last lines of its output:\n{}", binary_path_,
       socket_path_, options_.start_timeout_ms, LogTail()));
@@ -350,28 +417,49 @@ namespace {
 // in the old MULTI and a correct protocol was judged `lost`.
 class PooledConnection final : public ConnectionWrapper {
  public:
-  PooledConnection(std::unique_ptr<Connection> conn, std::weak_ptr<RedisServer::Pool> pool)
-      : ConnectionWrapper(std::move(conn)), pool_(std::move(pool)) {}
+  // `reset_on_return`: false for a harness connection, which RESET would
+  // turn into the protocol's user; one that may hold session state is
+  // closed instead.
+  PooledConnection(std::unique_ptr<Connection> conn, std::weak_ptr<RedisServer::Pool> pool,
+                   bool reset_on_return)
+      : ConnectionWrapper(std::move(conn)), pool_(std::move(pool)), reset_on_return_(reset_on_return) {}
   ~PooledConnection() override {
     std::shared_ptr<RedisServer::Pool> pool = pool_.lock();
     if (!pool || !alive()) return;
     if (may_hold_session_state_) {
+      if (!reset_on_return_) return;
       Result<Reply> r = target().Call({"RESET"});
       if (!r.ok() || r->is_error() || !alive()) return;
     }
     pool->push_back(ReleaseTarget());
   }
   Result<Reply> Call(std::span<const std::string_view> argv) override {
+    if (std::optional<Reply> refused = RefuseProtocolSwitch(argv)) return *refused;
     NoteSessionState(argv);
     return ConnectionWrapper::Call(argv);
   }
   using Connection::Call;
   Result<std::vector<Reply>> CallAll(std::span<const std::vector<std::string_view>> commands) override {
-    for (const std::vector<std::string_view>& argv : commands) NoteSessionState(argv);
+    for (const std::vector<std::string_view>& argv : commands) {
+      if (RefuseProtocolSwitch(argv)) return Connection::CallAll(commands);  // one by one, as Call
+      NoteSessionState(argv);
+    }
     return ConnectionWrapper::CallAll(commands);
   }
 
  private:
+  // The harness reads RESP2 only, and the server lets every user send HELLO
+  // (ACL rules cannot refuse it): a HELLO asking for any other protocol
+  // version is answered here with an error reply and never sent.
+  static std::optional<Reply> RefuseProtocolSwitch(std::span<const std::string_view> argv) {
+    if (argv.size() < 2 || argv[0].size() != 5 || VerbOf(argv[0]) != "HELLO" || argv[1] == "2") {
+      return std::nullopt;
+    }
+    return Reply::Error(fmt::format(
+        "NOPROTO xackly: the connection stays on RESP2 (the harness reads RESP2 replies only); "
+        "HELLO {} is not available to protocols",
+        argv[1]));
+  }
   void NoteSessionState(std::span<const std::string_view> argv) {
     if (argv.empty() || argv[0].size() != 5) return;
     std::string verb(argv[0]);
@@ -379,22 +467,49 @@ class PooledConnection final : public ConnectionWrapper {
     if (verb == "MULTI" || verb == "WATCH") may_hold_session_state_ = true;
   }
   std::weak_ptr<RedisServer::Pool> pool_;
+  const bool reset_on_return_;
   bool may_hold_session_state_ = false;
 };
+
+// An idle connection from `pool`, else a new one from `make`, lent so that
+// it goes back to `pool` when dropped (see PooledConnection).
+Result<std::unique_ptr<Connection>> LendFrom(
+    const std::shared_ptr<RedisServer::Pool>& pool, bool reset_on_return,
+    const std::function<Result<std::unique_ptr<Connection>>()>& make) {
+  std::unique_ptr<Connection> conn;
+  if (!pool->empty()) {
+    conn = std::move(pool->back());
+    pool->pop_back();
+  } else {
+    Result<std::unique_ptr<Connection>> made = make();
+    if (!made.ok()) return made.status();
+    conn = std::move(*made);
+  }
+  return std::unique_ptr<Connection>(new PooledConnection(std::move(conn), pool, reset_on_return));
+}
 
 }  // namespace
 
 Result<std::unique_ptr<Connection>> RedisServer::Connect() {
-  std::unique_ptr<Connection> conn;
-  if (!pool_->empty()) {
-    conn = std::move(pool_->back());
-    pool_->pop_back();
-  } else {
-    Result<std::unique_ptr<Connection>> made = ConnectUnix(socket_path_, options_.call_timeout_ms);
-    if (!made.ok()) return made.status();
-    conn = std::move(*made);
+  return LendFrom(pool_, /*reset_on_return=*/true,
+                  [this] { return ConnectUnix(socket_path_, ScaledForLoad(options_.call_timeout_ms)); });
+}
+
+Result<std::unique_ptr<Connection>> RedisServer::ConnectAsHarness(int timeout_ms) const {
+  Result<std::unique_ptr<Connection>> conn = ConnectUnix(socket_path_, timeout_ms);
+  if (!conn.ok()) return conn.status();
+  Result<Reply> auth = (*conn)->Call({"AUTH", kHarnessUser, harness_secret_});
+  if (!auth.ok()) return auth.status();
+  if (!auth->is_status() || auth->str() != "OK") {
+    return Status::Internal(fmt::format("AUTH as the harness's user {} replied {}", kHarnessUser,
+                                        auth->Render()));
   }
-  return std::unique_ptr<Connection>(new PooledConnection(std::move(conn), pool_));
+  return conn;
+}
+
+Result<std::unique_ptr<Connection>> RedisServer::ConnectHarness() {
+  return LendFrom(harness_pool_, /*reset_on_return=*/false,
+                  [this] { return ConnectAsHarness(ScaledForLoad(options_.call_timeout_ms)); });
 }
 
 void RedisServer::SetClockMs(int64_t epoch_ms) { clock_->SetMs(epoch_ms); }
@@ -439,21 +554,21 @@ void RedisServer::Stop() {
   bool asked = control_ != nullptr && control_->alive() &&
                !control_->Call({"SHUTDOWN", "NOSAVE"}).ok();
   control_.reset();
-  pool_ = std::make_shared<Pool>();  // connections out now are not pooled again
+  pool_ = std::make_shared<Pool>();  // connections out now are not pooled again (nor harness ones)
+  harness_pool_ = std::make_shared<Pool>();
   if (!asked) ::kill(pid_, SIGTERM);
   int wait_status;
   if (!WaitForExit(pid_, options_.stop_timeout_ms, &wait_status)) KillAndReap(pid_);
-  UnregisterLiveServer(pid_);
-  pid_ = -1;
+  ForgetProcess();
 }
 
 void RedisServer::Crash() {
   if (!running()) return;
   control_.reset();
   pool_ = std::make_shared<Pool>();
+  harness_pool_ = std::make_shared<Pool>();
   KillAndReap(pid_);
-  UnregisterLiveServer(pid_);
-  pid_ = -1;
+  ForgetProcess();
 }
 
 Status RedisServer::Restart() {
@@ -466,6 +581,11 @@ Status RedisServer::Restart() {
   if (Status s = Launch(); !s.ok() || !options_.prove_clock) return s;
   // Mid-case: the clock may not move, but TIME must still equal it.
   return ProveVirtualClock(/*move_it=*/false);
+}
+
+void RedisServer::ForgetProcess() {
+  UnregisterLiveServer(pid_);
+  pid_ = -1;
 }
 
 Status RedisServer::RemoveSnapshot() {

@@ -36,6 +36,31 @@ namespace xackly {
 // Environment variable naming the server binary when --server is not given.
 inline constexpr char kServerEnv[] = "XACKLY_REDIS_SERVER";
 
+// What every server may hold (`maxmemory`, with `maxmemory-policy
+// noeviction`: a write past it is an OOM error reply the protocol sees,
+// never an eviction). Runs hold kilobytes; this bounds a script that
+// fills the server.
+inline constexpr int64_t kServerMaxMemoryBytes = int64_t{256} << 20;
+// The free space a server that persists (rdb, aof-always) needs in its
+// temp dir before it starts: a floor that turns a nearly full disk into a
+// clear harness error up front. A SAVE that fails later is still checked.
+inline constexpr int64_t kMinFreeBytesForPersistence = int64_t{64} << 20;
+
+// The server's users. The protocol's connections (Connect()) run as
+// `default`, which can use the data commands but cannot reach the network
+// or administer the server: no @admin commands (CONFIG, DEBUG, MODULE,
+// SHUTDOWN, ACL, MONITOR, SAVE, REPLICAOF/SLAVEOF, SYNC/PSYNC, FAILOVER,
+// CLIENT KILL, ...), no @dangerous ones but KEYS, SORT and INFO (MIGRATE,
+// RESTORE, FLUSHALL, FLUSHDB, SWAPDB), and none that would take the
+// connection away from the harness (HELLO, CLIENT, SELECT, SUBSCRIBE,
+// PSUBSCRIBE, SSUBSCRIBE). ACL rules apply inside EVAL and FCALL too. The
+// harness's own connections (ConnectHarness(), the control connection)
+// authenticate as kHarnessUser with a secret made for each server.
+inline constexpr char kProtocolAclRules[] =
+    "+@all -@admin -@dangerous +keys +sort +info -hello -client -select -subscribe -psubscribe "
+    "-ssubscribe";
+inline constexpr char kHarnessUser[] = "xackly-harness";
+
 struct RedisServerOptions {
   // The server binary (the --server flag). Empty: $XACKLY_REDIS_SERVER, else
   // the first `redis-server` on PATH.
@@ -48,7 +73,9 @@ struct RedisServerOptions {
   int start_timeout_ms = 30'000;
   // Real-time bound on a clean stop before SIGKILL.
   int stop_timeout_ms = 5'000;
-  // Bound on every reply on connections from Connect().
+  // Bound on every reply on connections from Connect() and
+  // ConnectHarness(), on an idle machine; a connection made while the
+  // machine is loaded gets it multiplied by the load per CPU (at most 10x).
   int call_timeout_ms = 10'000;
   // Where the virtual clock starts.
   int64_t start_epoch_ms = kDefaultStartEpochMs;
@@ -99,8 +126,10 @@ class RedisServer : public ServerControl {
   RedisServer(const RedisServer&) = delete;
   RedisServer& operator=(const RedisServer&) = delete;
 
-  // ServerControl.
+  // ServerControl. Connect() runs as the protocol's user; ConnectHarness()
+  // as kHarnessUser (see kProtocolAclRules).
   Result<std::unique_ptr<Connection>> Connect() override;
+  Result<std::unique_ptr<Connection>> ConnectHarness() override;
   void SetClockMs(int64_t epoch_ms) override;
   int64_t ClockMs() const override;
   Status Reset(int64_t start_epoch_ms) override;
@@ -156,6 +185,14 @@ class RedisServer : public ServerControl {
   Status ProveVirtualClock(bool move_it);
   // Deletes the RDB snapshot file, if any.
   Status RemoveSnapshot();
+  // After the server process was reaped (which ended its process group,
+  // harness/subprocess.h): forgets its pid.
+  void ForgetProcess();
+  // A connection authenticated as kHarnessUser.
+  Result<std::unique_ptr<Connection>> ConnectAsHarness(int timeout_ms) const;
+  // kInternal when a server that persists would start with less than
+  // kMinFreeBytesForPersistence free in its dir.
+  Status CheckFreeSpace() const;
 
   const RedisServerOptions options_;
   const std::string binary_path_;
@@ -168,6 +205,10 @@ class RedisServer : public ServerControl {
   // INFO); replaced on every launch.
   std::unique_ptr<Connection> control_;
   std::shared_ptr<Pool> pool_ = std::make_shared<Pool>();
+  std::shared_ptr<Pool> harness_pool_ = std::make_shared<Pool>();
+  // kHarnessUser's password: random, made for this server, in its private
+  // redis.conf only.
+  const std::string harness_secret_;
   ServerVersion version_;
 };
 

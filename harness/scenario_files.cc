@@ -25,7 +25,11 @@ Result<Scenario> LoadScenarioFile(const std::string& path) {
     }
     // [protocol.params] reach the script as the chunk-local `params`, and the
     // [protocol] include files run before it, all on its first line.
+    // Chunk names are the files' names: a script sees them in error
+    // messages (pcall), so they must not depend on the directory xackly
+    // runs in or on where a replay file sits.
     std::string prelude = ScriptParamsPrelude(scenario->script_params);
+    size_t total_bytes = source->size();
     for (const std::string& include : scenario->script_includes) {
       std::filesystem::path include_path(include);
       if (include_path.is_relative()) include_path = std::filesystem::path(path).parent_path() / include_path;
@@ -34,9 +38,16 @@ Result<Scenario> LoadScenarioFile(const std::string& path) {
       if (!included.ok()) {
         return Status::InvalidArgument(fmt::format("{}: protocol.include: {}", path, included.status().message()));
       }
-      prelude += ScriptIncludePrelude(include_shown, *included);
+      total_bytes += included->size();
+      if (total_bytes > kMaxScriptBytes) {
+        return Status::InvalidArgument(fmt::format(
+            "{}: protocol.include: the script and its includes add up to more than {} MiB at {}",
+            path, kMaxScriptBytes >> 20, include_shown));
+      }
+      prelude += ScriptIncludePrelude(include_path.filename().string(), *included);
     }
-    auto script = LuaScript::Load({shown, prelude + *source});
+    ScriptSource script_source{shown, prelude + *source, script_path.filename().string()};
+    auto script = LuaScript::Load(std::move(script_source));
     if (!script.ok()) return script.status();
     p.script = std::move(script).value();
   }

@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +13,8 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <thread>
 
 #include <fmt/format.h>
@@ -63,6 +66,77 @@ std::vector<char*> CStringArray(const std::vector<std::string>& strings) {
   _exit(127);
 }
 
+// The lifeline: a pipe whose write end only this process holds (opened
+// close-on-exec, never closed). Every group guardian reads the other end
+// and sees end-of-file once this process is gone, however it ended.
+// Returns the read end, or -1 when no pipe could be made.
+int LifelineReadEnd() {
+  static const int read_end = [] {
+    int fds[2];
+    return ::pipe2(fds, O_CLOEXEC) == 0 ? fds[0] : -1;
+  }();
+  return read_end;
+}
+
+// The guardian of process group `group`, in a forked (never exec'd) copy of
+// this process: async-signal-safe calls only. It joins the group (so that
+// killing the group ends it too), keeps nothing open but the lifeline and
+// waits; when the lifeline ends, it kills the whole group. This is what
+// ends a server that a wrapper script started without `exec`, whose own
+// parent-death signal never comes, when xackly is killed with SIGKILL.
+[[noreturn]] void GuardGroup(pid_t group, int lifeline) {
+  if (::setpgid(0, group) != 0) _exit(0);  // the group is already gone
+  if (::dup2(lifeline, 0) < 0) _exit(0);
+  ::syscall(SYS_close_range, 1U, ~0U, 0U);
+  char byte;
+  while (true) {
+    const ssize_t n = ::read(0, &byte, 1);
+    if (n == 0 || (n < 0 && errno != EINTR)) break;
+  }
+  ::kill(-group, SIGKILL);
+  _exit(0);
+}
+
+// Each live group's guardian: group id -> guardian pid.
+std::mutex g_guardians_mu;
+std::map<pid_t, pid_t> g_guardians;
+
+// Starts GuardGroup for `group` as a child of this process (reaped by
+// ReleaseGroup). Best effort: without it, the parent-death signal and the
+// signal handlers still end a server that execs, and the group kill still
+// ends a wrapper's server whenever xackly lives to send it.
+void StartGroupGuardian(pid_t group) {
+  const int lifeline = LifelineReadEnd();
+  if (lifeline < 0) return;
+  sigset_t all, old_mask;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &old_mask);  // the guardian keeps them blocked
+  const pid_t guardian = ::fork();
+  if (guardian == 0) GuardGroup(group, lifeline);
+  ::pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  if (guardian < 0) return;
+  std::lock_guard<std::mutex> lock(g_guardians_mu);
+  g_guardians[group] = guardian;
+}
+
+// After `pid` was reaped: kills what is left of its process group (a
+// wrapper's server, its guardian) and reaps the guardian.
+void ReleaseGroup(pid_t pid) {
+  pid_t guardian = -1;
+  {
+    std::lock_guard<std::mutex> lock(g_guardians_mu);
+    auto it = g_guardians.find(pid);
+    if (it == g_guardians.end()) return;
+    guardian = it->second;
+    g_guardians.erase(it);
+  }
+  ::kill(-pid, SIGKILL);  // the guardian keeps the group id from being reused until here
+  ::kill(guardian, SIGKILL);
+  int status;
+  while (::waitpid(guardian, &status, 0) < 0 && errno == EINTR) {
+  }
+}
+
 }  // namespace
 
 Result<pid_t> Spawn(const SpawnOptions& options) {
@@ -103,6 +177,7 @@ Result<pid_t> Spawn(const SpawnOptions& options) {
               options.path.c_str(), argv.data(), envp.data());
   }
   int fork_errno = errno;
+  if (pid > 0) ::setpgid(pid, pid);  // as the child does: the group exists from here on
   ::pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
   ::close(errno_pipe[1]);
   ::close(out_fd);
@@ -128,6 +203,7 @@ Result<pid_t> Spawn(const SpawnOptions& options) {
     return Status::IoError(
         fmt::format("cannot execute {}: {}", options.path, std::strerror(child_errno)));
   }
+  StartGroupGuardian(pid);
   return pid;
 }
 
@@ -136,7 +212,9 @@ bool ReapIfExited(pid_t pid, int* wait_status) {
   do {
     r = ::waitpid(pid, wait_status, WNOHANG);
   } while (r < 0 && errno == EINTR);
-  return r == pid;
+  if (r != pid) return false;
+  ReleaseGroup(pid);
+  return true;
 }
 
 bool WaitForExit(pid_t pid, int timeout_ms, int* wait_status) {
@@ -149,12 +227,14 @@ bool WaitForExit(pid_t pid, int timeout_ms, int* wait_status) {
 }
 
 void KillAndReap(pid_t pid) {
+  ::kill(-pid, SIGKILL);  // its group: whatever a wrapper started, and the guardian
   ::kill(pid, SIGKILL);
   int status;
   pid_t r;
   do {
     r = ::waitpid(pid, &status, 0);
   } while (r < 0 && errno == EINTR);
+  ReleaseGroup(pid);
 }
 
 std::string DescribeWaitStatus(int wait_status) {

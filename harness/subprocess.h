@@ -29,7 +29,15 @@ struct SpawnOptions {
 //   - gets SIGKILL when the thread that spawned it exits, for any reason,
 //     including `kill -9` of xackly (PR_SET_PDEATHSIG). Linux ties this to
 //     the spawning *thread*, not the process: the owner must keep that
-//     thread alive for as long as the child should run.
+//     thread alive for as long as the child should run;
+//   - has a guardian in its process group: a forked copy of xackly that
+//     holds nothing but the read end of a pipe only xackly can write to,
+//     and SIGKILLs the whole group once xackly is gone. That covers what
+//     the parent-death signal cannot: a child that is a wrapper script and
+//     starts the real server without `exec` (the server is a grandchild).
+//     The group's id is the child's pid. Reaping the child (WaitForExit,
+//     ReapIfExited, KillAndReap) kills what is left of its group and
+//     reaps the guardian.
 // Fails with kIoError when the output file cannot be opened, the CPU
 // cannot be bound (not in the allowed set) or exec fails (the message
 // carries errno's text); the child is reaped in that case.
@@ -42,7 +50,8 @@ bool WaitForExit(pid_t pid, int timeout_ms, int* wait_status);
 // If `pid` has exited, reaps it, sets *wait_status and returns true.
 bool ReapIfExited(pid_t pid, int* wait_status);
 
-// SIGKILLs `pid` (a child of this process) and reaps it.
+// SIGKILLs `pid` (a child of this process started by Spawn) with its whole
+// process group, and reaps it.
 void KillAndReap(pid_t pid);
 
 // "exited with status 1", "killed by signal 9 (Killed)".

@@ -82,6 +82,7 @@ void VirtualClock::AdvanceMs(int64_t delta_ms) {
 void VirtualClock::ResetMs(int64_t epoch_ms) {
   out_of_range_ = false;
   StoreMs(epoch_ms);
+  std::atomic_ref<int64_t>(page_[XACKLY_CLOCK_PAGE_SLOT_CASE]).fetch_add(1, std::memory_order_acq_rel);
 }
 
 Result<std::string> FindClockLibrary(const std::string& explicit_path) {

@@ -44,8 +44,10 @@ class VirtualClock {
   // Moves the clock forward by `delta_ms`. REQUIRES: delta_ms >= 0
   // Moves past kMaxClockEpochMs stop there (see out_of_range).
   void AdvanceMs(int64_t delta_ms);
-  // Moves the clock to `epoch_ms`, backwards if need be. Only a server Reset
-  // between cases may do this: nothing may be left that depends on time.
+  // Moves the clock to `epoch_ms`, backwards if need be, and counts a new
+  // case (the server's random generators start over: harness/clock_page.h).
+  // Only a server Reset between cases may do this: nothing may be left that
+  // depends on time.
   void ResetMs(int64_t epoch_ms);
   int64_t NowMs() const;
   // True when a move asked for a time the page cannot hold (after

@@ -417,12 +417,33 @@ size_t Utf8SequenceLength(std::string_view s) {
 // "LINE: invalid TOML: ..." for the first NUL byte, invalid UTF-8 sequence,
 // or non-ASCII character outside a string or comment (TOML allows none
 // there; toml++ 3.3 reaches __builtin_unreachable on "seed = 0\xcd\x9a"),
-// or nullopt when there is none. Tracks just enough of TOML's lexical
-// structure (comments and the four kinds of strings) to know where it is.
+// or a key or value nested deeper than toml++ can parse without running
+// out of stack (it recurses once per dotted part of a key: a table header
+// of 40 000 parts crashed it), or nullopt when there is none. Tracks just
+// enough of TOML's lexical structure (comments, the four kinds of strings,
+// keys and the brackets of values) to know where it is.
+// Whether `path` names a Lua file: a script or include must end in ".lua",
+// so a scenario cannot have any other readable file (whose text a syntax
+// error would quote) loaded as a script.
+bool IsLuaFileName(std::string_view path) {
+  constexpr std::string_view kExtension = ".lua";
+  const size_t slash = path.rfind('/');
+  const std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
+  return name.size() > kExtension.size() && name.substr(name.size() - kExtension.size()) == kExtension;
+}
+
+constexpr int kMaxTomlKeyParts = 64;
+constexpr size_t kMaxTomlValueNesting = 64;
+
 std::optional<std::string> FindInvalidText(std::string_view text) {
   enum class In { kCode, kComment, kBasic, kLiteral, kMultiBasic, kMultiLiteral };
   In in = In::kCode;
   uint32_t line = 1;
+  // Keys: a line starts one (outside a multi-line array), so do '{' and ','
+  // inside an inline table; '=' ends it. `open` holds the value brackets.
+  bool in_key = true;
+  int key_parts = 1;
+  std::string open;
   auto at = [&](size_t i, std::string_view what) { return text.substr(i, what.size()) == what; };
   for (size_t i = 0; i < text.size();) {
     const char c = text[i];
@@ -438,10 +459,29 @@ std::optional<std::string> FindInvalidText(std::string_view text) {
     if (c == '\n') {
       ++line;
       if (in != In::kMultiBasic && in != In::kMultiLiteral) in = In::kCode;
+      if (in == In::kCode && open.empty()) {
+        in_key = true;
+        key_parts = 1;
+      }
     }
     switch (in) {
       case In::kCode:
         if (c == '#') in = In::kComment;
+        if (in_key && c == '.' && ++key_parts > kMaxTomlKeyParts) {
+          return fmt::format("{}: invalid TOML: a key of more than {} dotted parts", line, kMaxTomlKeyParts);
+        }
+        if (in_key && c == '=') in_key = false;
+        if (!in_key && (c == '[' || c == '{')) {
+          open += c;
+          if (open.size() > kMaxTomlValueNesting) {
+            return fmt::format("{}: invalid TOML: values nested more than {} deep", line, kMaxTomlValueNesting);
+          }
+        }
+        if (!in_key && (c == ']' || c == '}') && !open.empty()) open.pop_back();
+        if (!open.empty() && open.back() == '{' && (c == '{' || c == ',')) {
+          in_key = true;
+          key_parts = 1;
+        }
         if (at(i, "\"\"\"") || at(i, "\'\'\'")) {
           in = c == '"' ? In::kMultiBasic : In::kMultiLiteral;
           n = 3;
@@ -651,9 +691,11 @@ ProtocolDef ScenarioParser::ReadInlineProtocol(const toml::table& t) {
     }
   }
   if (const toml::node* script = t.get("script")) {  // a protocol script (docs/scripts.md)
-    const char* expected = "a path to a Lua protocol script, relative to this file";
+    const char* expected = "a path to a Lua protocol script (a .lua file), relative to this file";
     std::optional<std::string> path = ReadString(e_, *script, "protocol.script", expected);
-    if (path && path->empty()) e_->Fail(*script, "protocol.script", fmt::format("expected {}, got ''", expected));
+    if (path && !IsLuaFileName(*path)) {
+      e_->Fail(*script, "protocol.script", fmt::format("expected {}, got {}", expected, Quoted(*path)));
+    }
     if (path) p.script_path = *path;
   }
   if (const toml::table* params = SubTable(e_, t, "protocol", "params")) ReadScriptParams(*params, t);
@@ -698,7 +740,7 @@ void ScenarioParser::ReadScriptParams(const toml::table& params, const toml::tab
 }
 
 void ScenarioParser::ReadScriptIncludes(const toml::node& include, const toml::table& protocol) {
-  const char* expected = "an array of paths to Lua files, relative to this file";
+  const char* expected = "an array of paths to Lua files (.lua), relative to this file";
   if (protocol.get("script") == nullptr) {
     e_->Fail(include, "protocol.include", "expected only with protocol.script, got no script");
     return;
@@ -711,8 +753,8 @@ void ScenarioParser::ReadScriptIncludes(const toml::node& include, const toml::t
   for (const toml::node& file : *files) {
     std::optional<std::string> path = ReadString(e_, file, "protocol.include", expected);
     if (!path) return;
-    if (path->empty()) {
-      e_->Fail(file, "protocol.include", fmt::format("expected {}, got ''", expected));
+    if (!IsLuaFileName(*path)) {
+      e_->Fail(file, "protocol.include", fmt::format("expected {}, got {}", expected, Quoted(*path)));
       return;
     }
     s_.script_includes.push_back(*path);
@@ -787,6 +829,33 @@ void ScenarioParser::FailAtProtocolField(const std::string& message) {
   e_->Fail(*at, path, what);
 }
 
+namespace {
+
+// The largest duration written in the file: an integer (or an integer in an
+// array) under a key ending in "_ms", with its dotted path; nullptr when
+// there is none.
+struct LargestDuration {
+  const toml::node* node = nullptr;
+  std::string path;
+  int64_t ms = -1;
+};
+void FindLargestDuration(const toml::node& n, const std::string& path, bool is_duration,
+                         LargestDuration* out) {
+  if (const toml::table* t = n.as_table()) {
+    for (auto&& [key, child] : *t) {
+      const std::string name(key.str());
+      const bool duration = name.size() > 3 && name.compare(name.size() - 3, 3, "_ms") == 0;
+      FindLargestDuration(child, path.empty() ? name : path + "." + name, duration, out);
+    }
+  } else if (const toml::array* a = n.as_array()) {
+    for (const toml::node& element : *a) FindLargestDuration(element, path, is_duration, out);
+  } else if (const auto* v = n.as_integer(); v != nullptr && is_duration && v->get() > out->ms) {
+    *out = {&n, path, v->get()};
+  }
+}
+
+}  // namespace
+
 void ScenarioParser::FailAtNamedField(const std::string& message) {
   size_t colon = message.find(": ");
   std::string path = colon == std::string::npos ? "" : message.substr(0, colon);
@@ -795,6 +864,17 @@ void ScenarioParser::FailAtNamedField(const std::string& message) {
     return;
   }
   std::string what = message.substr(colon + 2);
+  // A message about a whole table (the run's durations added up) names the
+  // largest duration the file sets: the one to shorten, on its own line.
+  const toml::node* whole = root_.at_path(path).node();
+  if (whole == nullptr || whole->is_table()) {
+    LargestDuration largest;
+    FindLargestDuration(root_, "", false, &largest);
+    if (largest.node != nullptr) {
+      e_->Fail(*largest.node, largest.path, fmt::format("{} ({} ms here is the largest of them)", what, largest.ms));
+      return;
+    }
+  }
   for (std::string part = path; !part.empty();) {
     if (const toml::node* n = root_.at_path(part).node()) {
       e_->Fail(*n, path, what);
@@ -990,13 +1070,16 @@ static std::string LuaQuoted(std::string_view text) {
 }
 
 std::string ScriptIncludePrelude(std::string_view name, std::string_view text) {
-  return fmt::format("load({}, {}, \"t\")(); ", LuaQuoted(text), LuaQuoted("@" + std::string(name)));
+  // An include that does not compile fails with its own message
+  // ("name:line: ..."), not as a call of nil on the script's first line.
+  return fmt::format("do local f, e = load({}, {}, \"t\"); if not f then error(e, 0) end; f() end; ",
+                     LuaQuoted(text), LuaQuoted("@" + std::string(name)));
 }
 
 std::string ScriptParamsPrelude(const std::map<std::string, ScriptParam>& params) {
   std::string out = "local params = {";
   for (const auto& [key, value] : params) {
-    out += key + " = ";
+    out += "[" + LuaQuoted(key) + "] = ";  // a key may be a Lua keyword (`end`)
     if (const bool* b = std::get_if<bool>(&value)) {
       out += *b ? "true" : "false";
     } else if (const int64_t* i = std::get_if<int64_t>(&value)) {

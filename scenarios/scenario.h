@@ -225,13 +225,15 @@ struct Scenario {
 };
 
 // The Lua text that gives a script its [protocol.params]: one line without a
-// newline, `local params = {key = value, ...}; `, meant to be put in front of
+// newline, `local params = {["key"] = value, ...}; ` (a key may be a Lua
+// keyword), meant to be put in front of
 // the script's first line (so its line numbers stay the same). Strings are
 // written with decimal escapes, so no value can end the literal early.
 std::string ScriptParamsPrelude(const std::map<std::string, ScriptParam>& params);
 // One line without a newline that runs `text` as a chunk named `name` (its
 // errors say name:line), to be put in front of the script's first line:
-// `load("<text>", "@name", "t")(); `.
+// `do local f, e = load("<text>", "@name", "t"); if not f then error(e, 0)
+// end; f() end; `.
 std::string ScriptIncludePrelude(std::string_view name, std::string_view text);
 
 // Parses a scenario file's text. The text must be UTF-8 without NUL bytes. `source_name` (usually the file's path)

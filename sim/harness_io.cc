@@ -40,7 +40,7 @@ void Simulation::SetClock() {
 
 Status Simulation::EnsureHarnessConnection() {
   if (harness_conn_ && harness_conn_->alive()) return Status::Ok();
-  auto conn = server_->Connect();
+  auto conn = server_->ConnectHarness();
   if (!conn.ok()) return conn.status();
   harness_conn_ = std::move(conn).value();
   return Status::Ok();

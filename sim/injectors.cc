@@ -151,10 +151,20 @@ Status InjectDelConsumer(FaultHost& host, const FaultSpec& /*spec*/) {
   return Status::Ok();
 }
 
-// save: an explicit SAVE (what an rdb restart restores to).
+// save: an explicit SAVE (what an rdb restart restores to). A SAVE the
+// server refuses (a full disk, an unwritable dir) is the harness's failure,
+// never a loss the protocol is judged by: the run stops here (kInternal).
 Status InjectSave(FaultHost& host, const FaultSpec& /*spec*/) {
   auto r = host.HarnessCall({"SAVE"}, kFaultActor);
-  return r.ok() ? Status::Ok() : r.status();
+  if (!r.ok()) return r.status();
+  if (!r->is_status() || r->str() != "OK") {
+    return Status::Internal(fmt::format(
+        "the harness's SAVE failed ({}): the server could not write its snapshot (a full disk or "
+        "an unwritable temp dir? set TMPDIR to a directory with free space); a restart after it "
+        "would lose data the protocol is not to blame for, so no verdict was made",
+        r->Render()));
+  }
+  return Status::Ok();
 }
 
 // clock-jump: virtual time leaps forward by the spec's size.

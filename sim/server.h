@@ -35,9 +35,15 @@ class ServerControl {
  public:
   virtual ~ServerControl() = default;
 
-  // A new connection to the running server. Fails with kIoError when the
-  // server is not reachable.
+  // A new connection for the protocol (its workers, producer and janitor)
+  // to the running server. A real server limits what it may do (no network,
+  // no administration: docs/scripts.md); a refused command is an error
+  // reply. Fails with kIoError when the server is not reachable.
   virtual Result<std::unique_ptr<Connection>> Connect() = 0;
+  // A new connection for the harness's own commands (the oracle's reads,
+  // scheduled faults such as SAVE), which the protocol's limits do not
+  // bind. A server without such limits gives the same as Connect().
+  virtual Result<std::unique_ptr<Connection>> ConnectHarness() { return Connect(); }
 
   // Sets the server's wall clock (what TIME, gettimeofday and every idle time
   // and TTL inside redis-server read) to `epoch_ms` Unix milliseconds. The

@@ -43,6 +43,9 @@ void AppendSqlQuoted(std::string& out, std::string_view s) {
 }  // namespace
 
 namespace {
+// The progress handler runs every this many virtual-machine steps.
+constexpr int kProgressEveryVmSteps = 10'000;
+
 const char* const kStatementText[kSqlStatementCount] = {
     "BEGIN",
     "SELECT 1 FROM processed WHERE event_id = ?1",
@@ -70,6 +73,14 @@ SqlDatabase::SqlDatabase() {
   // Small pages: each transaction's first write to a page copies the
   // whole page into the rollback journal, and these tables are tiny.
   ExecOrDie(db_, "PRAGMA page_size = 512");
+  // What a script's SQL may reach: this database only (no attached file,
+  // no schema surgery); the authorizer refuses the rest (Authorize).
+  sqlite3_limit(db_, SQLITE_LIMIT_ATTACHED, 0);
+  XACKLY_CHECK(sqlite3_db_config(db_, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr) == SQLITE_OK);
+  XACKLY_CHECK(sqlite3_db_config(db_, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr) == SQLITE_OK);
+  XACKLY_CHECK(sqlite3_db_config(db_, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, nullptr) == SQLITE_OK);
+  sqlite3_set_authorizer(db_, &SqlDatabase::Authorize, this);
+  sqlite3_progress_handler(db_, kProgressEveryVmSteps, &SqlDatabase::Progress, this);
   ExecOrDie(db_,
             "CREATE TABLE processed(event_id TEXT PRIMARY KEY);"
             "CREATE TABLE effects(seq INTEGER PRIMARY KEY, event_id TEXT, stream_id TEXT,"
@@ -80,6 +91,76 @@ SqlDatabase::SqlDatabase() {
 SqlDatabase::~SqlDatabase() {
   for (sqlite3_stmt* s : statements_) sqlite3_finalize(s);
   sqlite3_close(db_);
+}
+
+int SqlDatabase::Authorize(void* self_ptr, int action, const char* arg1, const char* arg2,
+                           const char* /*database*/, const char* /*trigger*/) {
+  auto* self = static_cast<SqlDatabase*>(self_ptr);
+  if (!self->judging_script_) return SQLITE_OK;  // the store's own statements
+  auto refuse = [&](std::string why) {
+    if (self->compiling_ != nullptr && self->compiling_->refused.empty()) {
+      self->compiling_->refused = std::move(why);
+    }
+    return SQLITE_DENY;
+  };
+  switch (action) {
+    case SQLITE_ATTACH:
+    case SQLITE_DETACH:
+      return refuse("ATTACH and DETACH (and VACUUM INTO, which attaches its file) are not "
+                    "available to protocol scripts: they reach files outside the run");
+    case SQLITE_PRAGMA:
+      return refuse("PRAGMA is not available to protocol scripts: it changes the store's settings");
+    case SQLITE_SAVEPOINT:
+      return refuse("SAVEPOINT and RELEASE are not available to protocol scripts: use BEGIN, COMMIT "
+                    "and ROLLBACK, the transaction the store keeps");
+    case SQLITE_FUNCTION:
+      if (arg2 != nullptr && sqlite3_stricmp(arg2, "load_extension") == 0) {
+        return refuse("load_extension is not available to protocol scripts");
+      }
+      return SQLITE_OK;
+    case SQLITE_TRANSACTION:
+      if (self->compiling_ != nullptr && arg1 != nullptr) {
+        if (sqlite3_stricmp(arg1, "BEGIN") == 0) self->compiling_->kind = ScriptStatementKind::kBegin;
+        if (sqlite3_stricmp(arg1, "COMMIT") == 0) self->compiling_->kind = ScriptStatementKind::kCommit;
+        if (sqlite3_stricmp(arg1, "ROLLBACK") == 0) self->compiling_->kind = ScriptStatementKind::kRollback;
+      }
+      return SQLITE_OK;
+    default:
+      return SQLITE_OK;
+  }
+}
+
+int SqlDatabase::Progress(void* self_ptr) {
+  auto* self = static_cast<SqlDatabase*>(self_ptr);
+  if (!self->judging_script_) return 0;
+  self->vm_steps_ += kProgressEveryVmSteps;
+  return self->vm_steps_ > kScriptStatementVmSteps ? 1 : 0;  // non-zero interrupts
+}
+
+SqlDatabase::CompiledScriptStatement SqlDatabase::CompileScriptStatement(const std::string& text) {
+  CompiledScriptStatement out;
+  judging_script_ = true;
+  compiling_ = &out;
+  const int rc = sqlite3_prepare_v2(db_, text.c_str(), static_cast<int>(text.size()), &out.stmt, nullptr);
+  compiling_ = nullptr;
+  judging_script_ = false;
+  if (rc != SQLITE_OK) {
+    out.error = sqlite3_errmsg(db_);
+    sqlite3_finalize(out.stmt);
+    out.stmt = nullptr;
+  } else if (out.stmt == nullptr) {
+    out.error = "empty statement";
+  }
+  return out;
+}
+
+int SqlDatabase::StepScriptStatement(sqlite3_stmt* stmt, const std::function<void()>& on_row) {
+  judging_script_ = true;
+  vm_steps_ = 0;
+  int rc = 0;
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) on_row();
+  judging_script_ = false;
+  return rc;
 }
 
 SqlCallResult SqlDatabase::Execute(const SqlCall& call) {
@@ -330,14 +411,25 @@ SqlValue ColumnValue(sqlite3_stmt* stmt, int c) {
 
 }  // namespace
 
+bool SqlStore::NoticeRollbackBySqlite() {
+  if (txn_owner_ == 0 || sqlite3_get_autocommit(db_->handle()) == 0) return false;
+  txn_owner_ = 0;  // SQLite rolled it back (an error that ends the transaction)
+  txn_effects_.clear();
+  return true;
+}
+
 BusinessOutcome SqlStore::Execute(int owner, int64_t now_ms, const std::string& statement,
                                   const std::vector<SqlValue>& params, SqlResult* out,
                                   std::string* sql, std::string* result) {
   XACKLY_CHECK(!Busy(owner));
-  std::string verb = VerbOf(statement);
-  if (verb == "BEGIN") return Begin(owner, now_ms, sql, result);
-  if (verb == "COMMIT" || verb == "END") return Commit(owner, now_ms, sql, result);
-  if (verb == "ROLLBACK") return Rollback(owner, sql, result);
+  SqlDatabase::CompiledScriptStatement compiled = db_->CompileScriptStatement(statement);
+  std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)> stmt(compiled.stmt, &sqlite3_finalize);
+  switch (compiled.kind) {
+    case SqlDatabase::ScriptStatementKind::kBegin: return Begin(owner, now_ms, sql, result);
+    case SqlDatabase::ScriptStatementKind::kCommit: return Commit(owner, now_ms, sql, result);
+    case SqlDatabase::ScriptStatementKind::kRollback: return Rollback(owner, sql, result);
+    case SqlDatabase::ScriptStatementKind::kOrdinary: break;
+  }
   *sql = statement;
   if (!params.empty()) {
     *sql += " [";
@@ -352,44 +444,42 @@ BusinessOutcome SqlStore::Execute(int owner, int64_t now_ms, const std::string& 
     *result = "error: " + why;
     return o;
   };
-  if (verb == "ATTACH" || verb == "DETACH" || verb == "PRAGMA" || verb == "VACUUM") {
-    return fail(verb + " is not available to protocol scripts", BusinessOutcome::kFailed);
-  }
+  if (!compiled.refused.empty()) return fail(compiled.refused, BusinessOutcome::kFailed);
   if (Unavailable(owner, now_ms, result)) {
     out->error = *result;
     return BusinessOutcome::kUnavailable;
   }
   user_sql_ = true;
-  sqlite3_stmt* stmt = nullptr;
-  const char* tail = nullptr;
-  if (sqlite3_prepare_v2(db_->handle(), statement.c_str(), static_cast<int>(statement.size()), &stmt,
-                         &tail) != SQLITE_OK) {
-    return fail(sqlite3_errmsg(db_->handle()), BusinessOutcome::kFailed);
-  }
-  if (stmt == nullptr) return fail("empty statement", BusinessOutcome::kFailed);
+  if (!stmt) return fail(compiled.error, BusinessOutcome::kFailed);
   for (size_t i = 0; i < params.size(); ++i) {
     int at = static_cast<int>(i + 1);
     const SqlValue& v = params[i];
     if (const auto* n = std::get_if<int64_t>(&v)) {
-      sqlite3_bind_int64(stmt, at, *n);
+      sqlite3_bind_int64(stmt.get(), at, *n);
     } else if (const auto* d = std::get_if<double>(&v)) {
-      sqlite3_bind_double(stmt, at, *d);
+      sqlite3_bind_double(stmt.get(), at, *d);
     } else if (const auto* t = std::get_if<std::string>(&v)) {
-      sqlite3_bind_text(stmt, at, t->data(), static_cast<int>(t->size()), SQLITE_TRANSIENT);
+      sqlite3_bind_text(stmt.get(), at, t->data(), static_cast<int>(t->size()), SQLITE_TRANSIENT);
     } else {
-      sqlite3_bind_null(stmt, at);
+      sqlite3_bind_null(stmt.get(), at);
     }
   }
-  int columns = sqlite3_column_count(stmt);
-  for (int c = 0; c < columns; ++c) out->columns.push_back(sqlite3_column_name(stmt, c));
-  int rc = 0;
-  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+  int columns = sqlite3_column_count(stmt.get());
+  for (int c = 0; c < columns; ++c) out->columns.push_back(sqlite3_column_name(stmt.get(), c));
+  const int rc = db_->StepScriptStatement(stmt.get(), [&] {
     std::vector<SqlValue> row;
-    for (int c = 0; c < columns; ++c) row.push_back(ColumnValue(stmt, c));
+    for (int c = 0; c < columns; ++c) row.push_back(ColumnValue(stmt.get(), c));
     out->rows.push_back(std::move(row));
+  });
+  std::string error;
+  if (rc == SQLITE_INTERRUPT) {
+    error = fmt::format("statement stopped after {} SQLite steps (a query that never ends?)",
+                        kScriptStatementVmSteps);
+  } else if (rc != SQLITE_DONE) {
+    error = sqlite3_errmsg(db_->handle());
   }
-  std::string error = rc == SQLITE_DONE ? "" : sqlite3_errmsg(db_->handle());
-  sqlite3_finalize(stmt);
+  stmt.reset();
+  if (NoticeRollbackBySqlite()) error += " (SQLite rolled the open transaction back)";
   if (!error.empty()) {
     out->rows.clear();
     return fail(error, BusinessOutcome::kFailed);

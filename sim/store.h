@@ -65,10 +65,48 @@ class SqlDatabase {
   SqlCallResult Execute(const SqlCall& call);
   sqlite3* handle() const { return db_; }
 
+  // What a protocol script's statement is, as SQLite's authorizer saw it
+  // while compiling it (never a parse of the text: comments, case and
+  // spelling cannot hide a verb from SQLite).
+  enum class ScriptStatementKind : uint8_t { kOrdinary, kBegin, kCommit, kRollback };
+  struct CompiledScriptStatement {
+    sqlite3_stmt* stmt = nullptr;  // owned by the caller (sqlite3_finalize); null on an error
+    ScriptStatementKind kind = ScriptStatementKind::kOrdinary;
+    std::string refused;           // why the authorizer refused it ("" when it did not)
+    std::string error;             // SQLite's message when compiling failed
+  };
+  // Compiles the first statement of `text` under the script authorizer,
+  // which refuses whatever reaches beyond this in-memory database or its
+  // settings: ATTACH and DETACH (files, also the one VACUUM INTO opens),
+  // PRAGMA, savepoints (a transaction the store would not see), and
+  // load_extension. The database itself allows no attached database and
+  // runs in SQLite's defensive mode.
+  CompiledScriptStatement CompileScriptStatement(const std::string& text);
+  // Steps a compiled script statement like Execute steps its own, under the
+  // same authorizer and a bound on SQLite's virtual-machine work
+  // (kScriptStatementVmSteps: a statement that never ends, a recursive
+  // query without a limit, fails instead of hanging the run).
+  // Returns sqlite3_step's last code.
+  int StepScriptStatement(sqlite3_stmt* stmt, const std::function<void()>& on_row);
+
  private:
+  static int Authorize(void* self, int action, const char* arg1, const char* arg2,
+                       const char* database, const char* trigger);
+  static int Progress(void* self);
+
   sqlite3* db_ = nullptr;
   sqlite3_stmt* statements_[kSqlStatementCount] = {};
+  // While a script statement compiles or runs: the authorizer judges it,
+  // the progress handler counts its work.
+  bool judging_script_ = false;
+  CompiledScriptStatement* compiling_ = nullptr;
+  int64_t vm_steps_ = 0;
 };
+
+// How much SQLite virtual-machine work one script statement may do: about
+// a second of CPU, far above any statement a protocol runs (a budget in
+// steps, so the same statement fails the same way on every machine).
+inline constexpr int64_t kScriptStatementVmSteps = int64_t{100} << 20;
 
 // Every SqlDatabase::Execute on the calling thread calls `observer` after
 // the statement ran, until ObserveSqlOnThisThread(nullptr): how a benchmark
@@ -125,10 +163,13 @@ class SqlStore {
   BusinessOutcome Commit(int owner, int64_t now_ms, std::string* sql, std::string* result);
   BusinessOutcome Rollback(int owner, std::string* sql, std::string* result);
 
-  // Any statement of a protocol script, with positional parameters. BEGIN,
-  // COMMIT (END) and ROLLBACK are the calls above; ATTACH, DETACH, PRAGMA
-  // and VACUUM are refused (they reach files or the store's settings). A
-  // failed statement changes nothing and sets out->error. `*sql` is the
+  // Any statement of a protocol script, with positional parameters. A
+  // transaction statement in any spelling (BEGIN [DEFERRED|...], COMMIT,
+  // END, ROLLBACK, with comments around it) is one of the calls above, as
+  // SQLite classifies it; what SqlDatabase::CompileScriptStatement refuses
+  // fails with out->error saying why. A failed statement changes nothing
+  // and sets out->error; if SQLite itself ended an open transaction (an
+  // error that rolls back), the store knows it. `*sql` is the
   // statement with its parameters, `*result` what it did, for the trace.
   // REQUIRES: !Busy(owner)
   BusinessOutcome Execute(int owner, int64_t now_ms, const std::string& statement,
@@ -151,6 +192,10 @@ class SqlStore {
   // Executes a statement without bound values; false on an error.
   bool Exec(SqlStatement statement);
   void RollbackOpen();
+  // After a script statement: when SQLite rolled `owner`'s transaction back
+  // on its own, the store drops it too (its effects never happened).
+  // Returns true when that happened.
+  bool NoticeRollbackBySqlite();
 
   EffectLedger* ledger_;
   std::unique_ptr<SqlDatabase> db_;  // never null

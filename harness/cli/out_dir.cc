@@ -16,6 +16,9 @@ Result<std::string> OutDir::WriteReplay(const std::string& stem, Scenario replay
   if (!scenario_file.empty()) RebaseScriptPaths(&replay, scenario_file, file);
   replay.server = server;
   written_.push_back(file);
+  // In the manifest before it exists: a write that fails half-way (a full
+  // disk) leaves no file the next run would not remove.
+  if (Status noted = NoteRunFile(dir_, file); !noted.ok()) return noted;
   if (Status s = WriteFileAtomically(file, WriteScenario(replay)); !s.ok()) return s;
   return file;
 }

@@ -1,10 +1,16 @@
 #include "harness/cli/shared_flags.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <mutex>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -260,6 +266,15 @@ void RemovePreviousRunFiles(const std::string& dir) {
   std::filesystem::remove(JoinPath(dir, kManifestName), ec);
 }
 
+Status NoteRunFile(const std::string& dir, const std::string& file) {
+  const std::string name = std::filesystem::path(file).filename().string();
+  if (!IsPlainFileName(name)) return Status::Ok();
+  Result<std::string> manifest = ReadFile(JoinPath(dir, kManifestName));
+  std::string text = manifest.ok() ? *manifest : "";
+  if (("\n" + text).find("\n" + name + "\n") != std::string::npos) return Status::Ok();
+  return WriteFileAtomically(JoinPath(dir, kManifestName), text + name + "\n");
+}
+
 Status RecordRunFiles(const std::string& dir, const std::vector<std::string>& files) {
   std::string manifest;
   for (const std::string& f : files) {
@@ -281,6 +296,40 @@ RedisServerOptions ServerOptionsFrom(const OutputFlags& flags) {
   return o;
 }
 
+namespace {
+
+constexpr char kLockName[] = ".xackly-lock";
+
+// Holds an exclusive lock on `dir`'s lock file for the rest of this process
+// (the file stays open, close-on-exec; the kernel drops the lock when the
+// process ends, however it ends). kInvalidArgument when another process
+// holds it: two runs writing one --out would interleave their files and
+// manifests.
+Status LockOutputDir(const std::string& dir) {
+  static std::mutex mu;
+  static std::set<std::string> held;
+  std::lock_guard<std::mutex> lock(mu);
+  std::error_code ec;
+  const std::string key = std::filesystem::weakly_canonical(dir, ec).string();
+  if (held.count(key) > 0) return Status::Ok();
+  const std::string path = JoinPath(dir, kLockName);
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return Status::InvalidArgument(fmt::format("cannot create {}: {}", path, std::strerror(errno)));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    ::close(fd);
+    if (err == EWOULDBLOCK) {
+      return Status::InvalidArgument(fmt::format(
+          "{} is in use by another xackly run (it holds {}); give each run its own --out", dir, path));
+    }
+    return Status::InvalidArgument(fmt::format("cannot lock {}: {}", path, std::strerror(err)));
+  }
+  held.insert(key);
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status CheckOutputFlags(const OutputFlags& flags) {
   if (flags.out_dir.empty()) return Status::Ok();
   std::string error;
@@ -289,6 +338,8 @@ Status CheckOutputFlags(const OutputFlags& flags) {
   }
   Status dir = PrepareOutputDir(flags.out_dir);
   if (!dir.ok()) return Status::InvalidArgument("--out: " + dir.message());
+  Status locked = LockOutputDir(flags.out_dir);
+  if (!locked.ok()) return Status::InvalidArgument("--out: " + locked.message());
   return Status::Ok();
 }
 
@@ -300,6 +351,9 @@ Status WriteReports(const report::Report& r, const OutputFlags& flags, std::vect
   if (formats.empty()) return Status::InvalidArgument("--format: " + error);
   for (const std::string& format : formats) {
     std::string path = JoinPath(flags.out_dir, report::ReportFileName(format));
+    // In the manifest before it exists: a write that fails half-way (a full
+    // disk) leaves no file the next run would not remove.
+    if (Status noted = NoteRunFile(flags.out_dir, path); !noted.ok()) return noted;
     Status s = WriteFileAtomically(path, report::RenderFormat(r, format));
     if (!s.ok()) return s;
     written->push_back(path);

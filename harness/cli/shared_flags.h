@@ -107,6 +107,9 @@ CLI::Validator NonEmptyPath();
 // is left (the manifest's own removal is what matters: the next run's
 // manifest names only its own files).
 void RemovePreviousRunFiles(const std::string& dir);
+// Adds `file` (a path inside `dir`) to the manifest before it is written:
+// what a failed write leaves is still removed by the next run.
+Status NoteRunFile(const std::string& dir, const std::string& file);
 // Records `files` (paths inside `dir`) as this run's, for the next
 // RemovePreviousRunFiles. Fails when the manifest cannot be written (a full
 // disk): the next run could not tell these files from a user's.
@@ -119,8 +122,10 @@ bool ColorAllowed(std::FILE* f);
 RedisServerOptions ServerOptionsFrom(const OutputFlags& flags);
 
 // Checks, before anything runs, what WriteReports will need: --format names
-// known formats and --out is (or can be made) a writable directory. Errors
-// are input errors (kInvalidArgument, exit 2).
+// known formats and --out is (or can be made) a writable directory, and
+// locks --out for this process (its .xackly-lock; one run at a time: a
+// second run on the same --out is refused). Errors are input errors
+// (kInvalidArgument, exit 2).
 Status CheckOutputFlags(const OutputFlags& flags);
 
 // Writes `report` in every format --format names (default: every format,

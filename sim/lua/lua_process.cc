@@ -1,6 +1,7 @@
 #include "sim/lua/lua_process.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -8,6 +9,8 @@
 
 #include <fmt/format.h>
 #include <lua.hpp>
+
+#include "sim/lua/cpu_watchdog.h"
 
 namespace xackly {
 
@@ -265,6 +268,76 @@ int TextLoad(lua_State* L) {
   return lua_gettop(L);
 }
 
+// --- a deterministic table.sort ------------------------------------------------
+
+// Whether the value at absolute index `a` sorts before the one at `b`:
+// comp(a, b) when the sort has a comparator (argument 2), else a < b.
+bool SortsBefore(lua_State* L, int a, int b) {
+  if (lua_isnil(L, 2)) return lua_compare(L, a, b, LUA_OPLT) != 0;
+  lua_pushvalue(L, 2);
+  lua_pushvalue(L, a);
+  lua_pushvalue(L, b);
+  lua_call(L, 2, 1);
+  const bool before = lua_toboolean(L, -1) != 0;
+  lua_pop(L, 1);
+  return before;
+}
+
+// table.sort(t [, comp]) as a stable bottom-up merge sort: the same order
+// on every machine and every run (Lua 5.4's quicksort takes a pivot from
+// clock() and time() on large inputs it finds unbalanced), n log n
+// comparisons at most, each one a call the instruction budget counts.
+int StableSort(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  const lua_Integer n = luaL_len(L, 1);
+  if (n < 2) return 0;
+  luaL_argcheck(L, n < INT_MAX, 1, "array too big");
+  if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TFUNCTION);
+  lua_settop(L, 2);
+  lua_createtable(L, static_cast<int>(n), 0);  // 3: the other half of each merge
+  int from = 1;
+  int to = 3;
+  for (lua_Integer width = 1; width < n; width *= 2) {
+    for (lua_Integer lo = 1; lo <= n; lo += 2 * width) {
+      const lua_Integer mid = std::min(lo + width, n + 1);
+      const lua_Integer hi = std::min(lo + 2 * width, n + 1);
+      lua_Integer i = lo;
+      lua_Integer j = mid;
+      lua_Integer k = lo;
+      while (i < mid && j < hi) {
+        lua_geti(L, from, i);
+        lua_geti(L, from, j);
+        const int top = lua_gettop(L);
+        if (SortsBefore(L, top, top - 1)) {  // only a strictly smaller right one goes first
+          lua_seti(L, to, k++);
+          lua_pop(L, 1);
+          ++j;
+        } else {
+          lua_pop(L, 1);
+          lua_seti(L, to, k++);
+          ++i;
+        }
+      }
+      for (; i < mid; ++i) {
+        lua_geti(L, from, i);
+        lua_seti(L, to, k++);
+      }
+      for (; j < hi; ++j) {
+        lua_geti(L, from, j);
+        lua_seti(L, to, k++);
+      }
+    }
+    std::swap(from, to);
+  }
+  if (from != 1) {
+    for (lua_Integer i = 1; i <= n; ++i) {
+      lua_geti(L, 3, i);
+      lua_seti(L, 1, i);
+    }
+  }
+  return 0;
+}
+
 // Helpers every script can use (pure functions, no step).
 constexpr const char* kPrelude = R"lua(
 local xackly = {}
@@ -315,6 +388,20 @@ bool HasPosition(const std::string& message) {
   return false;
 }
 
+// A compile error quotes the token it stopped at ("... near 'token'"). A
+// file that is not Lua could have a secret there; a long token is named by
+// its length only.
+std::string WithoutLongToken(std::string message) {
+  constexpr size_t kMaxQuotedToken = 20;
+  const size_t open = message.rfind(" near '");
+  const size_t close = message.rfind('\'');
+  if (open == std::string::npos || close <= open + 7) return message;
+  const size_t length = close - (open + 7);
+  if (length <= kMaxQuotedToken) return message;
+  return message.substr(0, open) + fmt::format(" near a token of {} characters (not shown)", length) +
+         message.substr(close + 1);
+}
+
 }  // namespace
 
 std::string LuaWhere(lua_State* L) {
@@ -327,7 +414,12 @@ std::string LuaWhere(lua_State* L) {
   return "";
 }
 
-LuaProcess::LuaProcess(ProcessEnv env) : env_(std::move(env)) {}
+namespace {
+// The memory of every Lua process made on this thread (sim/lua/lua_process.h).
+thread_local std::shared_ptr<size_t> t_thread_memory = std::make_shared<size_t>(0);
+}  // namespace
+
+LuaProcess::LuaProcess(ProcessEnv env) : env_(std::move(env)), thread_memory_used_(t_thread_memory) {}
 
 LuaProcess::~LuaProcess() {
   if (L_ != nullptr) lua_close(L_);
@@ -337,17 +429,27 @@ LuaProcess* LuaProcess::Of(lua_State* L) { return *static_cast<LuaProcess**>(lua
 
 void* LuaProcess::Alloc(void* ud, void* ptr, size_t old_size, size_t new_size) {
   auto* self = static_cast<LuaProcess*>(ud);
+  size_t& thread_used = *self->thread_memory_used_;
   if (ptr == nullptr) old_size = 0;  // old_size is then the object's type
   if (new_size == 0) {
     std::free(ptr);
     self->memory_used_ -= old_size;
+    thread_used -= old_size;
     return nullptr;
   }
-  if (new_size > old_size && !self->memory_unlimited_ && self->memory_used_ - old_size + new_size > self->env_.limits.memory_bytes) {
-    return nullptr;  // Lua raises "not enough memory"
+  if (new_size > old_size) {
+    const bool over_own = self->memory_used_ - old_size + new_size > self->env_.limits.memory_bytes;
+    const bool over_thread = thread_used - old_size + new_size > self->env_.limits.memory_bytes_per_thread;
+    if (over_own || over_thread) {
+      self->refused_by_thread_limit_ = !over_own;
+      return nullptr;  // Lua raises "not enough memory"
+    }
   }
   void* p = std::realloc(ptr, new_size);
-  if (p != nullptr) self->memory_used_ = self->memory_used_ - old_size + new_size;
+  if (p != nullptr) {
+    self->memory_used_ = self->memory_used_ - old_size + new_size;
+    thread_used = thread_used - old_size + new_size;
+  }
   return p;
 }
 
@@ -468,6 +570,11 @@ void LuaProcess::InstallSandbox() {
   lua_setfield(L, -2, "dump");
   lua_pop(L, 1);
 
+  lua_getglobal(L, LUA_TABLIBNAME);
+  lua_pushcfunction(L, StableSort);
+  lua_setfield(L, -2, "sort");
+  lua_pop(L, 1);
+
   lua_getglobal(L, LUA_MATHLIBNAME);
   lua_pushcfunction(L, Random);
   lua_setfield(L, -2, "random");
@@ -492,7 +599,7 @@ std::string LuaProcess::ErrorMessage(lua_State* co, int status) const {
   std::string where = LuaWhere(co);
   std::string message;
   if (status == LUA_ERRMEM) {
-    message = fmt::format("memory limit of {} bytes exceeded", env_.limits.memory_bytes);
+    message = MemoryLimitMessage();
   } else if (lua_type(co, -1) == LUA_TSTRING) {
     size_t len = 0;
     const char* s = lua_tolstring(co, -1, &len);
@@ -515,10 +622,10 @@ Status LuaProcess::Open(const ScriptSource& source) {
   // Every thread made after this inherits the hook.
   lua_sethook(L_, &LuaProcess::Hook, LUA_MASKCOUNT, kSlice);
 
-  std::string chunkname = "@" + source.path;
+  std::string chunkname = "@" + (source.chunk_name.empty() ? source.path : source.chunk_name);
   int loaded = luaL_loadbufferx(L_, source.text.data(), source.text.size(), chunkname.c_str(), "t");
   if (loaded != LUA_OK) {
-    std::string message = lua_tostring(L_, -1) != nullptr ? lua_tostring(L_, -1) : "cannot load";
+    std::string message = WithoutLongToken(lua_tostring(L_, -1) != nullptr ? lua_tostring(L_, -1) : "cannot load");
     if (!HasPosition(message)) message = path_ + ": " + message;
     return Status::InvalidArgument(message);
   }
@@ -528,7 +635,11 @@ Status LuaProcess::Open(const ScriptSource& source) {
   lua_xmove(L_, co, 1);
   ResetBudget();
   int nres = 0;
-  int status = lua_resume(co, L_, 0, &nres);
+  int status = 0;
+  {
+    CpuWatchdogStep step(co, path_.c_str(), env_.limits.cpu_ms_per_step);
+    status = lua_resume(co, L_, 0, &nres);
+  }
   if (status == LUA_OK) {
     lua_pop(L_, 1);  // the thread
     return Status::Ok();
@@ -539,7 +650,7 @@ Status LuaProcess::Open(const ScriptSource& source) {
   } else if (status == LUA_YIELD) {
     message = LuaWhere(co) + ": top-level code must not yield (call w: functions inside consumer, producer or janitor)";
   } else {
-    message = ErrorMessage(co, status);
+    message = WithoutLongToken(ErrorMessage(co, status));  // an include's compile error too
   }
   lua_pop(L_, 1);
   return Status::InvalidArgument(message);
@@ -550,6 +661,46 @@ Result<std::unique_ptr<LuaProcess>> LuaProcess::Load(const ScriptSource& source,
   Status s = p->Open(source);
   if (!s.ok()) return s;
   return p;
+}
+
+std::string LuaProcess::MemoryLimitMessage() const {
+  if (refused_by_thread_limit_) {
+    return fmt::format("memory limit of {} bytes for all the script's processes together exceeded",
+                       env_.limits.memory_bytes_per_thread);
+  }
+  return fmt::format("memory limit of {} bytes exceeded", env_.limits.memory_bytes);
+}
+
+namespace {
+// Calls the std::function<void(lua_State*)> passed as light userdata.
+int CallPush(lua_State* L) {
+  const auto* push = static_cast<const std::function<void(lua_State*)>*>(lua_touserdata(L, 1));
+  lua_pop(L, 1);
+  (*push)(L);
+  return lua_gettop(L);
+}
+}  // namespace
+
+Result<int> LuaProcess::PushUnderLimits(lua_State* co, const std::function<void(lua_State*)>& push) {
+  const int base = lua_gettop(L_);
+  lua_pushcfunction(L_, CallPush);
+  lua_pushlightuserdata(L_, const_cast<std::function<void(lua_State*)>*>(&push));
+  int status = 0;
+  {
+    CpuWatchdogStep step(L_, path_.c_str(), env_.limits.cpu_ms_per_step);
+    status = lua_pcall(L_, 1, LUA_MULTRET, 0);
+  }
+  if (status != LUA_OK) {
+    // No Lua frame ran: the message is the error object alone.
+    std::string message = status == LUA_ERRMEM         ? MemoryLimitMessage()
+                          : lua_type(L_, -1) == LUA_TSTRING ? lua_tostring(L_, -1)
+                                                            : "error while handing over the result";
+    lua_settop(L_, base);
+    return Status::InvalidArgument(message + " (while handing the call's result to the script)");
+  }
+  const int n = lua_gettop(L_) - base;
+  lua_xmove(L_, co, n);
+  return n;
 }
 
 bool LuaProcess::HasFunction(const char* name) const {

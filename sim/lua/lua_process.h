@@ -16,10 +16,15 @@
 //     error, not a silent nondeterminism;
 //   - tostring, print and string.format("%s") never show an address
 //     ("table", not "table: 0x55d0..."); "%p" is an error;
+//   - table.sort is a stable merge sort (Lua's own quicksort takes its pivot
+//     from the real clock on some inputs);
 //   - an instruction budget per step: more than `instructions_per_step`
 //     instructions between two resumptions end the script with
 //     "file:line: instruction budget exhausted ...", even inside pcall;
-//   - a memory limit.
+//   - a CPU-time watchdog per step for what the budget cannot interrupt
+//     (sim/lua/cpu_watchdog.h);
+//   - a memory limit per process, and one for all the processes of a run
+//     (every process of one run lives on one thread), replies included.
 // Errors are values: Load returns "file:line: message" and runs nothing of a
 // script that does not compile.
 #pragma once
@@ -38,15 +43,23 @@ struct lua_Debug;
 
 namespace xackly {
 
-// A script's text and the name errors use for it (a path, as given).
+// A script's text and the names errors use for it.
 struct ScriptSource {
-  std::string path;
+  std::string path;        // for messages without a Lua position
   std::string text;
+  // The chunk name Lua puts in positions ("name:line:"), which a script can
+  // see (pcall's message) and so must not depend on where xackly runs:
+  // empty means `path`.
+  std::string chunk_name;
 };
 
 struct ProcessLimits {
   int64_t instructions_per_step = 5'000'000;
   size_t memory_bytes = size_t{64} << 20;
+  // All the Lua processes alive on one thread at once: every actor of a run.
+  size_t memory_bytes_per_thread = size_t{256} << 20;
+  // CPU time one step may use before the watchdog ends xackly (exit 2).
+  int64_t cpu_ms_per_step = 10'000;
 };
 
 struct ProcessEnv {
@@ -82,9 +95,13 @@ class LuaProcess {
   bool budget_exhausted() const { return exhausted_; }
   const std::string& budget_error() const { return budget_error_; }
 
-  // While on, allocations ignore the memory limit: the driver pushing a
-  // reply into the script must not fail half-way (outside any pcall).
-  void set_memory_unlimited(bool on) { memory_unlimited_ = on; }
+  // Runs `push` on the main state under the memory limits and the CPU
+  // watchdog, then moves what it pushed onto `co` (a suspended thread of
+  // this process); returns how many values. On a failure (a reply larger
+  // than the memory left) pushes nothing and returns the error:
+  // "memory limit of N bytes exceeded ...".
+  Result<int> PushUnderLimits(lua_State* co, const std::function<void(lua_State*)>& push);
+  const ProcessLimits& limits() const { return env_.limits; }
 
   // The message of the error object on top of `co` after a failed resume
   // (or call), as "path:line: message": a message without a position gets
@@ -104,12 +121,17 @@ class LuaProcess {
   static int OsTime(lua_State* L);
   static int OsClock(lua_State* L);
   static int Print(lua_State* L);
+  // "memory limit of N bytes exceeded": this process's, or the one of all
+  // the processes on the thread when that one refused the last allocation.
+  std::string MemoryLimitMessage() const;
 
   ProcessEnv env_;
   lua_State* L_ = nullptr;
   std::string path_;
   size_t memory_used_ = 0;
-  bool memory_unlimited_ = false;
+  // Every process on the thread that made this one (a run's actors).
+  std::shared_ptr<size_t> thread_memory_used_;
+  bool refused_by_thread_limit_ = false;  // which limit refused the last allocation
   int64_t used_ = 0;
   bool exhausted_ = false;
   std::string budget_error_;

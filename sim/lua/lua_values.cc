@@ -119,6 +119,9 @@ Result<Reply> ToReply(lua_State* L, int idx) {
 }
 
 void PushReadResult(lua_State* L, const Reply& reply) {
+  if (reply.is_status() && reply.str() == "QUEUED") {  // the script's own MULTI is still open
+    luaL_error(L, "w:read inside MULTI: the read was only queued (EXEC or DISCARD the transaction first)");
+  }
   lua_newtable(L);
   if (reply.is_error()) {
     PushString(L, reply.str());

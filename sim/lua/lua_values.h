@@ -31,7 +31,9 @@ Result<Reply> ToReply(lua_State* L, int idx);
 // {id = "1-0", stream = "events", fields = {event_id = "order:1"}}; an entry
 // whose payload is gone is {id =, stream =, fields = {}, deleted = true}.
 // A nil reply is an empty sequence. Pushes a second value: nil, or the text
-// of an error reply ("NOGROUP ..."), whose entries are then empty.
+// of an error reply ("NOGROUP ..."), whose entries are then empty. A read
+// that was only queued (+QUEUED: the script's MULTI is open) raises a Lua
+// error: call it where an error is caught (LuaProcess::PushUnderLimits).
 void PushReadResult(lua_State* L, const Reply& reply);
 
 // Pushes {ok = bool, changes = n, rows = {{col = value}...}, err = "..."}

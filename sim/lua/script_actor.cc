@@ -7,6 +7,7 @@
 #include <lua.hpp>
 
 #include "sim/faults.h"
+#include "sim/lua/cpu_watchdog.h"
 #include "sim/lua/lua_values.h"
 
 // Lua (built as C) leaves a C function by longjmp when it raises an error or
@@ -126,34 +127,25 @@ Task<Reply> ReadWithPark(ScriptWorld& world, const ScriptCall& call) {
 // Performs one call on the world and pushes its results onto the actor's
 // coroutine; returns how many.
 Task<int> Perform(ScriptActor& actor, ScriptWorld& world, ScriptCall call) {
-  lua_State* co = actor.thread();
   switch (call.kind) {
     case ScriptCall::Kind::kRedis: {
       Reply r = co_await world.Redis(std::move(call.argv));
-      actor.process().set_memory_unlimited(true);
-      PushReply(co, r);
-      actor.process().set_memory_unlimited(false);
-      co_return 1;
+      co_return actor.Deliver([&r](lua_State* L) { PushReply(L, r); });
     }
     case ScriptCall::Kind::kRead: {
       Reply r = co_await ReadWithPark(world, call);
-      actor.process().set_memory_unlimited(true);
-      PushReadResult(co, r);
-      actor.process().set_memory_unlimited(false);
-      co_return 2;
+      co_return actor.Deliver([&r](lua_State* L) { PushReadResult(L, r); });
     }
     case ScriptCall::Kind::kSql: {
       SqlResult r = co_await world.Sql(std::move(call.statement), std::move(call.params));
-      actor.process().set_memory_unlimited(true);
-      PushSqlResult(co, r);
-      actor.process().set_memory_unlimited(false);
-      co_return 1;
+      co_return actor.Deliver([&r](lua_State* L) { PushSqlResult(L, r); });
     }
     case ScriptCall::Kind::kEffect: {
       EffectOutcome o = co_await world.Effect(std::move(call.effect));
-      lua_pushboolean(co, o == EffectOutcome::kOk || o == EffectOutcome::kDuplicate);
-      lua_pushstring(co, EffectOutcomeName(o));
-      co_return 2;
+      co_return actor.Deliver([o](lua_State* L) {
+        lua_pushboolean(L, o == EffectOutcome::kOk || o == EffectOutcome::kDuplicate);
+        lua_pushstring(L, EffectOutcomeName(o));
+      });
     }
     case ScriptCall::Kind::kPoint:
       co_await world.Point(std::move(call.name));
@@ -163,8 +155,7 @@ Task<int> Perform(ScriptActor& actor, ScriptWorld& world, ScriptCall call) {
       co_return 0;
     case ScriptCall::Kind::kPark: {
       bool woken = co_await world.Park(call.ms);
-      lua_pushboolean(co, woken);
-      co_return 1;
+      co_return actor.Deliver([woken](lua_State* L) { lua_pushboolean(L, woken); });
     }
   }
   co_return 0;
@@ -371,16 +362,33 @@ int ScriptActor::Now(lua_State* L) {
   return 1;
 }
 
+int ScriptActor::Deliver(const std::function<void(lua_State*)>& push) {
+  Result<int> pushed = process_->PushUnderLimits(thread_, push);
+  if (pushed.ok()) return *pushed;
+  delivery_error_ = pushed.status().message();
+  return 0;
+}
+
 ScriptActor::Event ScriptActor::Resume(int nargs) {
   process_->ResetBudget();
   pending_.reset();
+  Event ev;
+  if (delivery_error_) {  // the call's result did not fit: the script ends at that call
+    ev.kind = Event::Kind::kError;
+    std::string where = LuaWhere(thread_);
+    ev.error = (where.empty() ? process_->path() : where) + ": " + *delivery_error_;
+    return ev;
+  }
   if (!started_) {
     started_ = true;
     nargs = 1;  // w
   }
   int nres = 0;
-  int status = lua_resume(thread_, nullptr, nargs, &nres);
-  Event ev;
+  int status = 0;
+  {
+    CpuWatchdogStep step(thread_, process_->path().c_str(), process_->limits().cpu_ms_per_step);
+    status = lua_resume(thread_, nullptr, nargs, &nres);
+  }
   if (process_->budget_exhausted()) {
     ev.kind = Event::Kind::kError;
     ev.error = process_->budget_error();

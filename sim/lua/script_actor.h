@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -60,8 +61,11 @@ class ScriptActor {
   // REQUIRES: the previous Event was kCall (or this is the first resume)
   Event Resume(int nargs);
 
-  // The coroutine's stack, where the driver pushes results. Pushing is not
-  // limited by the script's memory limit (see Unlimited).
+  // Hands a call's results to the coroutine (`push` pushes them) under the
+  // process's memory limits; returns how many. A result that does not fit
+  // pushes nothing, and the next Resume ends the script with the error at
+  // the line of its call.
+  int Deliver(const std::function<void(lua_State*)>& push);
   lua_State* thread() const { return thread_; }
   LuaProcess& process() { return *process_; }
 
@@ -87,6 +91,7 @@ class ScriptActor {
   int thread_ref_ = 0;
   bool started_ = false;
   std::optional<ScriptCall> pending_;
+  std::optional<std::string> delivery_error_;
 };
 
 // Runs one actor's script to its end: performs every call on `world` and

@@ -40,8 +40,7 @@ class CrashRestartTest : public ServerTest, public ::testing::WithParamInterface
 TEST_P(CrashRestartTest, KeepsWhatThePersistenceModePromises) {
   RedisServer* server = StartServer(GetParam().persistence);
   ASSERT_NE(server, nullptr);
-  std::unique_ptr<Connection> conn = ConnectTo(*server);
-  ASSERT_NE(conn, nullptr);
+  std::unique_ptr<Connection> conn = std::move(server->ConnectHarness()).value();  // SAVE
   ASSERT_EQ(Render(*conn, {"XADD", "s", "1-1", "f", "v"}), "\"1-1\"");
   ASSERT_EQ(Render(*conn, {"SAVE"}), "+OK");
   ASSERT_EQ(Render(*conn, {"XADD", "s", "2-1", "f", "v"}), "\"2-1\"");
@@ -81,8 +80,7 @@ TEST_F(RedisServerTest, RunsPrivatelyOnAUnixSocketOnly) {
   ASSERT_EQ(::stat(server->dir().c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700u);
   EXPECT_TRUE(fs::is_socket(server->socket_path()));
-  std::unique_ptr<Connection> conn = ConnectTo(*server);
-  ASSERT_NE(conn, nullptr);
+  std::unique_ptr<Connection> conn = std::move(server->ConnectHarness()).value();
   EXPECT_EQ(Render(*conn, {"CONFIG", "GET", "port"}), "[\"port\", \"0\"]") << "TCP is open";
   EXPECT_EQ(Render(*conn, {"CONFIG", "GET", "maxmemory-policy"}),
             "[\"maxmemory-policy\", \"noeviction\"]");
@@ -118,8 +116,7 @@ TEST(ParseServerInfoTest, TellsRedisFromValkey) {
 TEST_F(RedisServerTest, ResetEmptiesTheServerAndRewindsTheClock) {
   RedisServer* server = StartServer(Persistence::kRdb);
   ASSERT_NE(server, nullptr);
-  std::unique_ptr<Connection> conn = ConnectTo(*server);
-  ASSERT_NE(conn, nullptr);
+  std::unique_ptr<Connection> conn = std::move(server->ConnectHarness()).value();  // SAVE
   ASSERT_EQ(Render(*conn, {"XADD", "s", "1-1", "f", "v"}), "\"1-1\"");
   Result<Reply> sha = conn->Call({"SCRIPT", "LOAD", "return 1"});
   ASSERT_TRUE(sha.ok() && sha->is_string());

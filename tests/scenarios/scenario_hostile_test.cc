@@ -119,12 +119,16 @@ TEST(ScenarioLimits, EveryDurationAtItsLimitIsAcceptedAndOneMoreIsNot) {
             "h.toml:3: timing.max_steps: expected an integer <= 10000000, got 10000001");
 }
 
-TEST(ScenarioLimits, TheSumOfAllDurationsIsCheckedAtTheTimingTable) {
+TEST(ScenarioLimits, TheSumOfAllDurationsIsCheckedAtTheLargestDuration) {
   // Each value is within its own limit; together they exceed 100 years.
   std::string m = ErrorOf("protocol = \"no-dedupe\"\n\n[timing]\nstep_ms = 31536000000\nmax_steps = 101\n");
-  EXPECT_TRUE(StartsWith(m, "h.toml:3: timing: the run's durations add up to more than "
+  EXPECT_TRUE(StartsWith(m, "h.toml:4: timing.step_ms: the run's durations add up to more than "
                             "3153600000000 ms (100 years)"))
       << m;
+  // Issue 29: durations in [faults] alone were reported at line 1 as "timing".
+  m = ErrorOf("protocol = \"no-dedupe\"\n\n[faults]\nscheduled_count = 100000\n"
+              "clock_jump_ms = 31536000000\n");
+  EXPECT_TRUE(StartsWith(m, "h.toml:5: faults.clock_jump_ms: the run's durations add up")) << m;
   // Just inside: 99 steps of a year.
   EXPECT_EQ(ErrorOf("protocol = \"no-dedupe\"\n[timing]\nstep_ms = 31536000000\nmax_steps = 99\n"
                     "fault_phase_ms = 1\n"),
@@ -180,6 +184,23 @@ TEST(ScenarioErrors, AHugeUnknownKeyIsCutInTheMessage) {
   std::string m = ErrorOf("protocol = \"no-dedupe\"\n" + key + " = 1\n");
   EXPECT_TRUE(StartsWith(m, "h.toml:2: " + std::string(60, 'k') + "...: unknown key (valid: ")) << m.substr(0, 200);
   EXPECT_LT(m.size(), 400u);
+}
+
+
+// Issue 29, item 5: toml++ recurses once per dotted part of a key; a table
+// header of 40 000 parts overflowed its stack (SIGSEGV).
+TEST(ScenarioText, KeysAndValuesTooDeepForTheParserAreRefusedBeforeIt) {
+  std::string header = "[a";
+  for (int i = 0; i < 40'000; ++i) header += ".a";
+  EXPECT_EQ(ErrorOf(header + "]\nx = 1\n"), "h.toml:1: invalid TOML: a key of more than 64 dotted parts");
+  std::string key = "protocol = \"no-dedupe\"\n\nx";
+  for (int i = 0; i < 1000; ++i) key += ".y";
+  EXPECT_EQ(ErrorOf(key + " = 1\n"), "h.toml:3: invalid TOML: a key of more than 64 dotted parts");
+  EXPECT_EQ(ErrorOf("protocol = \"no-dedupe\"\nx = {a = {b = " + std::string(100, '[') + "]}}\n"),
+            "h.toml:2: invalid TOML: values nested more than 64 deep");
+  // Dots in values and strings are not key parts.
+  std::string floats = "protocol = \"no-dedupe\"\ndescription = \"" + std::string(200, '.') + "\"\n";
+  EXPECT_EQ(ErrorOf(floats), "(parsed)");
 }
 
 }  // namespace

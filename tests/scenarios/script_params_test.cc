@@ -98,5 +98,46 @@ TEST(ScriptParams, BadParamsAreRefusedWithLineAndField) {
   }
 }
 
+
+// Issue 29, item 10: errors name the right file, line and field.
+TEST(ScriptIncludes, ASyntaxErrorInAnIncludeNamesTheIncludeAndItsLine) {
+  auto broken = LuaScript::Load({"c.lua", ScriptIncludePrelude("common.lua", "-- ok\nfunction f(\n") +
+                                              "function consumer(w) end\n"});
+  ASSERT_FALSE(broken.ok());
+  const std::string m = broken.status().message();
+  EXPECT_EQ(m.rfind("common.lua:3:", 0), 0u) << m;
+  EXPECT_EQ(m.find("nil value"), std::string::npos) << m;
+}
+
+TEST(ScriptParams, AParamNamedLikeALuaKeywordReachesTheScript) {
+  Result<Scenario> s = ParseScenario("[protocol]\nscript = \"c.lua\"\n[protocol.params]\nend = 1\nand = \"x\"\n",
+                                     "p.toml");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  auto script = LuaScript::Load({"c.lua", ScriptParamsPrelude(s->script_params) +
+                                              "assert(params['end'] == 1 and params['and'] == 'x')\n"
+                                              "function consumer(w) end\n"});
+  EXPECT_TRUE(script.ok()) << script.status().ToString();
+}
+
+TEST(ScriptParams, OnlyLuaFilesCanBeAScriptOrAnInclude) {
+  for (const char* text : {"[protocol]\nscript = \"/etc/shadow\"\n",
+                           "[protocol]\nscript = \"c.lua\"\ninclude = [\"../secrets.txt\"]\n"}) {
+    Result<Scenario> s = ParseScenario(text, "p.toml");
+    ASSERT_FALSE(s.ok()) << text;
+    EXPECT_NE(s.status().message().find(".lua"), std::string::npos) << s.status().message();
+    EXPECT_TRUE(s.status().message().rfind("p.toml:2: protocol.script:", 0) == 0 ||
+                s.status().message().rfind("p.toml:3: protocol.include:", 0) == 0)
+        << s.status().message();
+  }
+}
+
+TEST(ScriptIncludes, ACompileErrorNeverQuotesALongToken) {
+  const std::string secret = "root:$y$j9T$Vq0dKxk3mW8pQpM2mZx1c0$ZL0bT5nq";
+  auto script = LuaScript::Load({"x.lua", secret + ":19000:0:99999:7:::\n"});
+  ASSERT_FALSE(script.ok());
+  EXPECT_EQ(script.status().message().find("j9T"), std::string::npos) << script.status().message();
+  EXPECT_EQ(script.status().message().rfind("x.lua:1:", 0), 0u) << script.status().message();
+}
+
 }  // namespace
 }  // namespace xackly

@@ -1,5 +1,9 @@
 // The business store decides what a crash rolls back and when an effect
 // becomes real; the oracle counts only what reaches the ledger.
+#include <unistd.h>
+
+#include <filesystem>
+
 #include <gtest/gtest.h>
 
 #include "sim/store.h"
@@ -74,6 +78,78 @@ TEST(ExternalServiceTest, IdempotencyKeyTurnsARepeatIntoANoOp) {
   EXPECT_EQ(ledger.records().size(), 1u);
   EXPECT_EQ(ext.Apply(2, e, false, false, &req, &res), BusinessOutcome::kOk);
   EXPECT_EQ(ledger.records().size(), 2u);
+}
+
+
+// Issue 29, item 1: what a script's SQL may do is decided by SQLite's own
+// authorizer and limits, not by a parse of the statement's first word.
+class ScriptSqlTest : public StoreTest {
+ protected:
+  BusinessOutcome Run(int owner, const std::string& statement, SqlResult* out) {
+    return store_.Execute(owner, 0, statement, {}, out, &sql_, &result_);
+  }
+};
+
+TEST_F(ScriptSqlTest, NoSpellingOfAttachVacuumIntoOrPragmaReachesAFile) {
+  const std::string dir = ::testing::TempDir() + "xackly-sql-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string attached = dir + "/x.db";
+  const std::string vacuumed = dir + "/y.db";
+  const std::vector<std::string> hostile = {
+      "/**/ATTACH DATABASE '" + attached + "' AS x",
+      "-- c\nATTACH '" + attached + "' AS x",
+      "\rattach database '" + attached + "' as x",
+      "-- c\nVACUUM INTO '" + vacuumed + "'",
+      "/* */ vacuum main into '" + vacuumed + "'",
+      "\rPRAGMA writable_schema = 1",
+      "/**/pragma journal_mode = wal",
+      "SELECT load_extension('/tmp/x.so')",
+      "SAVEPOINT a",
+  };
+  for (const std::string& statement : hostile) {
+    SqlResult out;
+    EXPECT_EQ(Run(1, statement, &out), BusinessOutcome::kFailed) << statement;
+    EXPECT_FALSE(out.error.empty()) << statement;
+  }
+  EXPECT_FALSE(std::filesystem::exists(attached));
+  EXPECT_FALSE(std::filesystem::exists(vacuumed));
+  std::filesystem::remove_all(dir);
+  // Ordinary SQL still works.
+  SqlResult out;
+  EXPECT_EQ(Run(1, "/* mine */ CREATE TABLE t(a)", &out), BusinessOutcome::kOk) << out.error;
+  EXPECT_EQ(Run(1, "INSERT INTO t VALUES (1)", &out), BusinessOutcome::kOk) << out.error;
+}
+
+TEST_F(ScriptSqlTest, ATransactionStatementInAnySpellingKeepsTheStoreConsistent) {
+  for (const char* begin : {"/* go */ BEGIN", "-- c\nbegin immediate", "\rBEGIN TRANSACTION"}) {
+    for (const char* commit : {"/* done */ COMMIT", "-- c\nEND", "\rcommit transaction"}) {
+      SqlResult out;
+      ASSERT_EQ(Run(1, begin, &out), BusinessOutcome::kOk) << begin << " " << out.error;
+      EXPECT_TRUE(store_.InTransaction(1)) << begin;
+      EXPECT_TRUE(store_.Busy(2)) << begin;
+      ASSERT_EQ(store_.Effect(1, 0, Effect("order:1"), false, &sql_, &result_), BusinessOutcome::kOk);
+      EXPECT_EQ(Run(1, commit, &out), BusinessOutcome::kOk) << commit << " " << out.error;
+      EXPECT_EQ(sql_, "COMMIT");
+      EXPECT_FALSE(store_.InTransaction(1)) << commit;
+      EXPECT_FALSE(store_.Busy(2)) << commit;
+    }
+  }
+  EXPECT_EQ(ledger_.records().size(), 9u) << "every committed effect reached the ledger";
+  SqlResult out;
+  ASSERT_EQ(Run(1, "BEGIN", &out), BusinessOutcome::kOk);
+  ASSERT_EQ(store_.Effect(1, 0, Effect("order:2"), false, &sql_, &result_), BusinessOutcome::kOk);
+  EXPECT_EQ(Run(1, "/* undo */ rollback", &out), BusinessOutcome::kOk);
+  EXPECT_FALSE(store_.Busy(2));
+  EXPECT_EQ(ledger_.records().size(), 9u) << "a rolled-back effect never happened";
+  EXPECT_EQ(Run(1, "/* twice */ COMMIT", &out), BusinessOutcome::kNoTransaction);
+}
+
+TEST_F(ScriptSqlTest, AStatementThatNeverEndsFailsInsteadOfHanging) {
+  SqlResult out;
+  EXPECT_EQ(Run(1, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
+                   "SELECT count(*) FROM c", &out),
+            BusinessOutcome::kFailed);
+  EXPECT_NE(out.error.find("never ends"), std::string::npos) << out.error;
 }
 
 }  // namespace
