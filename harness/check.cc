@@ -445,6 +445,25 @@ std::vector<int> ShardCaseIndexes(const CheckOptions& options) {
   return indexes;
 }
 
+namespace {
+
+// What a probe run with a poison event shows the protocol doing with an
+// effect that keeps failing: "dead-letters ..." or "retries ...", or ""
+// when it does neither (it leaves the entry pending, or never tries).
+std::string WhatPoisonReaches(const RunResult& r) {
+  for (const auto& [event, history] : r.poison_histories) {
+    int failed = 0;
+    for (const HistoryItem& item : history) {
+      if (item.kind == HistoryKind::kDeadLettered) return "dead-letters an event whose effect keeps failing";
+      if (item.kind == HistoryKind::kEffectFailed) ++failed;
+    }
+    if (failed >= 2) return fmt::format("retries an effect that failed ({} attempts at {})", failed, event);
+  }
+  return "";
+}
+
+}  // namespace
+
 Result<ProbedConfig> WithVisitedSites(const RunConfig& given, CasePool& pool, uint64_t seed) {
   const FaultModel& m = given.faults;
   ProbedConfig out{given, {}};
@@ -455,8 +474,22 @@ Result<ProbedConfig> WithVisitedSites(const RunConfig& given, CasePool& pool, ui
   RunConfig rated = quiet;  // the model's rates: recovery paths too
   rated.fault_schedule.reset();
   rated.seed = seed;
-  std::vector<Result<RunResult>> probes = pool.RunAll({quiet, rated});
-  const char* const kProbeNames[] = {"fault-free", "drawn from the model's rates"};
+  std::vector<RunConfig> runs = {quiet, rated};
+  // A default model leaves poison out; a script that dead-letters or
+  // retries a failing effect has a path only poison takes. A third probe
+  // with one poison event finds out whether it has one.
+  const bool may_add_poison = m.kinds_are_default && !m.kinds.empty() && !m.Has(FaultKind::kPoison);
+  if (may_add_poison) {
+    RunConfig poisoned = quiet;
+    FaultSpec poison;
+    poison.kind = FaultKind::kPoison;
+    poison.event = 1;
+    poisoned.fault_schedule = std::vector<FaultSpec>{poison};
+    runs.push_back(poisoned);
+  }
+  std::vector<Result<RunResult>> probes = pool.RunAll(runs);
+  const char* const kProbeNames[] = {"fault-free", "drawn from the model's rates", "with poison event 1"};
+  std::string poison_reason;
   std::set<std::string> crash, lost;
   int judged = 0;
   for (size_t i = 0; i < probes.size(); ++i) {
@@ -482,13 +515,21 @@ Result<ProbedConfig> WithVisitedSites(const RunConfig& given, CasePool& pool, ui
       if (!site) continue;
       (InfoOf(site->kind).Sites() == SiteFamily::kCrashPoint ? crash : lost).insert(site->site);
     }
+    if (i == 2) poison_reason = WhatPoisonReaches(*r);
   }
   if (judged == 0) {
     return Status::HarnessLimit(
         "both probe runs that find the script's fault sites stopped at the step guard (timing.max_steps), "
         "so no case can be drawn: " + out.notes.back());
   }
+  out.visited_crash_points = crash;
+  out.visited_requests = lost;
   FaultModel& sites = out.config.faults;
+  if (!poison_reason.empty()) {
+    sites.kinds.insert(FaultKind::kPoison);
+    out.notes.push_back("poison is in this check's model (the default model adds it): the script " + poison_reason +
+                        " (probe run with poison event 1); `kinds` in [faults] sets the model instead");
+  }
   if (m.crash_points.empty() && !crash.empty()) sites.crash_points.assign(crash.begin(), crash.end());
   if (m.lost_sites.empty()) {
     // Lost requests and replies at every visited request that changes
@@ -505,182 +546,341 @@ Result<ProbedConfig> WithVisitedSites(const RunConfig& given, CasePool& pool, ui
   return out;
 }
 
+namespace {
+
+// The model a coverage case draws its aimed faults from: `base`'s,
+// narrowed to the kinds and sites of `gaps` (FaultCoverage::Gaps).
+RunConfig AimedAt(const RunConfig& base, const std::vector<std::string>& gaps) {
+  RunConfig aimed = base;
+  FaultModel& m = aimed.faults;
+  m.kinds.clear();
+  std::set<std::string> crash_points, lost_sites;
+  for (const std::string& gap : gaps) {
+    const std::optional<ParsedSiteKey> key = ParseSiteKey(gap);
+    if (!key) continue;
+    m.kinds.insert(key->kind);
+    switch (InfoOf(key->kind).Sites()) {
+      case SiteFamily::kCrashPoint: crash_points.insert(key->site); break;
+      case SiteFamily::kRequest: lost_sites.insert(key->site); break;
+      case SiteFamily::kNone: break;
+    }
+  }
+  if (!crash_points.empty()) m.crash_points.assign(crash_points.begin(), crash_points.end());
+  if (!lost_sites.empty()) m.lost_sites.assign(lost_sites.begin(), lost_sites.end());
+  return aimed;
+}
+
+// Coverage cases: faults drawn only at `gaps`, or (`opening`) an ordinary
+// case of `base` with those aimed faults added. Some sites are reached
+// only on a path another fault opens (an XCLAIM after a crash left an
+// entry idle, a dead-letter XADD after a poison event), so the search
+// alternates between the two. Their faults are explicit specs, so the case
+// runs on `base` itself (ApplyCase).
+rc::Gen<GeneratedCase> CoverageCases(const RunConfig& base, const std::vector<std::string>& gaps,
+                                     const CaseBounds& bounds, const ScriptTimers& timers, bool opening) {
+  rc::Gen<GeneratedCase> aimed = GenCase(AimedAt(base, gaps), bounds, timers);
+  if (!opening) return aimed;
+  return rc::gen::map(rc::gen::tuple(GenCase(base, bounds, timers), aimed),
+                      [](const std::tuple<GeneratedCase, GeneratedCase>& t) {
+                        GeneratedCase c = std::get<0>(t);
+                        const std::vector<FaultSpec>& more = std::get<1>(t).faults;
+                        c.faults.insert(c.faults.end(), more.begin(), more.end());
+                        return c;
+                      });
+}
+
+// The sites `given`'s model names (a protocol whose sites are found by
+// running it) that neither probe nor any case visited.
+std::vector<CheckOutcome::UnvisitedSite> UnvisitedNamedSites(const RunConfig& given, const ProbedConfig& probed,
+                                                             const FaultCoverage& cases) {
+  std::vector<CheckOutcome::UnvisitedSite> out;
+  if (!SitesFoundByRunning(given.protocol)) return out;  // the scenario file checked them against its operations
+  std::set<std::string> crash = probed.visited_crash_points, lost = probed.visited_requests;
+  for (const std::string& key : cases.reachable) {
+    if (std::optional<ParsedSiteKey> site = ParseSiteKey(key)) {
+      (InfoOf(site->kind).Sites() == SiteFamily::kCrashPoint ? crash : lost).insert(site->site);
+    }
+  }
+  auto check = [&](const char* field, const std::vector<std::string>& named, const std::set<std::string>& visited) {
+    const std::vector<std::string> candidates(visited.begin(), visited.end());
+    for (const std::string& site : named) {
+      if (visited.count(site) == 0) out.push_back({field, site, NearestSites(site, candidates)});
+    }
+  };
+  check("faults.crash_points", given.faults.crash_points, crash);
+  check("faults.lost_sites", given.faults.lost_sites, lost);
+  return out;
+}
+
+// One check's search over one pool: batches of generated cases with the
+// determinism self-check, the coverage rule's aimed cases, and the
+// shrinker. It fills `out`.
+class Search {
+ public:
+  Search(const RunConfig& base, const ScriptTimers& timers, CasePool& pool, const CheckOptions& options,
+         CheckOutcome* out)
+      : base_(base), timers_(timers), pool_(pool), options_(options), out_(*out),
+        batch_size_(static_cast<size_t>(pool.threads())) {}
+
+  // Cases `indexes` of `gen`, in index order, a batch of the pool's
+  // threads at a time, until one shows what the check looks for: results
+  // are walked in index order and everything after the first hit is
+  // discarded, so the outcome is the one a single thread would find. Fails
+  // on a harness error other than a harness limit (naming the case) and on
+  // a failed determinism self-check.
+  Status Run(const rc::Gen<GeneratedCase>& gen, const std::vector<int>& indexes);
+  // The coverage rule: while the search found nothing and sites of the
+  // model that some case could reach have not fired, cases aimed at them,
+  // up to the cap.
+  Status Cover();
+  // Shrinks the hit (else the first other violation) and reruns the
+  // minimal case with its trace kept.
+  Status ShrinkAndRerun();
+
+ private:
+  // The determinism self-check of one batch: a rerun on (possibly) another
+  // server must give the same trace, byte for byte.
+  Status SelfCheck(const std::vector<Result<RunResult>>& results, size_t searched, const std::vector<size_t>& rechecked,
+                   const std::vector<int>& batch, const std::vector<rc::Shrinkable<GeneratedCase>>& cases);
+  // Greedy shrinking over RapidCheck's shrink tree: the first smaller case
+  // (in the tree's order) that still `shows` becomes the current one. A
+  // batch of candidates runs in parallel; only those up to the first that
+  // shows count.
+  Result<GeneratedCase> Shrink(rc::Shrinkable<GeneratedCase> current,
+                               const std::function<bool(const RunResult&)>& shows);
+  bool IsOther(const RunResult& r) const { return !r.violations.empty() && !IsHit(base_.expected, r); }
+  void Report() {
+    if (options_.on_progress) options_.on_progress(progress_);
+  }
+
+  const RunConfig& base_;
+  const ScriptTimers& timers_;
+  CasePool& pool_;
+  const CheckOptions& options_;
+  CheckOutcome& out_;
+  const size_t batch_size_;
+  CheckProgress progress_;
+  std::optional<rc::Shrinkable<GeneratedCase>> hit_;
+  // The first case with a violation that is not what the check looks for
+  // (a broken protocol's other violation, or one outside an expectation's
+  // alternatives): shrunk and written when no hit is found, so no counted
+  // violation goes without a replay file.
+  std::optional<rc::Shrinkable<GeneratedCase>> other_;
+};
+
+Status Search::Run(const rc::Gen<GeneratedCase>& gen, const std::vector<int>& indexes) {
+  for (size_t b = 0; b < indexes.size() && !hit_; b += batch_size_) {
+    const std::vector<int> batch(indexes.begin() + static_cast<std::ptrdiff_t>(b),
+                                 indexes.begin() + static_cast<std::ptrdiff_t>(std::min(indexes.size(), b + batch_size_)));
+    std::vector<rc::Shrinkable<GeneratedCase>> cases;
+    std::vector<RunConfig> configs;
+    std::vector<size_t> rechecked;  // positions in `configs` of cases to run twice
+    for (int i : batch) {
+      cases.push_back(NthCase(gen, options_.seed, i, CaseSize(i)));
+      configs.push_back(ApplyCase(base_, cases.back().value()));
+      if (IsRecheckCase(options_.seed, i)) rechecked.push_back(configs.size() - 1);
+    }
+    const size_t searched = configs.size();
+    for (size_t k : rechecked) configs.push_back(configs[k]);
+    std::vector<Result<RunResult>> results = pool_.RunAll(configs);
+    for (size_t k = 0; k < results.size(); ++k) {
+      if (results[k].ok()) continue;
+      const size_t at = k < searched ? k : rechecked[k - searched];
+      // A harness limit leaves the case unjudged (below; the self-check
+      // sees whether its rerun stopped too).
+      if (results[k].status().code() == Status::Code::kHarnessLimit) continue;
+      // Any other harness failure names its case, so that it can be rerun.
+      if (options_.on_harness_failure) options_.on_harness_failure(configs[k], batch[at]);
+      return results[k].status().WithContext(fmt::format("case {} of seed {} ({}{})", batch[at], options_.seed,
+                                                         cases[at].value().ToString(),
+                                                         k < searched ? "" : ", its determinism rerun"));
+    }
+    if (Status s = SelfCheck(results, searched, rechecked, batch, cases); !s.ok()) return s;
+    for (size_t k = 0; k < searched; ++k) {
+      if (!results[k].ok()) {  // a harness limit: not judged, and the search goes on
+        if (!out_.unjudged_index) {
+          out_.unjudged_index = batch[k];
+          out_.unjudged_config = configs[k];
+          out_.unjudged_why = results[k].status().message();
+        }
+        ++out_.cases_unjudged;
+        continue;
+      }
+      const RunResult& r = *results[k];
+      ++out_.cases_run;
+      out_.observed_classes[r.observed]++;
+      if (!r.violations.empty()) ++out_.cases_with_violations;
+      out_.coverage.Add(r.coverage);
+      if (IsHit(base_.expected, r)) {
+        ++progress_.hits;
+        out_.hit_index = batch[k];
+        hit_ = cases[k];
+        break;
+      }
+      if (IsOther(r)) {
+        out_.other_violations[r.observed]++;
+        if (!other_) {
+          out_.other_index = batch[k];
+          other_ = cases[k];
+        }
+      }
+    }
+    progress_.cases_done = out_.cases_run;
+    Report();
+  }
+  return Status::Ok();
+}
+
+Status Search::SelfCheck(const std::vector<Result<RunResult>>& results, size_t searched,
+                         const std::vector<size_t>& rechecked, const std::vector<int>& batch,
+                         const std::vector<rc::Shrinkable<GeneratedCase>>& cases) {
+  for (size_t n = 0; n < rechecked.size(); ++n) {
+    const size_t k = rechecked[n];
+    if (!results[k].ok() || !results[searched + n].ok()) {
+      if (!results[k].ok() && !results[searched + n].ok()) continue;  // a harness limit both times
+      return Status::Internal(fmt::format(
+          "determinism self-check failed: case {} of seed {} ({}) ran twice and stopped at the harness "
+          "limit only one time; replaying it cannot be trusted",
+          batch[k], options_.seed, cases[k].value().ToString()));
+    }
+    const RunResult& first = *results[k];
+    const RunResult& again = *results[searched + n];
+    if (first.trace_hash != again.trace_hash) {
+      return Status::Internal(fmt::format(
+          "determinism self-check failed: case {} of seed {} ({}) ran twice with different traces: "
+          "trace hash {} then {}; replaying it cannot be trusted",
+          batch[k], options_.seed, cases[k].value().ToString(), first.TraceHashHex(), again.TraceHashHex()));
+    }
+    ++out_.determinism_reruns;
+  }
+  return Status::Ok();
+}
+
+// Coverage cases run in batches of this many, whatever -j is.
+constexpr size_t kCoverageBatchCases = 8;
+
+Status Search::Cover() {
+  CheckOptions capped = options_;
+  capped.cases = options_.coverage_cap > 0 ? options_.coverage_cap : kDefaultCoverageCapFactor * options_.cases;
+  std::vector<int> indexes = ShardCaseIndexes(capped);  // this shard's share, past `cases`
+  std::erase_if(indexes, [&](int i) { return i < options_.cases; });
+  const int before = out_.cases_run + out_.cases_unjudged;
+  int batch = 0;
+  for (size_t next = 0; next < indexes.size() && !hit_;) {
+    const std::vector<std::string> gaps = out_.coverage.Gaps();
+    if (gaps.empty()) break;
+    progress_.covering = true;
+    progress_.gaps = static_cast<int>(gaps.size());
+    // Aimed anew for every batch: each one's cases draw only where the
+    // model has not fired yet.
+    const bool opening = (batch++ % 2) == 1;
+    const rc::Gen<GeneratedCase> gen = CoverageCases(base_, gaps, options_.bounds, timers_, opening);
+    // A batch's size must not depend on the pool's threads: the gaps are
+    // read anew between batches, so the cases drawn would (-j changes
+    // nothing a check finds).
+    const size_t end = std::min(indexes.size(), next + kCoverageBatchCases);
+    if (Status s = Run(gen, std::vector<int>(indexes.begin() + static_cast<std::ptrdiff_t>(next),
+                                             indexes.begin() + static_cast<std::ptrdiff_t>(end)));
+        !s.ok()) {
+      return s;
+    }
+    next = end;
+  }
+  out_.cases_for_coverage = out_.cases_run + out_.cases_unjudged - before;
+  progress_.covering = false;
+  return Status::Ok();
+}
+
+Result<GeneratedCase> Search::Shrink(rc::Shrinkable<GeneratedCase> current,
+                                     const std::function<bool(const RunResult&)>& shows) {
+  progress_.shrinking = true;
+  for (bool adopted = true; adopted && out_.shrink_runs < options_.max_shrink_runs;) {
+    adopted = false;
+    rc::Seq<rc::Shrinkable<GeneratedCase>> shrinks = current.shrinks();
+    bool exhausted = false;
+    while (!adopted && !exhausted && out_.shrink_runs < options_.max_shrink_runs) {
+      size_t room = std::min(batch_size_, static_cast<size_t>(options_.max_shrink_runs - out_.shrink_runs));
+      std::vector<rc::Shrinkable<GeneratedCase>> candidates;
+      std::vector<RunConfig> configs;
+      while (candidates.size() < room) {
+        rc::Maybe<rc::Shrinkable<GeneratedCase>> next = shrinks.next();
+        if (!next) {
+          exhausted = true;
+          break;
+        }
+        configs.push_back(ApplyCase(base_, next->value()));
+        candidates.push_back(std::move(*next));
+      }
+      std::vector<Result<RunResult>> results = pool_.RunAll(configs);
+      for (size_t k = 0; k < results.size(); ++k) {
+        if (!results[k].ok() && results[k].status().code() == Status::Code::kHarnessLimit) {
+          ++out_.shrink_runs;  // a smaller case the harness could not judge does not show
+          continue;
+        }
+        if (!results[k].ok()) {
+          if (options_.on_harness_failure) options_.on_harness_failure(configs[k], -1);
+          return results[k].status().WithContext(
+              fmt::format("while shrinking, the smaller case ({})", candidates[k].value().ToString()));
+        }
+        ++out_.shrink_runs;
+        if (shows(*results[k])) {
+          current = candidates[k];
+          ++out_.shrink_steps;
+          adopted = true;
+          break;
+        }
+      }
+      progress_.shrink_runs = out_.shrink_runs;
+      progress_.shrink_steps = out_.shrink_steps;
+      Report();
+    }
+  }
+  return current.value();
+}
+
+Status Search::ShrinkAndRerun() {
+  if (!hit_ && !other_) {
+    // No violation at all.
+    out_.observed = "ok";
+    out_.matched = Matches(base_.expected, {});
+    return Status::Ok();
+  }
+  Result<GeneratedCase> minimal =
+      hit_ ? Shrink(*hit_, [&](const RunResult& r) { return IsHit(base_.expected, r); })
+           : Shrink(*other_, [&](const RunResult& r) { return IsOther(r); });
+  if (!minimal.ok()) return minimal.status();
+  out_.counterexample_index = hit_ ? out_.hit_index : out_.other_index;
+  out_.minimal = *minimal;
+  out_.minimal_config = ApplyCase(base_, out_.minimal);
+  out_.minimal_config.keep_trace = true;
+  std::vector<Result<RunResult>> final_run = pool_.RunAll({out_.minimal_config});
+  if (!final_run[0].ok()) {
+    if (options_.on_harness_failure) options_.on_harness_failure(out_.minimal_config, *out_.counterexample_index);
+    return final_run[0].status();
+  }
+  out_.minimal_result = std::move(final_run[0]).value();
+  out_.observed = out_.minimal_result.observed;
+  out_.matched = hit_ && !base_.expected.IsOk() && Matches(base_.expected, out_.minimal_result.violations);
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<CheckOutcome> RunCheck(const RunConfig& given, CasePool& pool, const CheckOptions& options) {
   auto started = std::chrono::steady_clock::now();
   Result<ProbedConfig> probed = WithVisitedSites(given, pool, options.seed);
   if (!probed.ok()) return probed.status();
   const RunConfig& base = probed->config;
-  CheckOutcome out;
-  rc::Gen<GeneratedCase> gen = GenCase(base, options.bounds, probed->timers);
   if (options.on_ranges) options.on_ranges(SwarmRangesFor(base, options.bounds, probed->timers), base.faults, probed->notes);
-  CheckProgress progress;
-  auto report = [&] {
-    if (options.on_progress) options.on_progress(progress);
-  };
-  const size_t batch_size = static_cast<size_t>(pool.threads());
-
-  // Search: cases in index order, a batch of `threads` at a time; results
-  // are walked in index order and everything after the first hit is
-  // discarded, so the outcome is the one a single thread would find.
-  const std::vector<int> indexes = ShardCaseIndexes(options);
-  std::optional<rc::Shrinkable<GeneratedCase>> hit;
-  // The first case with a violation that is not what the check looks for
-  // (a broken protocol's other violation, or one outside an expectation's
-  // alternatives): shrunk and written when no hit is found, so no counted
-  // violation goes without a replay file.
-  std::optional<rc::Shrinkable<GeneratedCase>> other;
-  auto is_other = [&](const RunResult& r) { return !r.violations.empty() && !IsHit(base.expected, r); };
-  for (size_t b = 0; b < indexes.size() && !hit; b += batch_size) {
-    std::vector<rc::Shrinkable<GeneratedCase>> cases;
-    std::vector<RunConfig> configs;
-    std::vector<size_t> rechecked;  // positions in `configs` of cases to run twice
-    for (size_t k = b; k < std::min(indexes.size(), b + batch_size); ++k) {
-      int i = indexes[k];
-      cases.push_back(NthCase(gen, options.seed, i, CaseSize(i)));
-      configs.push_back(ApplyCase(base, cases.back().value()));
-      if (IsRecheckCase(options.seed, i)) rechecked.push_back(configs.size() - 1);
-    }
-    const size_t searched = configs.size();
-    for (size_t k : rechecked) configs.push_back(configs[k]);
-    std::vector<Result<RunResult>> results = pool.RunAll(configs);
-    for (size_t k = 0; k < results.size(); ++k) {
-      if (results[k].ok()) continue;
-      const size_t at = k < searched ? k : rechecked[k - searched];
-      // A harness limit leaves the case unjudged (below; the self-check
-      // below sees whether its rerun stopped too).
-      if (results[k].status().code() == Status::Code::kHarnessLimit) continue;
-      // Any other harness failure names its case, so that it can be rerun.
-      if (options.on_harness_failure) options.on_harness_failure(configs[k], indexes[b + at]);
-      return results[k].status().WithContext(
-          fmt::format("case {} of seed {} ({}{})", indexes[b + at], options.seed, cases[at].value().ToString(),
-                      k < searched ? "" : ", its determinism rerun"));
-    }
-    // The determinism self-check: a rerun on (possibly) another server must
-    // give the same trace, byte for byte.
-    for (size_t n = 0; n < rechecked.size(); ++n) {
-      if (!results[rechecked[n]].ok() || !results[searched + n].ok()) {
-        if (!results[rechecked[n]].ok() && !results[searched + n].ok()) continue;  // a harness limit both times
-        return Status::Internal(fmt::format(
-            "determinism self-check failed: case {} of seed {} ({}) ran twice and stopped at the harness "
-            "limit only one time; replaying it cannot be trusted",
-            indexes[b + rechecked[n]], options.seed, cases[rechecked[n]].value().ToString()));
-      }
-      const RunResult& first = *results[rechecked[n]];
-      const RunResult& again = *results[searched + n];
-      if (first.trace_hash != again.trace_hash) {
-        return Status::Internal(fmt::format(
-            "determinism self-check failed: case {} of seed {} ({}) ran twice with different traces: "
-            "trace hash {} then {}; replaying it cannot be trusted",
-            indexes[b + rechecked[n]], options.seed, cases[rechecked[n]].value().ToString(),
-            first.TraceHashHex(), again.TraceHashHex()));
-      }
-      ++out.determinism_reruns;
-    }
-    for (size_t k = 0; k < searched; ++k) {
-      if (!results[k].ok()) {  // a harness limit: not judged, and the search goes on
-        if (!out.unjudged_index) {
-          out.unjudged_index = indexes[b + k];
-          out.unjudged_config = configs[k];
-          out.unjudged_why = results[k].status().message();
-        }
-        ++out.cases_unjudged;
-        continue;
-      }
-      const RunResult& r = *results[k];
-      ++out.cases_run;
-      out.observed_classes[r.observed]++;
-      if (!r.violations.empty()) ++out.cases_with_violations;
-      out.coverage.Add(r.coverage);
-      if (IsHit(base.expected, r)) {
-        ++progress.hits;
-        out.hit_index = indexes[b + k];
-        hit = cases[k];
-        break;
-      }
-      if (is_other(r)) {
-        out.other_violations[r.observed]++;
-        if (!other) {
-          out.other_index = indexes[b + k];
-          other = cases[k];
-        }
-      }
-    }
-    progress.cases_done = out.cases_run;
-    report();
+  CheckOutcome out;
+  Search search(base, probed->timers, pool, options, &out);
+  if (Status s = search.Run(GenCase(base, options.bounds, probed->timers), ShardCaseIndexes(options)); !s.ok()) {
+    return s;
   }
-
-  // Greedy shrinking over RapidCheck's shrink tree: the first smaller case
-  // (in the tree's order) that still `shows` becomes the current one. A
-  // batch of candidates runs in parallel; only those up to the first that
-  // shows count.
-  auto shrink = [&](rc::Shrinkable<GeneratedCase> current,
-                    const std::function<bool(const RunResult&)>& shows) -> Result<GeneratedCase> {
-    progress.shrinking = true;
-    for (bool adopted = true; adopted && out.shrink_runs < options.max_shrink_runs;) {
-      adopted = false;
-      rc::Seq<rc::Shrinkable<GeneratedCase>> shrinks = current.shrinks();
-      bool exhausted = false;
-      while (!adopted && !exhausted && out.shrink_runs < options.max_shrink_runs) {
-        size_t room = std::min(batch_size, static_cast<size_t>(options.max_shrink_runs - out.shrink_runs));
-        std::vector<rc::Shrinkable<GeneratedCase>> candidates;
-        std::vector<RunConfig> configs;
-        while (candidates.size() < room) {
-          rc::Maybe<rc::Shrinkable<GeneratedCase>> next = shrinks.next();
-          if (!next) {
-            exhausted = true;
-            break;
-          }
-          configs.push_back(ApplyCase(base, next->value()));
-          candidates.push_back(std::move(*next));
-        }
-        std::vector<Result<RunResult>> results = pool.RunAll(configs);
-        for (size_t k = 0; k < results.size(); ++k) {
-          if (!results[k].ok() && results[k].status().code() == Status::Code::kHarnessLimit) {
-            ++out.shrink_runs;  // a smaller case the harness could not judge does not show
-            continue;
-          }
-          if (!results[k].ok()) {
-            if (options.on_harness_failure) options.on_harness_failure(configs[k], -1);
-            return results[k].status().WithContext(
-                fmt::format("while shrinking, the smaller case ({})", candidates[k].value().ToString()));
-          }
-          ++out.shrink_runs;
-          if (shows(*results[k])) {
-            current = candidates[k];
-            ++out.shrink_steps;
-            adopted = true;
-            break;
-          }
-        }
-        progress.shrink_runs = out.shrink_runs;
-        progress.shrink_steps = out.shrink_steps;
-        report();
-      }
-    }
-    return current.value();
-  };
-
-  if (hit || other) {
-    Result<GeneratedCase> minimal =
-        hit ? shrink(*hit, [&](const RunResult& r) { return IsHit(base.expected, r); }) : shrink(*other, is_other);
-    if (!minimal.ok()) return minimal.status();
-    out.counterexample_index = hit ? out.hit_index : out.other_index;
-    out.minimal = *minimal;
-    out.minimal_config = ApplyCase(base, out.minimal);
-    out.minimal_config.keep_trace = true;
-    std::vector<Result<RunResult>> final_run = pool.RunAll({out.minimal_config});
-    if (!final_run[0].ok()) {
-      if (options.on_harness_failure) options.on_harness_failure(out.minimal_config, *out.counterexample_index);
-      return final_run[0].status();
-    }
-    out.minimal_result = std::move(final_run[0]).value();
-    out.observed = out.minimal_result.observed;
-    out.matched = hit && !base.expected.IsOk() && Matches(base.expected, out.minimal_result.violations);
-  } else {
-    // No violation at all.
-    out.observed = "ok";
-    out.matched = Matches(base.expected, {});
-  }
+  if (Status s = search.Cover(); !s.ok()) return s;
+  if (!out.hit_index) out.coverage_gaps = out.coverage.Gaps();
+  out.unvisited_sites = UnvisitedNamedSites(given, *probed, out.coverage);
+  if (Status s = search.ShrinkAndRerun(); !s.ok()) return s;
   if (out.Undecided()) out.matched = false;
   out.seconds = Seconds(started);
   return out;

@@ -131,6 +131,8 @@ bool IsHit(const Expectation& expected, const RunResult& result);
 struct CheckProgress {
   int cases_done = 0;
   int hits = 0;
+  bool covering = false;  // drawing cases aimed at sites that have not fired (CheckOptions::coverage_cap)
+  int gaps = 0;           // ... how many are left
   bool shrinking = false;
   int shrink_steps = 0;
   int shrink_runs = 0;
@@ -141,6 +143,12 @@ struct CheckOptions {
   uint64_t seed = kDefaultCheckSeed;
   CaseBounds bounds;
   int max_shrink_runs = kDefaultMaxShrinkRuns;  // bound on shrink evaluations
+  // Coverage before green: when `cases` cases found nothing, the search
+  // goes on with cases aimed at the reachable sites and kinds of its model
+  // that have not fired yet (FaultCoverage::Gaps), until none is left or
+  // this many cases ran in all (this shard's share of them); 0: the default,
+  // kDefaultCoverageCapFactor x cases. A cap of `cases` turns the rule off.
+  int coverage_cap = 0;
   // Case indexes to run: those with index % shard_count == shard_index.
   int shard_index = 0;
   int shard_count = 1;
@@ -182,6 +190,8 @@ struct ProbedConfig {
   RunConfig config;
   ScriptTimers timers;  // the longest of each kind over both probes
   std::vector<std::string> notes;  // the probes' run notes, without repeats
+  std::set<std::string> visited_crash_points;  // what the probes visited
+  std::set<std::string> visited_requests;
 };
 Result<ProbedConfig> WithVisitedSites(const RunConfig& given, CasePool& pool, uint64_t seed);
 
@@ -225,10 +235,27 @@ struct CheckOutcome {
   std::optional<int> unjudged_index;
   RunConfig unjudged_config;
   std::string unjudged_why;                     // its harness-limit message
+  // The coverage rule (CheckOptions::coverage_cap): cases drawn past
+  // `cases` at the sites and kinds that had not fired, and the gaps left
+  // when the search ended (FaultCoverage::Gaps; none after a hit, whose
+  // search stops at once).
+  int cases_for_coverage = 0;
+  std::vector<std::string> coverage_gaps;
+  // Sites the model names (crash_points, lost_sites) of a protocol whose
+  // sites are found by running it that no probe and no case visited: an
+  // input error (a typo, or another protocol's spelling), never a green.
+  struct UnvisitedSite {
+    std::string field;                 // "faults.crash_points"
+    std::string site;                  // "after-commit"
+    std::vector<std::string> nearest;  // visited sites it may have meant ("after-COMMIT")
+  };
+  std::vector<UnvisitedSite> unvisited_sites;
   double seconds = 0;
 };
 
-// Runs the check on `pool`'s threads. The outcome does not depend on the
+// Runs the check on `pool`'s threads. The search (cases 0..cases-1 of the
+// shard) stops at the first case that shows what it looks for; when none
+// does, the coverage rule draws more cases (CheckOptions::coverage_cap). The outcome does not depend on the
 // number of threads. A case stopped by a harness limit is not judged and
 // does not end the search (CheckOutcome::cases_unjudged); a smaller case
 // stopped so while shrinking does not show. Fails only on other harness

@@ -169,6 +169,7 @@ Result<PropertyResult> CheckProperty(const RunConfig& given, const PropertyOptio
   CheckOptions check;
   check.cases = options.cases;
   check.seed = options.seed;
+  check.coverage_cap = options.coverage_cap;
   check.bounds.max_workers = options.max_workers;
   check.bounds.max_events = options.max_events;
   check.bounds.max_faults = options.max_faults;
@@ -190,6 +191,8 @@ Result<PropertyResult> CheckProperty(const RunConfig& given, const PropertyOptio
   out.observed = outcome->observed;
   out.faults_fired = outcome->coverage.fired;
   out.never_fired = outcome->coverage.NeverFired();
+  out.cases_for_coverage = outcome->cases_for_coverage;
+  out.coverage_gaps = outcome->coverage_gaps;
   out.other_violations = outcome->other_violations;
   out.determinism_reruns = outcome->determinism_reruns;
   if (outcome->counterexample_index) {
@@ -215,6 +218,15 @@ std::string PropertyResult::Summary() const {
   out += fmt::format("Swarm: {}. Faults fired: {}; never fired: {}. Other violations: {}. ",
                      swarm_ranges.empty() ? "none" : swarm_ranges, FiredText(faults_fired), ListText(never_fired),
                      FiredText(other_violations));
+  if (cases_for_coverage > 0) {
+    out += fmt::format("{} of the cases were aimed at sites that had not fired yet. ",
+                       report::Count(cases_for_coverage, "case"));
+  }
+  if (!coverage_gaps.empty()) {
+    out += fmt::format("Coverage gaps at the cap (reached, never fired; this green is evidence only for the sites "
+                       "that fired): {}. ",
+                       ListText(coverage_gaps));
+  }
   out += fmt::format("Determinism: {} rerun with the same trace.",
                      report::Count(determinism_reruns, "case"));
   if (counterexample) {

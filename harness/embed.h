@@ -110,6 +110,11 @@ struct PropertyOptions {
   // a check that injects nothing only shows that the protocol works when
   // nothing fails. true: no kinds means no faults, and Summary() says so.
   bool empty_fault_model_injects_nothing = false;
+  // Coverage before green (README): when `cases` cases found nothing, cases
+  // aimed at the model's reachable sites that never fired are drawn, up to
+  // this many cases in all (0: kDefaultCoverageCapFactor x cases; `cases`:
+  // none). Gaps left at the cap are PropertyResult::coverage_gaps.
+  int coverage_cap = 0;
 };
 
 struct PropertyResult {
@@ -140,6 +145,12 @@ struct PropertyResult {
   // in the search).
   std::map<std::string, int> faults_fired;
   std::vector<std::string> never_fired;
+  // Of cases_run, those the coverage rule drew, and the reachable sites
+  // that still never fired at its cap: a green with gaps is evidence only
+  // for the sites that fired (EvidenceComplete).
+  int cases_for_coverage = 0;
+  std::vector<std::string> coverage_gaps;
+  bool EvidenceComplete() const { return coverage_gaps.empty(); }
   // Cases with a violation other than the one looked for (a broken
   // protocol's other violations), by verdict class.
   std::map<std::string, int> other_violations;

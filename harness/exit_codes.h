@@ -15,6 +15,10 @@ inline constexpr int kExitUsage = 2;
 // The harness or the server failed: no server binary, a server that will not
 // start or dies, a failed doctor check.
 inline constexpr int kExitHarnessFailure = 3;
+// check: every verdict matched, but a check ended with coverage gaps (fault
+// sites its model enables and its cases reached that never fired, up to the
+// coverage cap) and --allow-gaps was not given: a green without evidence.
+inline constexpr int kExitCoverageGaps = 4;
 
 // The exit code of a run that failed with `s`: bad input found while running
 // (a protocol script's runtime error, docs/scripts.md) is a usage error;

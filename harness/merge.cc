@@ -44,6 +44,8 @@ report::CheckReport MergeCheck(const std::vector<const report::CheckReport*>& pa
   merged.cases_run = 0;
   merged.cases_failed = 0;
   merged.cases_unjudged = 0;
+  merged.cases_for_coverage = 0;
+  std::set<std::string> gaps;  // a shard's gaps, less what any shard fired
   merged.other_violations.clear();
   merged.seconds = 0;
   FaultCoverage coverage;  // over every shard; a shard enabled the sites it fired and those it never did
@@ -51,6 +53,8 @@ report::CheckReport MergeCheck(const std::vector<const report::CheckReport*>& pa
     merged.cases_run += p->cases_run;
     merged.cases_failed += p->cases_failed;
     merged.cases_unjudged += p->cases_unjudged;
+    merged.cases_for_coverage += p->cases_for_coverage;
+    gaps.insert(p->coverage_gaps.begin(), p->coverage_gaps.end());
     for (const auto& [cls, n] : p->other_violations) merged.other_violations[cls] += n;
     merged.seconds += p->seconds;
     FaultCoverage shard{p->fired_totals, {p->never_fired.begin(), p->never_fired.end()}};
@@ -63,6 +67,8 @@ report::CheckReport MergeCheck(const std::vector<const report::CheckReport*>& pa
   }
   merged.fired_totals = coverage.fired;
   merged.never_fired = coverage.NeverFired();
+  std::erase_if(gaps, [&](const std::string& site) { return coverage.fired.count(site) > 0; });
+  merged.coverage_gaps.assign(gaps.begin(), gaps.end());
   if (first_hit != nullptr) {
     merged.counterexample = first_hit->counterexample;
     merged.counterexample_size = first_hit->counterexample_size;
@@ -75,6 +81,7 @@ report::CheckReport MergeCheck(const std::vector<const report::CheckReport*>& pa
     merged.cases_run = first_hit->first_hit_case + 1;
     merged.cases_failed = 1;
     merged.other_violations.clear();
+    merged.coverage_gaps.clear();  // a hit ends the search: no gap rule
   } else {
     // No shard found what the check looks for: the counterexample of another
     // violation (the first shard's that has one), so every violation counted

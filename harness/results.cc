@@ -104,6 +104,8 @@ report::CheckReport ToCheckReport(const std::string& name, const std::string& de
   }
   r.fired_totals = outcome.coverage.fired;
   r.never_fired = outcome.coverage.NeverFired();
+  r.cases_for_coverage = outcome.cases_for_coverage;
+  r.coverage_gaps = outcome.coverage_gaps;
   r.seconds = outcome.seconds;
   return r;
 }

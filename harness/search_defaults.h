@@ -14,5 +14,8 @@ inline constexpr int kDefaultMaxWorkers = 3;      // most workers in a generated
 inline constexpr int kDefaultMaxEvents = 8;       // most events in a generated case
 inline constexpr int kDefaultMaxFaults = 4;       // most faults in a generated case
 inline constexpr int kDefaultMaxShrinkRuns = 1000;  // bound on shrink evaluations
+// The coverage rule's cap: a check that found nothing draws cases aimed at
+// the sites that never fired until at most this many times --cases ran.
+inline constexpr int kDefaultCoverageCapFactor = 10;
 
 }  // namespace xackly

@@ -97,6 +97,9 @@ std::string CaseCountsText(const CheckReport& check) {
   if (check.cases_unjudged > 0) {
     out += fmt::format(", {} stopped by the harness limit (not judged)", check.cases_unjudged);
   }
+  if (check.cases_for_coverage > 0) {
+    out += fmt::format(" ({} of them drawn at sites that had not fired yet)", check.cases_for_coverage);
+  }
   return out;
 }
 
@@ -107,6 +110,7 @@ const char* UndecidedWhy(const CheckReport& check) {
 }
 
 const char* ResultWord(const CheckReport& check) {
+  if (check.matched && !check.coverage_gaps.empty()) return check.gaps_allowed ? "matched (gaps allowed)" : "matched with gaps";
   if (check.matched) return "matched";
   return check.undecided ? "undecided" : "MISMATCH";
 }
@@ -127,9 +131,14 @@ std::string Summary(const Report& report) {
     ++undecided;
     an_undecided = &c;
   }
-  return fmt::format("{} of {} {} matched {} expectation{}", matched, total,
-                     total == 1 ? "check" : "checks", total == 1 ? "its" : "their",
-                     undecided == 0 ? "" : fmt::format(", {} undecided ({})", undecided, UndecidedWhy(*an_undecided)));
+  const auto gaps = static_cast<size_t>(std::count_if(report.checks.begin(), report.checks.end(), FailedOnlyByGaps));
+  return fmt::format("{} of {} {} matched {} expectation{}{}", matched, total, total == 1 ? "check" : "checks",
+                     total == 1 ? "its" : "their",
+                     undecided == 0 ? "" : fmt::format(", {} undecided ({})", undecided, UndecidedWhy(*an_undecided)),
+                     gaps == 0 ? ""
+                               : fmt::format(", {} with coverage gaps (reachable fault sites that never fired: "
+                                             "evidence only for the sites that did)",
+                                             gaps));
 }
 
 std::string FormatDuration(int64_t ms) {

@@ -83,6 +83,14 @@ struct CheckReport {
   // Fault sites enabled by the model, with how often each fired over all cases.
   std::map<std::string, int> fired_totals;
   std::vector<std::string> never_fired;  // enabled sites that never fired
+  // Coverage before green: cases the search drew past cases_run's first
+  // --cases, aimed at sites that had not fired; and the gaps it ended with
+  // (sites the model enables and some case reached in its fault phase, and
+  // scheduled kinds, that never fired). A check that matched with gaps
+  // passes only when the user allowed gaps (--allow-gaps).
+  int cases_for_coverage = 0;
+  std::vector<std::string> coverage_gaps;
+  bool gaps_allowed = false;
   double seconds = 0;
 };
 
@@ -164,8 +172,13 @@ std::vector<CoverageRow> CoverageRows(const CheckReport& check);
 // judged)" when a case was: what every format says about a check's cases.
 std::string CaseCountsText(const CheckReport& check);
 
-// A check passes when it matched its expectation or is undecided in a shard.
-inline bool Passed(const CheckReport& check) { return check.matched || check.undecided; }
+// A check passes when it matched its expectation (with no coverage gap, or
+// gaps allowed) or is undecided in a shard.
+inline bool Passed(const CheckReport& check) {
+  return (check.matched && (check.coverage_gaps.empty() || check.gaps_allowed)) || check.undecided;
+}
+// A check that matched but left coverage gaps it was not allowed.
+inline bool FailedOnlyByGaps(const CheckReport& check) { return check.matched && !Passed(check); }
 
 // Why an undecided check is: "in this shard: merge the shards to decide",
 // or that cases the harness could not judge may hold what it looks for.

@@ -139,6 +139,9 @@ json CheckJson(const CheckReport& k) {
           {"first_hit_case", k.first_hit_case},
           {"fired_totals", k.fired_totals},
           {"never_fired", k.never_fired},
+          {"cases_for_coverage", k.cases_for_coverage},
+          {"coverage_gaps", k.coverage_gaps},
+          {"gaps_allowed", k.gaps_allowed},
           {"seconds", k.seconds}};
 }
 
@@ -422,6 +425,11 @@ void ReadCheck(Reader& r, const json& j, const std::string& p, CheckReport* k) {
   r.ForArray(j, p, "never_fired", [&](const json& s, const std::string& sp) {
     r.ReadValue(s, sp, &k->never_fired.emplace_back());
   });
+  r.Read(j, p, "cases_for_coverage", &k->cases_for_coverage);
+  r.ForArray(j, p, "coverage_gaps", [&](const json& s, const std::string& sp) {
+    r.ReadValue(s, sp, &k->coverage_gaps.emplace_back());
+  });
+  r.Read(j, p, "gaps_allowed", &k->gaps_allowed);
   r.Read(j, p, "seconds", &k->seconds);
 }
 

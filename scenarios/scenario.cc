@@ -274,10 +274,24 @@ class TableReader {
     for (const std::string& name : valid) table.names.emplace_back(name, name);
     const toml::node* n = Find(key);
     if (n != nullptr && n->as_array() != nullptr) {
+      const SiteFamily family = also == &IsScriptCrashSite ? SiteFamily::kCrashPoint : SiteFamily::kRequest;
+      size_t i = 0;
       for (const toml::node& item : *n->as_array()) {
         std::optional<std::string> name = item.value<std::string>();
-        if (name && also(*name) && std::find(valid.begin(), valid.end(), *name) == valid.end()) {
+        const std::string path = fmt::format("{}[{}]", Join(path_, key), i++);
+        if (!name || std::find(valid.begin(), valid.end(), *name) != valid.end()) continue;
+        if (also(*name)) {
           table.names.emplace_back(*name, *name);
+          continue;
+        }
+        // Refused below; a script's site spelled in the wrong case is the
+        // usual mistake (the README's after-commit for a script's after-COMMIT).
+        if (const std::string script = AsScriptSite(*name, family); !script.empty()) {
+          errors_->Fail(item, path,
+                        fmt::format("unknown {} {}: did you mean {}? (a protocol script's sites name the command "
+                                    "as sent, in upper case; the built-in protocols' are {})",
+                                    noun, Quoted(*name), Quoted(script), table.List()));
+          return;
         }
       }
     }
@@ -557,6 +571,9 @@ class ScenarioParser {
   // Reports a run-level error "path: what" (ValidateRunConfig's form) on the
   // line of the deepest part of `path` the file has, else line 1 "scenario".
   void FailAtNamedField(const std::string& message);
+  // A site the file names in [faults] crash_points or lost_sites that the
+  // (built-in or inline) protocol never visits is an error at its line.
+  void CheckNamedSites();
   // A ValidateProtocol message ("protocol 'x': step 2 (ack): ..."), at the
   // line and field it is about: the step, else the key it names.
   void FailAtProtocolField(const std::string& message);
@@ -589,6 +606,10 @@ Scenario ScenarioParser::Parse() {
             DescribeTiming<TableReader<Timing>>);
   ReadTable(e_, SubTable(e_, root_, "", "faults"), "faults", &c.faults,
             DescribeFaults<TableReader<FaultModel>>);
+  if (const toml::node* kinds = root_.at_path("faults.kinds").node()) {
+    s_.no_faults_asked = kinds->is_array() && kinds->as_array()->empty();
+    c.faults.kinds_are_default = false;
+  }
   ReadExpect();
   ReadSeed();
   if (e_->failed()) return s_;
@@ -608,11 +629,35 @@ Scenario ScenarioParser::Parse() {
     // documenting steps say (SitesFoundByRunning): its lists stay as written.
     if (s_.handler != HandlerForm::kCpp) c.faults = ReachableFaultModel(p);
   }
+  CheckNamedSites();
   ReadSchedule();
   if (e_->failed()) return s_;
   Status valid = ValidateRunConfig(c);
   if (!valid.ok()) FailAtNamedField(valid.message());
   return s_;
+}
+
+void ScenarioParser::CheckNamedSites() {
+  const ProtocolDef& p = s_.config.protocol;
+  if (e_->failed() || SitesFoundByRunning(p)) return;  // a script's: `check` finds them by running it
+  struct Named {
+    const char* key;
+    std::vector<std::string> visits;
+  };
+  for (const Named& named : {Named{"crash_points", CrashPointsOf(p)}, Named{"lost_sites", LostSitesOf(p)}}) {
+    const toml::node* list = root_.at_path(std::string("faults.") + named.key).node();
+    if (list == nullptr || !list->is_array()) continue;
+    const toml::array& sites = *list->as_array();
+    for (size_t i = 0; i < sites.size(); ++i) {
+      const std::optional<std::string> site = sites[i].value<std::string>();
+      if (!site || std::find(named.visits.begin(), named.visits.end(), *site) != named.visits.end()) continue;
+      e_->Fail(sites[i], fmt::format("faults.{}[{}]", named.key, i),
+               fmt::format("{} is a site this protocol never visits, so no fault could fire there (it visits: "
+                           "{})",
+                           Quoted(*site), fmt::join(named.visits, ", ")));
+      return;
+    }
+  }
 }
 
 std::optional<std::string> ScenarioParser::TopString(const char* key, std::string_view expected) {
@@ -633,9 +678,17 @@ void ScenarioParser::ReadProtocol() {
   if (const toml::table* t = n->as_table()) {
     inline_protocol_ = t;
     ProtocolDef p = ReadInlineProtocol(*t);
-    // No base and no [faults]: the default model for the operations the
-    // protocol uses (a correct protocol must survive it), never silence.
-    if (t->get("base") == nullptr && root_.get("faults") == nullptr) p.faults = DefaultFaultModel(p);
+    // No base: the default model for the operations the protocol uses (a
+    // correct protocol must survive it), never silence. [faults] amends it
+    // key by key (Parse). A script's sites are what it visits: a base's
+    // site lists name a C++ loop's sites, not the script's.
+    const bool by_running = SitesFoundByRunning(p) || s_.handler == HandlerForm::kCpp;
+    if (t->get("base") == nullptr) {
+      p.faults = InlineStartingModel(p, by_running);
+    } else if (by_running) {
+      p.faults.crash_points.clear();
+      p.faults.lost_sites.clear();
+    }
     s_.config = RunConfig::For(p);
     s_.config.faults = p.faults;  // [faults] amends the protocol's own model
     return;

@@ -137,16 +137,24 @@
 // steps have a dedupe store, ...).
 //
 // --- [faults]: the fault model a plan is drawn from --------------------------
-// Absent: the protocol's fault model; for an inline protocol without base,
-// DefaultFaultModel (sim/protocol.h) of the operations it uses. Each key
-// present overrides that model's value; `kinds = []` injects nothing.
+// The model is the protocol's (a catalog protocol's, a base's; for an
+// inline protocol without base, DefaultFaultModel (sim/protocol.h) of the
+// operations it uses) merged with this table key by key: each key present
+// overrides that one value, every other value stays (naming crash_points
+// keeps the default kinds). Only `kinds = []` injects nothing, and the
+// check's row says so. A protocol script's sites are what it visits: a
+// base's site lists do not carry over to a script. A site named in
+// crash_points or lost_sites that the protocol never visits is an error
+// (for a script, found by running it: `check` exits 2 with the nearest
+// sites it did visit).
 //   kinds = ["crash", "lost-reply"]   crash, stall, lost-request, lost-reply,
 //                             xdel, xtrim, restart, save, delconsumer,
 //                             clock-jump, store-outage, poison
 //   crash_points = ["after-effect"]   crash/stall sites; [] means all
-//   lost_sites = ["XACK"]     lost-* sites; [] means XACK, XADD, COMMIT, EVAL (for a
-//                             script or a C++ handler under `check`: every visited
-//                             command that can change state, docs/scripts.md)
+//   lost_sites = ["XACK"]     lost-* sites; [] means the protocol's own requests
+//                             (for a script or a C++ handler under `check`: every
+//                             visited command or statement that can change state,
+//                             docs/scripts.md; under `run`: XACK, XADD, COMMIT, EVAL)
 //   crash_rate = 0.03         rates are probabilities 0..1 per visit, stored
 //   stall_rate = 0.03         as parts per million (rounded to 1e-6)
 //   lost_request_rate = 0.02  lost_reply_rate = 0.02
@@ -214,6 +222,9 @@ struct Scenario {
   std::string origin;        // free text, e.g. the command that wrote the file
   bool has_seed = false;      // the file sets `seed` (else config.seed is the default)
   bool has_workload = false;  // the file has a [workload] table
+  // The file asks for no faults at all ([faults] kinds = []): its checks
+  // say so in their rows ("none (as the file asks)").
+  bool no_faults_asked = false;
   // [protocol.params] of a protocol script, by key (empty without a script).
   std::map<std::string, ScriptParam> script_params;
   // [protocol] include: Lua files run before the script, as the file names them.

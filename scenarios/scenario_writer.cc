@@ -298,12 +298,13 @@ std::string WriteScenario(const Scenario& s) {
   // An inline file's [faults] is the protocol's own model, which
   // RunConfig::For resolves into the run's; a run whose model differs from
   // that is written as it ran.
-  const FaultModel none;
   const bool is_inline = catalog == nullptr;
+  const FaultModel inline_start =
+      InlineStartingModel(c.protocol, SitesFoundByRunning(c.protocol) || s.handler == HandlerForm::kCpp);  // what the parser amends
   const FaultModel& model =
       is_inline && FaultsText(c.faults) == FaultsText(defaults.faults) ? c.protocol.faults : c.faults;
   Section(&out, "faults", "the model a plan is drawn from when [schedule] has no faults",
-          TableLines(model, is_inline ? &none : &defaults.faults,
+          TableLines(model, is_inline ? &inline_start : &defaults.faults,
                      DescribeFaults<TableWriter<FaultModel>>,
                      [&](std::string_view key) { return is_inline && FaultKeyMatters(model, key); }),
           /*always=*/is_inline);  // an inline file without [faults] gets DefaultFaultModel

@@ -117,6 +117,15 @@ bool IsXtrimTarget(std::string_view s) {
 
 bool IsNonEmpty(std::string_view s) { return !s.empty(); }
 
+FaultModel InlineStartingModel(const ProtocolDef& p, bool sites_found_by_running) {
+  FaultModel m = DefaultFaultModel(p);
+  if (sites_found_by_running) {
+    m.crash_points.clear();
+    m.lost_sites.clear();
+  }
+  return m;
+}
+
 bool FaultKeyMatters(const FaultModel& m, std::string_view key) {
   using K = FaultKind;
   struct Use {

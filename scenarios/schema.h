@@ -91,6 +91,13 @@ bool IsNonEmpty(std::string_view s);
 // those out for an inline protocol, even when they hold the default).
 bool FaultKeyMatters(const FaultModel& m, std::string_view key);
 
+// The model an inline protocol without `base` starts from, which its
+// [faults] keys amend one by one (the parser reads a file against it, the
+// writer writes the keys that differ from it): DefaultFaultModel, and for
+// a protocol whose sites are found by running it (a script, a C++ handler,
+// also one a file names only as `handler = "c++"`) no site lists.
+FaultModel InlineStartingModel(const ProtocolDef& p, bool sites_found_by_running);
+
 // [server] (members of RunConfig)
 template <typename V>
 void DescribeServer(V& v) {

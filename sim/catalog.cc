@@ -4,6 +4,7 @@
 // also carries the same handler as a declarative step list, and
 // scenarios/catalog/<name>.toml ships it as a scenario file.
 #include "sim/protocol.h"
+#include "sim/simulation.h"
 #include "sim/worker.h"
 
 namespace xackly {
@@ -328,6 +329,10 @@ std::vector<ProtocolDef> BuildCatalog() {
     p.faults = Plus(Crashes({"after-read", "after-commit"}), {FaultKind::kRestart});
     c.push_back(p);
   }
+  // Each model names only sites its protocol visits: written out (a replay
+  // file, an inline form) every site a file names must be one a run can
+  // reach (ScenarioParser::CheckNamedSites).
+  for (ProtocolDef& p : c) p.faults = WithoutUnvisitedSites(p);
   return c;
 }
 
@@ -335,7 +340,12 @@ std::vector<ProtocolDef> BuildCatalog() {
 
 FaultModel DefaultFaultModel(const ProtocolDef& p) {
   FaultModel m = CorrectProtocolModel();
+  m.kinds_are_default = true;
   if (p.loop.dead_letter_after > 0) m.kinds.insert(FaultKind::kPoison);
+  // A protocol whose sites are found by running it (a script, a C++
+  // handler): lost requests and replies at every request it visits that
+  // can change state (check's probes), not at a fixed list.
+  if (SitesFoundByRunning(p)) m.lost_sites.clear();
   return m;
 }
 

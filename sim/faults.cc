@@ -390,10 +390,14 @@ std::optional<FaultSpec> FaultPlan::AtPoint(std::string_view actor_slot, std::st
   const bool crash_point = family == SiteFamily::kCrashPoint;
   thread_local std::string key;
   key.assign(1, crash_point ? 'c' : 'l').append(actor_slot).append(1, '|').append(site);
-  auto [visit, first] = visits_.try_emplace(key, 0);
+  auto [visit, first] = visits_.try_emplace(key);
   if (first) (crash_point ? visited_crash_ : visited_lost_).emplace(site);
   if (!enabled_) return std::nullopt;
-  int nth = ++visit->second;
+  if (!visit->second.in_fault_phase) {
+    visit->second.in_fault_phase = true;
+    (crash_point ? fireable_crash_ : fireable_lost_).emplace(site);
+  }
+  int nth = ++visit->second.n;
   std::optional<FaultSpec> hit;
   if (explicit_) {
     for (size_t i = 0; i < point_specs_.size(); ++i) {
@@ -437,6 +441,7 @@ void FaultCoverage::Add(const FaultCoverage& other) {
   for (const auto& [site, n] : other.fired) fired[site] += n;
   enabled.insert(other.enabled.begin(), other.enabled.end());
   reachable.insert(other.reachable.begin(), other.reachable.end());
+  fireable.insert(other.fireable.begin(), other.fireable.end());
 }
 
 std::vector<std::string> FaultCoverage::NeverFired() const {
@@ -444,6 +449,16 @@ std::vector<std::string> FaultCoverage::NeverFired() const {
   for (const std::string& site : enabled) {
     auto it = fired.find(site);
     if (it == fired.end() || it->second == 0) out.push_back(site);
+  }
+  return out;
+}
+
+std::vector<std::string> FaultCoverage::Gaps() const {
+  std::vector<std::string> out;
+  for (const std::string& site : NeverFired()) {
+    const std::optional<ParsedSiteKey> key = ParseSiteKey(site);
+    const bool point = key && InfoOf(key->kind).Sites() != SiteFamily::kNone;
+    if (!point || fireable.count(site) > 0) out.push_back(site);
   }
   return out;
 }
@@ -464,6 +479,9 @@ FaultCoverage FaultPlan::Coverage() const {
                                                  : model_.Sites(family);
     for (const auto& p : enabled) c.enabled.insert(xackly::SiteKey(k, p));
     for (const auto& p : visited) c.reachable.insert(xackly::SiteKey(k, p));
+    for (const auto& p : family == SiteFamily::kCrashPoint ? fireable_crash_ : fireable_lost_) {
+      c.fireable.insert(xackly::SiteKey(k, p));
+    }
   }
   return c;
 }

@@ -198,6 +198,10 @@ struct FaultModel {
   int64_t clock_jump_ms = 120000;
   int64_t store_outage_ms = 3000;
   int poison_count = 1;
+  // The kinds are DefaultFaultModel's, not a file's `kinds`: `check` may
+  // add what the protocol's own behaviour calls for (poison for a script
+  // that dead-letters or retries).
+  bool kinds_are_default = false;
 
   bool Has(FaultKind k) const { return kinds.count(k) > 0; }
   // The model's value of `k`'s duration parameter (FaultKindInfo::
@@ -229,11 +233,19 @@ struct FaultCoverage {
   // site keys of the model's point-fault kinds at every site the run
   // visited (in either phase), enabled or not: what a search could target.
   std::set<std::string> reachable;
+  // The reachable site keys the run visited while faults could fire (in
+  // its fault phase): a site visited only in the drain can never fire.
+  std::set<std::string> fireable;
 
   // Adds `other`'s counts, enabled and reachable sites (coverage over several runs).
   void Add(const FaultCoverage& other);
   // Enabled sites that never fired, in order.
   std::vector<std::string> NeverFired() const;
+  // What the model enables and the runs could reach, yet never fired: the
+  // enabled point-fault sites some run visited in its fault phase, and the
+  // enabled scheduled and event kinds, that no run fired. A green check
+  // with gaps is evidence only for the sites that did fire.
+  std::vector<std::string> Gaps() const;
 };
 
 class FaultPlan {
@@ -289,9 +301,15 @@ class FaultPlan {
   std::vector<int> visits_since_;       // point_specs_[i]'s visits at or after its at_ms
   std::vector<FaultSpec> scheduled_;
   std::set<int> poison_;
-  std::unordered_map<std::string, int> visits_;  // "cw1|after-effect" -> visits so far
+  struct Visits {
+    int n = 0;                  // visits so far
+    bool in_fault_phase = false;  // one of them while faults could fire
+  };
+  std::unordered_map<std::string, Visits> visits_;  // "cw1|after-effect" -> its visits
   std::set<std::string, std::less<>> visited_crash_;
   std::set<std::string, std::less<>> visited_lost_;
+  std::set<std::string, std::less<>> fireable_crash_;  // visited while enabled_
+  std::set<std::string, std::less<>> fireable_lost_;
   std::vector<FaultSpec> fired_;
 };
 

@@ -20,17 +20,18 @@
 
 namespace xackly {
 
-FaultModel ReachableFaultModel(const ProtocolDef& protocol) {
+namespace {
+
+// `model` with each listed site that `protocol`'s steps never visit
+// dropped, a point kind left with none disabled (an empty list would mean
+// "every site"), and, with `fill_empty`, an empty list made every visited
+// site.
+FaultModel WithVisitedSitesOnly(const ProtocolDef& protocol, bool fill_empty) {
   FaultModel model = protocol.faults;
-  // "Every point" means every point this protocol visits; a model's explicit
-  // list keeps only those, so coverage never reports unreachable sites.
-  // A kind left with no reachable site is dropped (an empty list would mean
-  // "every site").
   auto reachable = [&](std::vector<std::string>& wanted, const std::vector<std::string>& have,
                        std::initializer_list<FaultKind> kinds) {
-    bool listed = !wanted.empty();
-    if (!listed) {
-      wanted = have;
+    if (wanted.empty()) {
+      if (fill_empty) wanted = have;
       return;
     }
     std::erase_if(wanted, [&](const std::string& w) {
@@ -40,14 +41,25 @@ FaultModel ReachableFaultModel(const ProtocolDef& protocol) {
       for (FaultKind k : kinds) model.kinds.erase(k);
     }
   };
+  reachable(model.crash_points, CrashPointsOf(protocol), {FaultKind::kCrash, FaultKind::kStall});
+  reachable(model.lost_sites, LostSitesOf(protocol), {FaultKind::kLostRequest, FaultKind::kLostReply});
+  return model;
+}
+
+}  // namespace
+
+FaultModel WithoutUnvisitedSites(const ProtocolDef& protocol) {
+  return WithVisitedSitesOnly(protocol, /*fill_empty=*/false);
+}
+
+FaultModel ReachableFaultModel(const ProtocolDef& protocol) {
+  // "Every point" means every point this protocol visits; a model's explicit
+  // list keeps only those, so coverage never reports unreachable sites.
   // A protocol script's sites are named by the commands it sends, and a C++
   // handler's by the steps it really takes: every site it visits is
   // eligible (empty lists), or the ones the model lists.
-  if (!SitesFoundByRunning(protocol)) {
-    reachable(model.crash_points, CrashPointsOf(protocol), {FaultKind::kCrash, FaultKind::kStall});
-    reachable(model.lost_sites, LostSitesOf(protocol), {FaultKind::kLostRequest, FaultKind::kLostReply});
-  }
-  return model;
+  if (SitesFoundByRunning(protocol)) return protocol.faults;
+  return WithVisitedSitesOnly(protocol, /*fill_empty=*/true);
 }
 
 RunConfig RunConfig::For(const ProtocolDef& protocol) {
@@ -416,6 +428,9 @@ Result<RunResult> Simulation::Run() {
   if (trace_.keeps_lines()) result.trace = std::move(trace_.lines());
   for (const Violation& v : result.violations) {
     if (!v.event_id.empty()) result.histories[v.event_id] = oracle_.HistoryOf(v.event_id);
+  }
+  for (const FaultSpec& f : result.fired) {
+    if (f.kind == FaultKind::kPoison) result.poison_histories[EventId(f.event)] = oracle_.HistoryOf(EventId(f.event));
   }
   result.effect_counts = oracle_.effect_counts();
   result.notes = std::move(notes_);

@@ -75,6 +75,10 @@ struct RunConfig {
 // left with no site is disabled. A protocol script's lists stay as they are
 // (its sites are known only once it runs). RunConfig::For's fault model.
 FaultModel ReachableFaultModel(const ProtocolDef& protocol);
+// The protocol's fault model with only the listed sites its steps visit
+// (a point kind left with none disabled); empty lists stay empty. For a
+// protocol whose steps say what it does (not a script or C++ handler).
+FaultModel WithoutUnvisitedSites(const ProtocolDef& protocol);
 
 // Validates everything a user can get wrong; errors name the field.
 Status ValidateRunConfig(const RunConfig& config);
@@ -130,6 +134,9 @@ struct RunResult {
   std::vector<TraceLine> trace;        // when keep_trace
   // History of every event named in a violation (for stories and timelines).
   std::map<std::string, std::vector<HistoryItem>> histories;
+  // History of every poison event that fired: what the protocol does with
+  // an effect that keeps failing (check's probe reads it).
+  std::map<std::string, std::vector<HistoryItem>> poison_histories;
   std::map<std::string, int> effect_counts;
   std::vector<std::string> notes;      // oracle self-check findings, replay divergence...
   ScriptTimers script_timers;          // a protocol script's timers, as it used them

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "sim/commands.h"
 #include "sim/faults.h"
 #include "sim/step.h"
 
@@ -113,6 +114,62 @@ bool IsSiteName(std::string_view site, SiteFamily family) {
     case SiteFamily::kRequest: return Contains(AllLostSites(), site) || IsScriptSiteName(site, family);
   }
   return false;
+}
+
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+namespace {
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return out;
+}
+
+}  // namespace
+
+
+std::vector<std::string> NearestSites(std::string_view site, const std::vector<std::string>& candidates) {
+  std::vector<std::pair<size_t, std::string>> scored;
+  const std::string lower = Lower(site);
+  for (const std::string& c : candidates) {
+    const size_t d = Lower(c) == lower ? 0 : 1 + EditDistance(lower, Lower(c));
+    if (d <= std::max<size_t>(3, site.size() / 4)) scored.emplace_back(d, c);
+  }
+  std::sort(scored.begin(), scored.end());
+  std::vector<std::string> out;
+  for (size_t i = 0; i < scored.size() && i < 3; ++i) out.push_back(scored[i].second);
+  return out;
+}
+
+std::string AsScriptSite(std::string_view site, SiteFamily family) {
+  std::string out(site);
+  const size_t dash = family == SiteFamily::kCrashPoint ? out.find('-') : std::string::npos;
+  for (size_t i = dash == std::string::npos ? 0 : dash + 1; i < out.size(); ++i) {
+    out[i] = static_cast<char>(std::toupper(static_cast<unsigned char>(out[i])));
+  }
+  // Only a command the table knows, or an SQL verb: "after-efect" is a
+  // typo of a built-in point, not a command EFECT.
+  static constexpr std::string_view kSqlVerbs[] = {"BEGIN", "COMMIT", "ROLLBACK", "END", "INSERT", "UPDATE",
+                                                   "DELETE", "SELECT", "REPLACE", "SAVEPOINT", "RELEASE",
+                                                   "CREATE", "DROP", "ALTER", "WITH"};
+  const std::string_view verb = std::string_view(out).substr(dash == std::string::npos ? 0 : dash + 1);
+  const bool known = &CommandNamed(verb) != &UnknownCommand() ||
+                     std::find(std::begin(kSqlVerbs), std::end(kSqlVerbs), verb) != std::end(kSqlVerbs);
+  return known && out != site && IsScriptSiteName(out, family) ? out : "";
 }
 
 std::string SiteKey(FaultKind kind, std::string_view site) {

@@ -62,6 +62,19 @@ bool IsPointName(std::string_view site);
 // Whether `site` names a site of `family` at all (built-in or a script's).
 bool IsSiteName(std::string_view site, SiteFamily family);
 
+// The Levenshtein distance between `a` and `b` (for "did you mean").
+size_t EditDistance(std::string_view a, std::string_view b);
+
+// The names among `candidates` closest to `site`, for "did you mean":
+// those equal but for case first ("after-commit" -> "after-COMMIT"), else
+// those within a few edits; at most three, closest first.
+std::vector<std::string> NearestSites(std::string_view site, const std::vector<std::string>& candidates);
+
+// `site` as a protocol script spells it, when only its case is wrong: the
+// command upper-cased ("after-xack" -> "after-XACK", "commit" -> "COMMIT"),
+// or "" when that is no script site of `family` either.
+std::string AsScriptSite(std::string_view site, SiteFamily family);
+
 // "crash@after-effect" for a kind with sites, "xdel" for one without.
 std::string SiteKey(FaultKind kind, std::string_view site);
 struct ParsedSiteKey {

@@ -69,6 +69,8 @@ struct CheckFlags {
   int jobs = 0;       // 0: one per core
   bool fixed_workload = false;  // --fixed-workload
   bool no_swarm = false;        // --no-swarm
+  int coverage_cap = 0;         // --coverage-cap (0: kDefaultCoverageCapFactor x --cases)
+  bool allow_gaps = false;      // --allow-gaps
   // Which of these the command line set (a scenario's own values apply otherwise).
   bool seed_given = false;
   bool workers_given = false;
@@ -142,6 +144,7 @@ CheckOptions CheckSession::OptionsFor(const Target& t) const {
   options.seed = seed_;
   options.bounds = {flags_.max_workers, flags_.max_events, flags_.max_faults, flags_.fixed_workload,
                     !flags_.no_swarm};
+  options.coverage_cap = flags_.coverage_cap;
   if (!t.scenario_file.empty()) {
     const RunConfig& c = t.scenario.config;
     if (!flags_.seed_given) options.seed = c.seed;
@@ -240,9 +243,9 @@ void CheckSession::PrintFaultModel(const Target& t) const {
   const RunConfig& c = t.scenario.config;
   if (c.fault_schedule) return;
   if (c.faults.kinds.empty()) {
-    fmt::print(human_, "{}: the fault model is empty: this check injects NO faults and only shows the protocol "
-               "works when nothing fails\n",
-               t.scenario.name);
+    fmt::print(human_, "{}: no faults{}: this check injects NO faults and only shows the protocol works when "
+               "nothing fails\n",
+               t.scenario.name, t.scenario.no_faults_asked ? " (as the file asks: kinds = [])" : "");
   } else if (SitesFoundByRunning(c.protocol) && c.faults.crash_points.empty() && c.faults.lost_sites.empty()) {
     // Its sites are what it visits: the probes' line says which.
     std::vector<std::string> kinds;
@@ -300,6 +303,20 @@ std::optional<int> CheckSession::Finish(size_t k, const TargetCheck& c) {
     }
     return ExitCodeOf(outcome.status());
   }
+  if (!outcome->unvisited_sites.empty()) {
+    // A named site no run visited: a typo or another protocol's spelling,
+    // never a green (its faults could not fire).
+    std::vector<std::string> what;
+    for (const CheckOutcome::UnvisitedSite& u : outcome->unvisited_sites) {
+      what.push_back(fmt::format("{}: '{}' is a site no probe and no case visited{}", u.field, u.site,
+                                 u.nearest.empty() ? ""
+                                                   : fmt::format(" (did you mean {}?)", fmt::join(u.nearest, ", "))));
+    }
+    PrintError("check", Status::InvalidArgument(fmt::format(
+                            "{}: {}; no fault could fire there", t.scenario_file.empty() ? t.scenario.name : t.scenario_file,
+                            fmt::join(what, "; "))));
+    return kExitUsage;
+  }
   std::string replay_file;
   if (outcome->counterexample_index && !out_->dir().empty()) {
     std::string origin = fmt::format("{} (case {} of seed {}, after {} shrink{})", CommandLine(),
@@ -316,6 +333,8 @@ std::optional<int> CheckSession::Finish(size_t k, const TargetCheck& c) {
   }
   report::CheckReport row = ToCheckReport(t.scenario.name, t.scenario.description, base, *outcome, replay_file);
   if (row.counterexample) row.counterexample->scenario_file = t.scenario_file;
+  row.gaps_allowed = flags_.allow_gaps;
+  if (t.scenario.no_faults_asked) row.fault_model = "none (as the file asks)";
   // One shard sees only some cases: not finding a broken protocol's
   // violation is not a failure yet (`xackly merge` decides), finding any
   // violation of a correct one is.
@@ -328,14 +347,25 @@ std::optional<int> CheckSession::Finish(size_t k, const TargetCheck& c) {
   report_.all_matched = report_.all_matched && report::Passed(row);
   if (!flags_.output.quiet) {
     fmt::print(human_,
-               "{:<24} expected {:<28} observed {:<14} {} ({}{}{}, {} for determinism, {:.1f} s)\n", row.name,
+               "{:<24} expected {:<28} observed {:<14} {} ({}{}{}{}, {} for determinism, {:.1f} s)\n", row.name,
                row.expected.ToString(), row.observed, report::ResultWord(row), Plural(row.cases_run, "case"),
+               row.cases_for_coverage > 0 ? fmt::format(" ({} for coverage)", row.cases_for_coverage) : "",
                outcome->hit_index     ? fmt::format(", first hit at case {}", *outcome->hit_index)
                : outcome->other_index ? fmt::format(", another violation at case {}", *outcome->other_index)
                                       : "",
                row.counterexample ? ", minimal: " + row.counterexample_size : "",
                Plural(outcome->determinism_reruns, "rerun"), row.seconds);
     std::fflush(human_);
+  }
+  if (!row.coverage_gaps.empty() && row.matched) {
+    // Said even with --quiet: unless allowed, it changes the exit code.
+    fmt::print(stderr, "{}: coverage gaps after {}: {} never fired although some case reached {} in its fault "
+               "phase ({}); this green is evidence only for the sites that fired{}\n",
+               row.name, Plural(row.cases_run + row.cases_unjudged, "case"), fmt::join(row.coverage_gaps, ", "),
+               row.coverage_gaps.size() == 1 ? "it" : "them",
+               flags_.coverage_cap > 0 ? fmt::format("--coverage-cap {}", flags_.coverage_cap)
+                                       : fmt::format("the cap, {}x --cases", kDefaultCoverageCapFactor),
+               flags_.allow_gaps ? " (allowed by --allow-gaps)" : ": raise --coverage-cap, or --allow-gaps to accept");
   }
   if (outcome->cases_unjudged > 0) {
     // Not judged, not a verdict: said even with --quiet, since it changes the exit code.
@@ -370,10 +400,12 @@ std::optional<int> CheckSession::RunOneAtATime() {
                        static_cast<int>(ShardCaseIndexes(own).size()));
     };
     own.on_progress = [&](const CheckProgress& p) {
-      progress_->Update(p.cases_done, p.hits, p.shrinking ? "shrinking" : "",
-                        p.shrinking ? fmt::format("{} kept of {} tried", Plural(p.shrink_steps, "smaller case"),
-                                                  p.shrink_runs)
-                                    : "");
+      const std::string phase = p.shrinking ? "shrinking" : p.covering ? "covering" : "";
+      const std::string detail =
+          p.shrinking  ? fmt::format("{} kept of {} tried", Plural(p.shrink_steps, "smaller case"), p.shrink_runs)
+          : p.covering ? fmt::format("{} not fired yet", Plural(p.gaps, "site"))
+                       : "";
+      progress_->Update(p.cases_done, p.hits, phase, detail);
     };
     TargetCheck checked{RunCheck(t.scenario.config, *pool_, own), ""};
     progress_->End();
@@ -426,9 +458,13 @@ int CheckSession::WriteReports() {
   // command.
   const bool many = report_.checks.size() > 1;
   for (const std::string& f : out_->written()) fmt::print(human_, "wrote {}\n", f);
-  // Every judged case matched, but some were not judged: exit 3, not 0.
+  // Every judged case matched, but some were not judged: exit 3, not 0;
+  // every check matched but some left coverage gaps: exit 4.
   const int passed_code = incomplete_ ? kExitHarnessFailure : kExitOk;
-  const int code = report_.all_matched ? passed_code : kExitVerdictMismatch;
+  const bool only_gaps = std::all_of(report_.checks.begin(), report_.checks.end(), [](const report::CheckReport& c) {
+    return report::Passed(c) || report::FailedOnlyByGaps(c);
+  });
+  const int code = report_.all_matched ? passed_code : only_gaps ? kExitCoverageGaps : kExitVerdictMismatch;
   if (PrintMachineReport(report_, output_)) return code;
   if (many && !out_->dir().empty() && output_.stdout_format.empty()) {
     fmt::print("stories and timelines of every counterexample: {}/report.html, {}/report.md\n", out_->dir(),
@@ -463,7 +499,9 @@ void RegisterCheckCommand(CLI::App& app, CommandResult& result) {
       "reproduces it exactly.\n"
       "Exit 0: every observed verdict matches its expectation; 1: one does not; 2: bad input; 3: "
       "harness or server failure, or a search that found nothing while some cases stopped at the "
-      "step guard (not judged; the first is written to --out as NAME-harness-limit.replay.toml).");
+      "step guard (not judged; the first is written to --out as NAME-harness-limit.replay.toml); 4: "
+      "every verdict matched, but some fault sites the cases reached never fired (coverage gaps, "
+      "see --coverage-cap and --allow-gaps).");
   AddTargetFlags(cmd, &flags->target);
   cmd->add_flag("--all", flags->all,
                 "check every catalog protocol, then the protocol scripts (the catalog as scripts, the "
@@ -498,6 +536,14 @@ void RegisterCheckCommand(CLI::App& app, CommandResult& result) {
   cmd->add_option("--max-faults", flags->max_faults,
                   fmt::format("most faults in a generated case (default {})", kDefaultMaxFaults))
       ->check(CLI::Range(0, 64));
+  cmd->add_option("--coverage-cap", flags->coverage_cap,
+                  fmt::format("coverage before green: when --cases cases found nothing, keep drawing cases aimed at "
+                              "the fault sites and kinds of the model that some case reached but none fired, up to "
+                              "this many cases in all (default {}x --cases; --cases turns the rule off)",
+                              kDefaultCoverageCapFactor))
+      ->check(CLI::Range(1, 10000000));
+  cmd->add_flag("--allow-gaps", flags->allow_gaps,
+                "a check that matched with coverage gaps left at the cap passes (default: exit 4)");
   cmd->add_option("-j,--jobs", flags->jobs,
                   "cases run in parallel, each thread on its own redis-server (default: one per core); "
                   "the results do not depend on it")

@@ -18,6 +18,7 @@
 #include "harness/scenario_files.h"
 #include "reports/report.h"
 #include "sim/lua/script_actor.h"
+#include "sim/sites.h"
 #include "sim/text.h"
 
 namespace xackly {
@@ -82,24 +83,6 @@ Result<Scenario> LoadTarget(const TargetFlags& flags) {
   return s;
 }
 
-namespace {
-
-size_t EditDistance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
-}  // namespace
 
 std::string ClosestProtocolNames(const std::string& name) {
   size_t best = std::max<size_t>(2, name.size() / 3) + 1;

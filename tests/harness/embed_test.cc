@@ -249,7 +249,9 @@ TEST(EmbedTest, APassingCheckShowsWhatItSearched) {
   options.cases = 10;
   Result<PropertyResult> check = CheckProperty(RunConfig::For(p), options, Options());
   ASSERT_TRUE(check.ok()) << check.status().ToString();
-  EXPECT_EQ(check->cases_run, 10);
+  // The 10 asked for, then the coverage rule's until every reachable site fired.
+  EXPECT_EQ(check->cases_run, 10 + check->cases_for_coverage);
+  EXPECT_TRUE(check->EvidenceComplete()) << check->Summary();
   EXPECT_EQ(check->protocol, "orders");
   EXPECT_EQ(check->fault_model, RunConfig::For(p).faults.ToString());
   EXPECT_FALSE(check->default_fault_model);

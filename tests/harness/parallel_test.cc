@@ -23,9 +23,13 @@ namespace {
 const char* const kProtocols[] = {"no-dedupe", "ack-first", "eager-claim", "naive-trim", "txn-dedupe",
                                   "dup-no-ack"};
 
-CheckOutcome Check(CasePool& pool, const std::string& protocol, int shard_index = 0, int shard_count = 1) {
+// `coverage_cap` 0: the default rule (each shard covers its own gaps);
+// 60: none (the shards together are exactly the unsharded search).
+CheckOutcome Check(CasePool& pool, const std::string& protocol, int shard_index = 0, int shard_count = 1,
+                   int coverage_cap = 0) {
   CheckOptions options;
   options.cases = 60;
+  options.coverage_cap = coverage_cap;
   options.seed = 5;
   options.shard_index = shard_index;
   options.shard_count = shard_count;
@@ -69,9 +73,9 @@ TEST(ParallelTest, ThreeShardsMergedEqualTheUnshardedRun) {
   std::vector<std::vector<report::CheckReport>> shards(3);
   for (const char* protocol : kProtocols) {
     RunConfig base = RunConfig::For(*FindProtocol(protocol));
-    whole.push_back(ToCheckReport(protocol, "", base, Check(pool, protocol), ""));
+    whole.push_back(ToCheckReport(protocol, "", base, Check(pool, protocol, 0, 1, 60), ""));
     for (int i = 0; i < 3; ++i) {
-      shards[i].push_back(ToCheckReport(protocol, "", base, Check(pool, protocol, i, 3), ""));
+      shards[i].push_back(ToCheckReport(protocol, "", base, Check(pool, protocol, i, 3, 60), ""));
     }
   }
   Result<report::Report> merged = MergeReports(
@@ -95,6 +99,28 @@ TEST(ParallelTest, ThreeShardsMergedEqualTheUnshardedRun) {
   }
   EXPECT_EQ(merged->all_matched,
             std::all_of(whole.begin(), whole.end(), [](const report::CheckReport& k) { return k.matched; }));
+}
+
+// Under the coverage rule each shard draws aimed cases at its own gaps, so
+// a merged report counts other cases than an unsharded run; its verdict
+// and its evidence (no gaps) are the same.
+TEST(ParallelTest, ShardsThatEachCoverTheirGapsMergeToTheSameVerdictWithoutGaps) {
+  CasePool pool(2, TestServerOptions());
+  const char* const protocol = "txn-dedupe";  // green, and needs coverage cases at 60
+  RunConfig base = RunConfig::For(*FindProtocol(protocol));
+  const CheckOutcome whole = Check(pool, protocol);
+  ASSERT_GT(whole.cases_for_coverage, 0) << "otherwise this test shows nothing";
+  std::vector<report::CheckReport> shards;
+  for (int i = 0; i < 3; ++i) shards.push_back(ToCheckReport(protocol, "", base, Check(pool, protocol, i, 3), ""));
+  Result<report::Report> merged = MergeReports(
+      {AsReport({shards[0]}, "1/3"), AsReport({shards[1]}, "2/3"), AsReport({shards[2]}, "3/3")});
+  ASSERT_TRUE(merged.ok()) << merged.status().ToString();
+  const report::CheckReport& m = merged->checks[0];
+  EXPECT_TRUE(whole.coverage_gaps.empty());
+  EXPECT_TRUE(m.coverage_gaps.empty());
+  EXPECT_TRUE(m.matched);
+  EXPECT_EQ(m.observed, whole.observed);
+  EXPECT_GE(m.cases_run, 60);
 }
 
 // Several checks with -j 2 run two at a time, each on its own CPU; the
