@@ -28,7 +28,7 @@ Result<RedisServer*> CaseExecutor::Server(Persistence persistence) {
   return server;
 }
 
-Result<RunResult> CaseExecutor::Run(const RunConfig& config) {
+Result<RunResult> CaseExecutor::Run(const RunConfig& config, std::vector<TraceLine>* trace_at_failure) {
   // Every server this executor started must still run, used by this case
   // or not: one that died was ended from outside, and that is news.
   for (auto& [persistence, started] : servers_) {
@@ -36,7 +36,7 @@ Result<RunResult> CaseExecutor::Run(const RunConfig& config) {
   }
   Result<RedisServer*> server = Server(config.persistence);
   if (!server.ok()) return server.status();
-  Result<RunResult> run = RunSimulation(config, *server);
+  Result<RunResult> run = RunSimulation(config, *server, trace_at_failure);
   if (run.ok() && (*server)->clock_out_of_range()) {
     return Status::HarnessLimit(fmt::format(
         "the run moved the virtual clock past {} ms since the epoch (the year 2262), the most "

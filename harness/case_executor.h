@@ -32,8 +32,9 @@ class CaseExecutor {
 
   // Runs one case on the server for `config.persistence`. Fails with the
   // server's start error (kNotFound, kInternal...) or RunSimulation's.
+  // `trace_at_failure`: as for RunSimulation.
   // REQUIRES: ValidateRunConfig(config).ok()
-  Result<RunResult> Run(const RunConfig& config);
+  Result<RunResult> Run(const RunConfig& config, std::vector<TraceLine>* trace_at_failure = nullptr);
 
   // The server for `persistence`, started if needed.
   Result<RedisServer*> Server(Persistence persistence);

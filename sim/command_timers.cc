@@ -43,6 +43,11 @@ int64_t TimerMs(const CommandInfo& command, const std::vector<std::string>& argv
 
 }  // namespace
 
+int64_t KeyExpiryMs(const std::vector<std::string>& argv) {
+  const CommandInfo& command = CommandOf(argv);
+  return command.timer == TimerKind::kKeyExpiry ? TimerMs(command, argv) : 0;
+}
+
 int64_t ScriptTimers::Longest() const { return std::max({claim_threshold_ms, key_expiry_ms, wait_ms}); }
 
 void ScriptTimers::AddCommand(const std::vector<std::string>& argv) {
@@ -50,7 +55,7 @@ void ScriptTimers::AddCommand(const std::vector<std::string>& argv) {
   const CommandInfo& command = CommandOf(argv);
   switch (command.timer) {
     case TimerKind::kClaimThreshold: claim_threshold_ms = std::max(claim_threshold_ms, TimerMs(command, argv)); break;
-    case TimerKind::kKeyExpiry: key_expiry_ms = std::max(key_expiry_ms, TimerMs(command, argv)); break;
+    case TimerKind::kKeyExpiry: key_expiry_ms = std::max(key_expiry_ms, KeyExpiryMs(argv)); break;
     case TimerKind::kNone: break;
   }
 }

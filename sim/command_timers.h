@@ -22,6 +22,12 @@ namespace xackly {
 // The timers a script used in one run, by what they time (ms; 0: none
 // seen). The quiet window uses the longest; the search sizes its stalls
 // and clock jumps by the claim threshold and the key expiry.
+// The relative expiry `argv` gives its key (SET EX/PX, SETEX, PSETEX,
+// EXPIRE, PEXPIRE, GETEX EX/PX), in ms; 0 when it names none (another
+// command, an absolute expiry, a malformed number). Saturates at one year.
+// REQUIRES: !argv.empty()
+int64_t KeyExpiryMs(const std::vector<std::string>& argv);
+
 struct ScriptTimers {
   int64_t claim_threshold_ms = 0;  // XCLAIM/XAUTOCLAIM min-idle, XPENDING IDLE
   int64_t key_expiry_ms = 0;       // SET EX/PX, SETEX, PSETEX, EXPIRE, PEXPIRE, GETEX

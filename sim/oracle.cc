@@ -1,6 +1,7 @@
 #include "sim/oracle.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include <fmt/format.h>
 
@@ -79,6 +80,37 @@ std::vector<std::string> Oracle::EventsOfIds(const std::vector<std::string>& str
     if (!e.empty() && std::find(out.begin(), out.end(), e) == out.end()) out.push_back(e);
   }
   return out;
+}
+
+namespace {
+
+// Whether `token` occurs in `text` with no letter or digit just before it
+// and no digit just after it (so "order:1" is not found in "order:10").
+bool HasToken(std::string_view text, std::string_view token) {
+  if (token.empty()) return false;
+  for (size_t at = text.find(token); at != std::string_view::npos; at = text.find(token, at + 1)) {
+    const size_t end = at + token.size();
+    const bool starts = at == 0 || std::isalnum(static_cast<unsigned char>(text[at - 1])) == 0;
+    const bool ends = end == text.size() || std::isdigit(static_cast<unsigned char>(text[end])) == 0;
+    if (starts && ends) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<std::string> Oracle::EventsNamedIn(std::string_view key) const {
+  std::vector<std::string> out;
+  for (const auto& [event_id, st] : state_) {
+    bool named = HasToken(key, event_id);
+    for (const std::string& id : st.stream_ids) named = named || HasToken(key, id);
+    if (named) out.push_back(event_id);
+  }
+  return out;
+}
+
+void Oracle::WorkSavedIn(std::string_view text) {
+  for (const std::string& event_id : EventsNamedIn(text)) state_[event_id].work_saved = true;
 }
 
 void Oracle::Produced(int64_t t, const std::string& actor, const std::string& event_id,
@@ -264,11 +296,13 @@ void Oracle::EffectFailed(int64_t t, const std::string& consumer, const std::str
 }
 
 void Oracle::DedupeRecord(int64_t t, const std::string& consumer, const std::string& event_id,
-                          int64_t ttl_ms) {
-  Add(event_id, Item(HistoryKind::kDedupeRecord, t, consumer, "",
-                     fmt::format("done-record written with a {} ms TTL (expires at {} ms)", ttl_ms,
-                                 t + ttl_ms),
-                     ttl_ms));
+                          int64_t ttl_ms, const std::string& key) {
+  HistoryItem item = Item(HistoryKind::kDedupeRecord, t, consumer, "",
+                          fmt::format("done-record {}written with a {} ms TTL (expires at {} ms)",
+                                      key.empty() ? "" : key + " ", ttl_ms, t + ttl_ms),
+                          ttl_ms);
+  item.key = key;
+  Add(event_id, std::move(item));
 }
 
 void Oracle::DeadLettered(int64_t t, const std::string& consumer, const std::string& event_id,
@@ -447,8 +481,8 @@ Violation Oracle::ExplainDuplicate(const std::string& event_id,
     // Redis keeps a key through its expire time and drops it 1 ms later.
     if (i.kind == HistoryKind::kDedupeRecord && i.t_ms < e2.t_ms && i.t_ms + i.value < e2.t_ms) {
       v.cause = "dedupe-expired";
-      v.detail = head + fmt::format("; the done-record {} wrote at {} ms expired after {} ms, before the redelivery",
-                                    i.actor, i.t_ms, i.value);
+      v.detail = head + fmt::format("; the done-record {}{} wrote at {} ms expired after {} ms, before the redelivery",
+                                    i.key.empty() ? "" : i.key + " that ", i.actor, i.t_ms, i.value);
       return v;
     }
   }
@@ -615,7 +649,7 @@ std::vector<Violation> Oracle::Judge(const FinalState& fs, const EffectLedger& l
   }
   if (fs.owed_quiet_ms > 0) {
     for (Violation& v : out) {
-      if (v.cause != "acked-without-effect") continue;
+      if (v.cause != "acked-without-effect" || !state_[v.event_id].work_saved) continue;
       v.detail += fmt::format("; judged after {} ms without progress while its effect was still owed: if the "
                               "protocol does such work later on a timer of its own that xackly cannot see (one kept "
                               "in a script variable), declare that timer in [protocol.loop] (docs/scripts.md)",

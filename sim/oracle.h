@@ -15,6 +15,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/server.h"
@@ -70,6 +71,7 @@ struct HistoryItem {
   std::string sink;        // effect: "sql", "external" or "redis"
   std::string consumer;    // consumer-deleted: the consumer XGROUP DELCONSUMER removed
   std::string persistence; // restart-loss, server-restart: the server's persistence mode
+  std::string key;         // dedupe-record: the key a script set with a TTL (empty: the protocol's own)
   bool payload_missing = false;  // delivered/claimed: the entry's payload was gone (nil)
 };
 
@@ -108,8 +110,16 @@ class Oracle {
   // event"), so reports tell it without parsing.
   void EffectFailed(int64_t t, const std::string& consumer, const std::string& event_id,
                     const std::string& stream_id, const std::string& why);
+  // A done-record with a TTL: the built-in protocols' marker, or `key` that
+  // a script set with an expiry (named in the detail; empty: the protocol's).
   void DedupeRecord(int64_t t, const std::string& consumer, const std::string& event_id,
-                    int64_t ttl_ms);
+                    int64_t ttl_ms, const std::string& key = "");
+  // `text` (an argument of a write outside the run's stream, an SQL
+  // statement's parameter) saved work for every event it names
+  // (EventsNamedIn): an inbox row, an outbox entry, a list item. A relay
+  // on a timer may still owe such an event's effect; one acked without any
+  // such save has nothing left to relay it (see FinalState::owed_quiet_ms).
+  void WorkSavedIn(std::string_view text);
   void DeadLettered(int64_t t, const std::string& consumer, const std::string& event_id,
                     const std::string& stream_id);
   // A fault that hit `actor` while its step concerned `event_ids`; for
@@ -165,6 +175,9 @@ class Oracle {
   // The events a request argv or step refers to (by event id or stream id).
   std::vector<std::string> EventsOfIds(const std::vector<std::string>& stream_ids) const;
   std::string EventOfId(const std::string& stream_id) const;
+  // The events a key names: their event id or one of their entry IDs as a
+  // whole token of `key` ("done:order:1" names order:1, not order:10).
+  std::vector<std::string> EventsNamedIn(std::string_view key) const;
   // What an exact XTRIM removes, from the model of the live stream: the
   // `n` oldest entries (MAXLEN), or those below `min_id` (MINID).
   std::vector<std::string> OldestLive(size_t n) const;
@@ -185,7 +198,9 @@ class Oracle {
     // > 0: a protocol script's run ended after this long without progress
     // while effects were still owed. A timer of the script's own that xackly
     // cannot see (kept in a variable) may finish that work later: a `lost`
-    // acked-without-effect verdict says so.
+    // acked-without-effect verdict of an event whose work was saved
+    // somewhere first (WorkSavedIn) says so; one acked with nothing saved
+    // has nothing a timer could relay, and gets no such hint.
     int64_t owed_quiet_ms = 0;
   };
   // Every violation, in event order; run-wide ones (stuck) first.
@@ -206,6 +221,7 @@ class Oracle {
     bool dead_lettered = false;
     bool has_effect = false;         // the ledger showed its side effect run
     bool read_noack = false;         // delivered by XREADGROUP NOACK (never pending)
+    bool work_saved = false;         // named by a write outside the stream (WorkSavedIn)
     std::vector<HistoryItem> history;
   };
   EventState* Find(const std::string& event_id);

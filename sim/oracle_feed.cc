@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "sim/actor_name.h"
+#include "sim/command_timers.h"
 #include "sim/commands.h"
 #include "sim/reply.h"
 #include "sim/stream.h"
@@ -64,6 +65,25 @@ std::vector<std::string> Strings(const Reply& r) {
 }
 
 
+// How a history item names a command the feed cannot see into: its argv,
+// with an EVAL's source cut to its first line (a story or a verdict that
+// quotes it stays readable; the trace line has it whole).
+std::string RenderOpaque(const std::vector<std::string>& argv) {
+  constexpr size_t kSourceShown = 48;
+  const CommandInfo& command = CommandOf(argv);
+  const bool has_source = command.verb == "EVAL" || command.verb == "EVAL_RO";
+  if (!has_source || argv.size() < 2) return RenderArgv(argv);
+  std::vector<std::string> shown = argv;
+  std::string& source = shown[1];
+  const size_t line_end = source.find('\n');
+  const size_t lines = static_cast<size_t>(std::count(source.begin(), source.end(), '\n')) + 1;
+  if (line_end != std::string::npos || source.size() > kSourceShown) {
+    std::string first = source.substr(0, std::min({line_end, kSourceShown}));
+    source = first + "..." + (lines > 1 ? " (" + std::to_string(lines) + " lines)" : "");
+  }
+  return RenderArgv(shown);
+}
+
 }  // namespace
 
 void OracleFeed::ForwardNewEffects() {
@@ -124,9 +144,10 @@ void OracleFeed::Command(int64_t t, const Who& who, const std::vector<std::strin
     if (pass->read_back) return;  // the first one names the read-back
     pass->read_back = true;
     pass->opaque_verb = verb == "XGROUP" && argv.size() > 1 ? verb + " " + VerbOf(argv[1]) : verb;  // XGROUP SETID
-    pass->opaque = RenderArgv(argv);
+    pass->opaque = RenderOpaque(argv);
   };
   const CommandInfo& command = CommandOf(argv);
+  SavesWork(command, argv, r);
   if (command.runs_code && command.writes) {  // EVAL, EVALSHA, FCALL: whatever their code did
     opaque();
     return;
@@ -135,6 +156,7 @@ void OracleFeed::Command(int64_t t, const Who& who, const std::vector<std::strin
   const std::string& st = names.stream;
   const std::string& key = argv[1];
   const std::string name(who.name);
+  if (command.timer == TimerKind::kKeyExpiry) KeyExpiry(t, name, argv, r);
   if (verb == "XREADGROUP") {
     // XREADGROUP GROUP g consumer [COUNT n] [NOACK] STREAMS k1 .. kn id1 .. idn:
     // each stream of the reply is matched to its key; only ours is modelled.
@@ -242,6 +264,7 @@ void OracleFeed::Xadd(int64_t t, const Who& who, const std::vector<std::string>&
     return;
   }
   if (key != names.stream) return;
+  SawAdded(r.str());
   if (!event_id.empty()) {
     oracle_->Produced(t, name, event_id, r.str(),
                       reply_lost ? Oracle::ProduceOutcome::kUnknown : Oracle::ProduceOutcome::kAcknowledged);
@@ -275,6 +298,7 @@ Status OracleFeed::ReadBackModel(int64_t t, const std::string& actor, const Pass
   if (auto rows = ParsePendingRows((*r)[0])) state.pending = std::move(*rows);
   state.last_delivered = GroupLastDeliveredId((*r)[1], names.group);
   if (auto e = ParseRangeReply((*r)[3])) state.new_entries = std::move(*e);
+  for (const StreamEntry& e : state.new_entries) SawAdded(e.id);
   int64_t len = (*r)[2].is_integer() ? (*r)[2].integer() : 0;
   if (len != static_cast<int64_t>(oracle_->live_count() + state.new_entries.size())) {
     // Entries the model holds are gone: read every live ID.
@@ -288,6 +312,31 @@ Status OracleFeed::ReadBackModel(int64_t t, const std::string& actor, const Pass
   }
   oracle_->ReadBack(t, actor, pass.opaque_verb, pass.opaque, state);
   return Status::Ok();
+}
+
+void OracleFeed::KeyExpiry(int64_t t, const std::string& actor, const std::vector<std::string>& argv,
+                           const Reply& r) {
+  // Not applied: an error, SET NX on a key that exists (nil), EXPIRE of a
+  // missing key (0).
+  if (r.is_error() || r.is_nil() || (r.is_integer() && r.integer() == 0)) return;
+  const int64_t ttl_ms = KeyExpiryMs(argv);
+  const CommandInfo& command = CommandOf(argv);
+  if (ttl_ms <= 0 || command.first_key == 0 || command.first_key >= argv.size()) return;
+  const std::string& key = argv[command.first_key];
+  for (const std::string& event_id : oracle_->EventsNamedIn(key)) oracle_->DedupeRecord(t, actor, event_id, ttl_ms, key);
+}
+
+void OracleFeed::SavesWork(const CommandInfo& command, const std::vector<std::string>& argv, const Reply& r) {
+  if (!command.writes || r.is_error() || command.group == CommandGroup::kTransactions) return;
+  // A marker (SET, SETNX...) records that an event is done or taken, not
+  // work to do; the run's stream is the oracle's own business.
+  if (command.group == CommandGroup::kString && !command.runs_code) return;
+  if (command.first_key > 0 && command.first_key < argv.size() && argv[command.first_key] == env_->names->stream) return;
+  for (size_t i = 1; i < argv.size(); ++i) oracle_->WorkSavedIn(argv[i]);
+}
+
+void OracleFeed::SawAdded(std::string_view id) {
+  if (std::optional<StreamId> sid = StreamId::Parse(id)) stream_top_ = std::max(stream_top_, *sid);
 }
 
 void OracleFeed::RedisStepOfProtocol(int64_t t, const std::string& actor, const Step& s) {

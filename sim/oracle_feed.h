@@ -22,6 +22,8 @@
 //   XDEL / XTRIM <stream>        payloads deleted (the oldest first for XTRIM)
 //   XGROUP DELCONSUMER           the consumer's PEL dropped
 //   XGROUP CREATE|CREATECONSUMER no change to the model
+//   SET k EX|PX, SETEX, PSETEX,  a done-record with that TTL for each event
+//   EXPIRE, PEXPIRE, GETEX       whose id or entry ID the key names
 //   MULTI ... EXEC               each queued command with its own result,
 //                                at EXEC; DISCARD forgets them
 // Commands the feed cannot see into (EVAL/EVALSHA/FCALL, XGROUP SETID and
@@ -40,6 +42,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/commands.h"
 #include "sim/oracle.h"
 #include "sim/protocol.h"
 #include "sim/status.h"
@@ -91,6 +94,12 @@ class OracleFeed {
   // among them may be a pipeline stage rather than a dead-letter stream: the
   // run says so in a note, as its effects there go unchecked.
   const std::set<std::string>& group_read_streams() const { return group_read_streams_; }
+  // The highest entry ID seen added to the run's stream by anyone (an XADD's
+  // reply, in MULTI too; the new entries a read-back finds after an EVAL):
+  // 0-0 before the first. The built-in producer's explicit IDs stay above it,
+  // so a script's `XADD *` (IDs from the server's clock) never makes the
+  // producer's next XADD "equal or smaller" than the stream's top.
+  StreamId stream_top() const { return stream_top_; }
 
  private:
   struct Pass {
@@ -106,10 +115,20 @@ class OracleFeed {
   void Xadd(int64_t t, const Who& who, const std::vector<std::string>& argv, const Reply& r,
             bool reply_lost, const Step* hint, Pass* pass);
   void RedisStepOfProtocol(int64_t t, const std::string& actor, const Step& s);
+  // A key set with a relative expiry (SET EX/PX, SETEX, EXPIRE...) that
+  // names an event (its id or entry ID, Oracle::EventsNamedIn) is that
+  // event's done-record with a TTL, as a protocol's declared
+  // dedupe_ttl_ms is: a duplicate after it expired is `dedupe-expired`.
+  // A write outside the run's stream (not a string marker) that names an
+  // event saved work for it (Oracle::WorkSavedIn): an outbox, an inbox list.
+  void SavesWork(const CommandInfo& command, const std::vector<std::string>& argv, const Reply& r);
+  void KeyExpiry(int64_t t, const std::string& actor, const std::vector<std::string>& argv, const Reply& r);
   Status ReadBackModel(int64_t t, const std::string& actor, const Pass& pass);
 
   std::set<std::string> parking_streams_;
   std::set<std::string> group_read_streams_;
+  StreamId stream_top_;
+  void SawAdded(std::string_view id);
   Oracle* oracle_;
   EffectLedger* ledger_;
   const ActorEnv* env_;

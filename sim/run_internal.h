@@ -56,6 +56,9 @@ class Simulation : private FaultHost {
         sched_rng_(Rng(config.seed).Split("scheduler")) {}
 
   Result<RunResult> Run();
+  // After Run() failed: the trace lines up to the stop (empty unless
+  // config.keep_trace).
+  std::vector<TraceLine> TakeTraceLines() { return std::move(trace_.lines()); }
 
  private:
   // --- Setup and actors ---

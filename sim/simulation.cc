@@ -281,6 +281,8 @@ Result<RunResult> Simulation::Run() {
   for (;;) {
     if (steps_ >= max_steps) {
       for (auto& a : actors_) a->task = Task<void>();
+      TraceNote("step guard", fmt::format("stopped here: timing.max_steps = {} reached before the run settled",
+                                          max_steps));
       return Status::HarnessLimit(fmt::format(
           "harness limit: the run reached the step guard, timing.max_steps = {}{}, at virtual {} ms "
           "before it settled; this is not a verdict on the protocol. Raise [timing] max_steps in the "
@@ -443,10 +445,13 @@ Result<RunResult> Simulation::Run() {
 
 }  // namespace run_internal
 
-Result<RunResult> RunSimulation(const RunConfig& config, ServerControl* server) {
+Result<RunResult> RunSimulation(const RunConfig& config, ServerControl* server,
+                                std::vector<TraceLine>* trace_at_failure) {
   XACKLY_CHECK(server->persistence() == config.persistence);
   run_internal::Simulation sim(config, server);
-  return sim.Run();
+  Result<RunResult> run = sim.Run();
+  if (!run.ok() && trace_at_failure != nullptr) *trace_at_failure = sim.TakeTraceLines();
+  return run;
 }
 
 }  // namespace xackly

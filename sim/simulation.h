@@ -150,7 +150,11 @@ struct RunResult {
 // kHarnessLimit, a message that starts "harness limit:" and names
 // timing.max_steps); protocol failures are
 // verdicts.
+// When the run fails and `trace_at_failure` is given, it receives the
+// trace lines up to the stop (config.keep_trace; a step-guard stop ends
+// with a "step guard" note), so a run cut short can still be inspected.
 // REQUIRES: ValidateRunConfig(config).ok(); server->persistence() == config.persistence
-Result<RunResult> RunSimulation(const RunConfig& config, ServerControl* server);
+Result<RunResult> RunSimulation(const RunConfig& config, ServerControl* server,
+                                std::vector<TraceLine>* trace_at_failure = nullptr);
 
 }  // namespace xackly

@@ -4,6 +4,7 @@
 // Redis replied is fed to the oracle.
 #include "sim/run_internal.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include <fmt/format.h>
@@ -38,6 +39,13 @@ void Simulation::ObserveBusiness(Actor& a, const Step& s, const std::string& res
   if (s.op == Op::kExternalEffect && script() && s.outcome == BusinessOutcome::kOk && !s.label.empty() &&
       s.duration_ms > 0) {
     oracle_.DedupeRecord(now_, a.name, s.event_id, s.duration_ms);
+  }
+  // An SQL write naming an event (an inbox row) saved work a relay may still owe.
+  if (s.op == Op::kSqlStatement && s.sql.error.empty() && SiteChangesState(StatementVerb(s.label))) {
+    oracle_.WorkSavedIn(s.label);
+    for (const SqlValue& p : s.params) {
+      if (const std::string* text = std::get_if<std::string>(&p)) oracle_.WorkSavedIn(*text);
+    }
   }
   a.in_transaction = store_.InTransaction(a.owner_id);
   if ((s.op == Op::kSqlEffect || s.op == Op::kExternalEffect) &&
@@ -118,7 +126,9 @@ bool Simulation::BeforeCommandFaults(Actor& a, const Step& s) {
 Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
   *handled = false;
   if (s.op == Op::kProduce) {
-    StreamId id = std::max(StreamId{static_cast<uint64_t>(now_), 0}, last_id_.Next());
+    // Virtual time, above every ID the stream has had: after a script's
+    // `XADD *` (the server's clock) the next ID above its entry.
+    StreamId id = std::max({StreamId{static_cast<uint64_t>(now_), 0}, last_id_.Next(), feed_.stream_top().Next()});
     last_id_ = id;
     s.argv[2] = id.ToString();
   }

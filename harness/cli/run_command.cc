@@ -35,9 +35,9 @@ struct RunFlags {
   bool check_determinism = false;
 };
 
-std::string TraceText(const RunResult& r) {
+std::string TraceText(const std::vector<TraceLine>& trace) {
   std::string out;
-  for (const TraceLine& line : r.trace) {
+  for (const TraceLine& line : trace) {
     out += Trace::Render(line);
     out += '\n';
   }
@@ -47,13 +47,14 @@ std::string TraceText(const RunResult& r) {
 }  // namespace
 
 Result<RunResult> RunOnce(const RunConfig& config, const OutputFlags& output, std::string* server_version,
-                          const std::function<void(const std::string&)>& before_run) {
+                          const std::function<void(const std::string&)>& before_run,
+                          std::vector<TraceLine>* trace_at_failure) {
   CaseExecutor executor(ServerOptionsFrom(output));
   Result<RedisServer*> server = executor.Server(config.persistence);
   if (!server.ok()) return server.status();
   *server_version = executor.server_version();
   if (before_run) before_run(*server_version);
-  return executor.Run(config);
+  return executor.Run(config, trace_at_failure);
 }
 
 bool ReproducesRecordedTrace(const char* command, const Scenario& scenario, const std::string& scenario_file,
@@ -166,6 +167,32 @@ void PrintTimeline(std::FILE* out, RunOptions::Timeline timeline, const RunResul
 }
 
 
+// A run stopped before its judgement (the step guard): the trace up to the
+// stop, as --trace and --all-steps asked, so it can be inspected. Returns
+// the run's exit code, or the harness failure's when the trace file
+// cannot be written.
+int ShowCutRun(const char* command, const Status& stop, const std::vector<TraceLine>& cut,
+               const RunOptions& options, std::FILE* human) {
+  const int code = ExitCodeOf(stop);
+  if (cut.empty()) return code;
+  const std::string why = stop.code() == Status::Code::kHarnessLimit ? "it stopped at a harness limit (the "
+                                                                       "step guard: see the last line)"
+                                                                     : "it failed";
+  if (options.timeline == RunOptions::Timeline::kAllSteps) {
+    fmt::print(human, "\nTimeline up to the stop, every step ({} trace lines; {}, not judged):\n", cut.size(), why);
+    for (const TraceLine& line : cut) fmt::print(human, "  {}\n", Trace::Render(line));
+  }
+  if (!options.trace_file.empty()) {
+    if (Status s = WriteFileAtomically(options.trace_file, TraceText(cut)); !s.ok()) {
+      PrintError(command, s);
+      return kExitHarnessFailure;
+    }
+    fmt::print(human, "trace up to the stop ({} lines; {}, not judged) written to {}\n", cut.size(), why,
+               options.trace_file);
+  }
+  return code;
+}
+
 }  // namespace
 
 int RunAndReport(const char* command, const Scenario& scenario, const std::string& scenario_file,
@@ -190,12 +217,13 @@ int RunAndReport(const char* command, const Scenario& scenario, const std::strin
   config.keep_trace = true;
   auto started = std::chrono::steady_clock::now();
   std::string server_version;
-  Result<RunResult> run = RunOnce(config, options.output, &server_version, [&](const std::string& version) {
-    PrintRunHeader(human, command, scenario, config, version);
-  });
+  std::vector<TraceLine> cut;  // the trace of a run stopped before its judgement
+  Result<RunResult> run = RunOnce(
+      config, options.output, &server_version,
+      [&](const std::string& version) { PrintRunHeader(human, command, scenario, config, version); }, &cut);
   if (!run.ok()) {
     PrintError(command, run.status());
-    return ExitCodeOf(run.status());
+    return ShowCutRun(command, run.status(), cut, options, human);
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
@@ -221,7 +249,7 @@ int RunAndReport(const char* command, const Scenario& scenario, const std::strin
   }
 
   if (!options.trace_file.empty()) {
-    Status s = WriteFileAtomically(options.trace_file, TraceText(*run));
+    Status s = WriteFileAtomically(options.trace_file, TraceText(run->trace));
     if (!s.ok()) {
       PrintError(command, s);
       return kExitHarnessFailure;

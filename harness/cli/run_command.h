@@ -28,8 +28,10 @@ struct RunOptions {
 // Runs `config` once on a fresh server; the server version goes to
 // *server_version. `before_run`, when set, is called with it once the
 // server is up and before the run starts (the header line).
+// `trace_at_failure`: as for RunSimulation (the trace of a run cut short).
 Result<RunResult> RunOnce(const RunConfig& config, const OutputFlags& output, std::string* server_version,
-                          const std::function<void(const std::string&)>& before_run = {});
+                          const std::function<void(const std::string&)>& before_run = {},
+                          std::vector<TraceLine>* trace_at_failure = nullptr);
 
 // True when `scenario` records no trace hash (says on `human` "not
 // checked") or `run` reproduced it (says it matches the file); else says on

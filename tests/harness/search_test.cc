@@ -173,6 +173,28 @@ TEST_F(SearchCliTest, TheStepGuardIsExitThreeNamingTheKnob) {
   EXPECT_FALSE(Contains(out.output, "stuck")) << out.output;
 }
 
+// A run stopped by the step guard is not judged, but it can be inspected:
+// `run --trace` writes the trace up to the stop and `explain --all-steps`
+// prints it, both saying it stopped at the guard. (Both wrote nothing.)
+TEST_F(SearchCliTest, AStepGuardStopLeavesItsTraceForRunAndExplain) {
+  std::string file = Write("tight-trace.toml",
+                           "protocol = \"txn-dedupe\"\n[workload]\nevents = 50\n[timing]\nmax_steps = 30\n");
+  const std::string trace = (dir_ / "cut.trace").string();
+  CommandOutput out = RunXackly({"run", "--scenario", file, "--faults", "none", "--trace", trace});
+  EXPECT_EQ(out.exit_code, kExitHarnessFailure) << out.output;
+  EXPECT_TRUE(Contains(out.output, "written to " + trace)) << out.output;
+  Result<std::string> text = ReadFile(trace);
+  ASSERT_TRUE(text.ok()) << text.status().ToString() << "\n" << out.output;
+  EXPECT_GE(std::count(text->begin(), text->end(), '\n'), 30) << *text;  // every step up to the stop
+  EXPECT_TRUE(Contains(text->substr(text->rfind('\n', text->size() - 2)), "step guard")) << *text;
+  EXPECT_TRUE(Contains(*text, "XADD")) << *text;
+
+  CommandOutput explain = RunXackly({"explain", file, "--all-steps"});
+  EXPECT_EQ(explain.exit_code, kExitHarnessFailure) << explain.output;
+  EXPECT_TRUE(Contains(explain.output, "Timeline up to the stop, every step")) << explain.output;
+  EXPECT_TRUE(Contains(explain.output, "timing.max_steps = 30 reached")) << explain.output;
+}
+
 // Under check the same guard leaves the case unjudged without ending the
 // search: every case is tried, the first stopped one is written as a
 // replay file that reruns it alone, and a check that found nothing exits 3

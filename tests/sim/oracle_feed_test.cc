@@ -196,6 +196,65 @@ TEST_F(OracleFeedTest, AcksInsideEvalAreReadBack) {
   for (const Violation& v : Judge()) EXPECT_NE(v.event_id, "order:1") << v.detail;
 }
 
+// What the read-back learns names the EVAL it happened in, with its source
+// cut to the first line: a story or a verdict that quotes it stays
+// readable, and a long script is not printed whole (the trace line keeps it).
+TEST_F(OracleFeedTest, AnEvalIsNamedByItsFirstSourceLineNotItsWholeSource) {
+  Produce(1);
+  Read(1, "w1");
+  reads_ = {Arr({}), GroupsReply(Id(1)), Int(1), Arr({})};
+  const std::string source =
+      "local done = redis.call('SET', KEYS[2], 1, 'NX')\n"
+      "if done then redis.call('RPUSH', KEYS[3], ARGV[2]) end\n"
+      "return redis.call('XACK', KEYS[1], 'workers', ARGV[1])";
+  Send({"EVAL", source, "1", "events", Id(1)}, Int(1));
+  std::string acked;
+  for (const HistoryItem& i : oracle_.HistoryOf(EventId(1))) {
+    if (i.kind == HistoryKind::kAcked) acked = i.detail;
+  }
+  EXPECT_NE(acked.find("EVAL \"local done = redis.call('SET', KEYS[2], 1, 'NX')... (3 lines)\" 1 events"),
+            std::string::npos)
+      << acked;
+  EXPECT_EQ(acked.find("RPUSH"), std::string::npos) << acked;
+}
+
+// A script's `XADD *` takes its ID from the server's clock: the feed keeps
+// the stream's top, which the built-in producer's next explicit ID must
+// exceed (Simulation::ExecuteRedis).
+TEST_F(OracleFeedTest, TheStreamsTopIsEveryIdAddedToIt) {
+  EXPECT_EQ(feed_.stream_top(), (StreamId{0, 0}));
+  Produce(1);
+  EXPECT_EQ(feed_.stream_top(), StreamId::Parse(Id(1)));
+  Send({"XADD", "events", "*", "note", "hello"}, Str("1700000001001-0"), "w1");  // no event: still the top
+  EXPECT_EQ(feed_.stream_top(), (StreamId{1700000001001, 0}));
+  Send({"XADD", "elsewhere", "*", "note", "hello"}, Str("1800000000000-0"), "w1");  // another stream
+  EXPECT_EQ(feed_.stream_top(), (StreamId{1700000001001, 0}));
+}
+
+// A key the script sets with a TTL that names an event is that event's
+// done-record with the TTL; one set without a TTL, or not set (NX on an
+// existing key), is none.
+TEST_F(OracleFeedTest, AKeyNamingAnEventSetWithATtlIsItsDoneRecord) {
+  Produce(1);
+  Produce(2);
+  auto records = [&](int n) {
+    std::vector<int64_t> ttls;
+    for (const HistoryItem& i : oracle_.HistoryOf(EventId(n))) {
+      if (i.kind == HistoryKind::kDedupeRecord) ttls.push_back(i.value);
+    }
+    return ttls;
+  };
+  Send({"SET", "done:order:12", "1", "NX", "EX", "5"}, Reply::StatusText("OK"));  // names no event of the run
+  EXPECT_TRUE(records(1).empty());
+  Send({"SET", "done:" + EventId(1), "1", "NX", "EX", "3"}, Reply::StatusText("OK"));
+  EXPECT_EQ(records(1), std::vector<int64_t>{3000});
+  Send({"SET", "done:" + EventId(2), "1", "NX"}, Reply::StatusText("OK"));  // no TTL
+  Send({"SET", "lock:" + EventId(2), "1", "NX", "PX", "500"}, Reply::Nil());  // not set
+  EXPECT_TRUE(records(2).empty());
+  Send({"PEXPIRE", "done:" + EventId(2), "2000"}, Int(1));
+  EXPECT_EQ(records(2), std::vector<int64_t>{2000});
+}
+
 TEST_F(OracleFeedTest, DeliveriesAndClaimsInsideEvalAreReadBack) {
   Produce(1);
   Produce(2);

@@ -2,6 +2,10 @@
 // test states what a correct script should be judged; it is DISABLED while
 // the harness gets it wrong (run it with --gtest_also_run_disabled_tests).
 // Enable it with the fix.
+#include <fstream>
+#include <sstream>
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include "sim/lua/script_actor.h"
@@ -31,6 +35,15 @@ Result<RunConfig> ScriptConfig(const char* file, const std::string& source, int 
     c.fault_schedule->push_back(*spec);
   }
   return c;
+}
+
+// `script` after the worker loop the catalog scripts share
+// (scenarios/catalog/scripts/catalog_loop.lua: catalog_consumer, ack...).
+std::string WithCatalogLoop(const std::string& script) {
+  std::ifstream in(std::string(XACKLY_SOURCE_DIR) + "/scenarios/catalog/scripts/catalog_loop.lua");
+  std::stringstream loop;
+  loop << in.rdbuf();
+  return loop.str() + script;
 }
 
 class ScriptOracleGapTest : public ServerTest {
@@ -225,6 +238,88 @@ end
   Result<RunResult> probed = RunSimulation(*probe, StartServer());
   ASSERT_TRUE(probed.ok()) << probed.status().ToString();
   EXPECT_LT(probed->steps, DefaultMaxSteps(1) / 5);
+}
+
+// An entry acked before its effect, by a worker that then crashes, is a
+// plain loss: nothing saved the event anywhere a relay could pick it up,
+// so the verdict must not suggest declaring a relay's timer. (The hint is
+// for work acked into an inbox or outbox: WorkOwedAfterTheAckIsWaitedFor.)
+TEST_F(ScriptOracleGapTest, AnAckWithoutEffectGetsNoRelayTimerHint) {
+  constexpr const char* kScript = R"lua(
+function consumer(w)
+  while true do
+    for _, e in ipairs(w:read(">", {block_ms = 1000})) do
+      w:redis("XACK", w.stream, w.group, e.id)
+      w:effect(e.fields.event_id, "external", {entry = e})
+    end
+  end
+end
+)lua";
+  Result<RunResult> r = RunScript("ack-first.lua", kScript, 1, {"crash w1 after-XACK #1"});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->observed, "lost");
+  ASSERT_EQ(r->violations.size(), 1u);
+  const Violation& v = r->violations[0];
+  EXPECT_EQ(v.cause, "acked-without-effect");
+  EXPECT_EQ(v.detail.find("[protocol.loop]"), std::string::npos) << v.detail;
+  EXPECT_EQ(v.detail.find("timer"), std::string::npos) << v.detail;
+}
+
+// A worker that adds entries of its own with `XADD *` (IDs from the
+// server's clock) to the run's stream, beside the built-in producer: the
+// producer's later XADDs must still be accepted, so the run ends with a
+// verdict. (The producer's explicit IDs counted from the run's start were
+// all "equal or smaller than the target stream top item" and retried until
+// the step guard: exit 3, undecided.)
+TEST_F(ScriptOracleGapTest, AScriptsXaddStarBesideTheBuiltInProducerGetsAVerdict) {
+  constexpr const char* kScript = R"lua(
+function consumer(w)
+  w:redis("XADD", w.stream, "*", "note", "hello from " .. w.name)
+  while true do
+    for _, e in ipairs(w:read(">", {block_ms = 1000})) do
+      if e.fields.event_id then w:effect(e.fields.event_id, "external", {entry = e}) end
+      w:redis("XACK", w.stream, w.group, e.id)
+    end
+  end
+end
+)lua";
+  Result<RunResult> r = RunScript("xadd-star.lua", kScript, 5, {});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->observed, "ok");
+  for (int n = 1; n <= 5; ++n) EXPECT_EQ(r->effect_counts[EventId(n)], 1) << EventId(n);
+}
+
+// A dedupe key the script sets itself with a TTL (SET NX EX) that has
+// expired when a crashed worker's entry is claimed: the effect runs again,
+// and the cause is the expiry (as for a TTL declared in the scenario), not
+// the crash that made the redelivery.
+TEST_F(ScriptOracleGapTest, AScriptsOwnDedupeKeyThatExpiresIsDedupeExpired) {
+  const std::string script = WithCatalogLoop(R"lua(
+local function handle(w, e)
+  local set = w:redis("SET", "done:" .. e.fields.event_id, "1", "NX", "EX", 3)
+  if xackly.is_error(set) then return end
+  if set then w:effect(e.fields.event_id, "external", {entry = e}) end
+  ack(w, e.id)
+end
+function consumer(w)
+  catalog_consumer(w, {handle_batch = each_entry(handle), min_idle_ms = 30000, claim_every_ms = 5000,
+                       block_ms = 1000})
+end
+)lua");
+  Result<RunResult> r = RunScript("ttl-key.lua", script, 1, {"crash w1 after-effect #1"});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->observed, "duplicate");
+  ASSERT_EQ(r->violations.size(), 1u);
+  const Violation& v = r->violations[0];
+  EXPECT_EQ(v.cause, "dedupe-expired") << v.detail;
+  EXPECT_NE(v.detail.find("done:order:1"), std::string::npos) << v.detail;  // the key, named
+  EXPECT_NE(v.detail.find("expired after 3000 ms"), std::string::npos) << v.detail;
+  // The same key without a TTL keeps the redelivery from running it again.
+  std::string forever = script;
+  forever.replace(forever.find(", \"EX\", 3"), std::string(", \"EX\", 3").size(), "");
+  Result<RunResult> ok = RunScript("key.lua", forever, 1, {"crash w1 after-effect #1"});
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->observed, "ok");
 }
 
 }  // namespace
