@@ -3,7 +3,8 @@
 // Job), so one command line serves every shard. A wrong or missing
 // variable is bad input (exit 2) that names the variable and its value:
 // a shard that silently ran the wrong cases would merge into a wrong
-// result.
+// result. tests/ci_files_test runs the CI files' own commands under each
+// environment and checks their merge against one unsharded run.
 #include <map>
 #include <string>
 #include <vector>
