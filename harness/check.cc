@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
+#include <string_view>
 #include <set>
 #include <ostream>
 
@@ -437,6 +439,91 @@ bool ParseShard(const std::string& text, int* index, int* count) {
   } catch (...) {
     return false;
   }
+}
+
+std::string ShardSpec::Text() const { return fmt::format("{}/{}", index + 1, count); }
+
+namespace {
+
+// A decimal number of at most nine digits and nothing else: no sign, no
+// space (a CI variable is written by a machine; anything else is a mistake).
+std::optional<int> ParseEnvNumber(std::string_view text) {
+  if (text.empty() || text.size() > 9) return std::nullopt;
+  int n = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    n = n * 10 + (c - '0');
+  }
+  return n;
+}
+
+// NAME='value' for a message: at most 60 characters of the value, on one line.
+std::string EnvShown(const char* name, std::string_view value) {
+  std::string shown(value.substr(0, 60));
+  for (char& c : shown) {
+    if (static_cast<unsigned char>(c) < 0x20) c = '?';
+  }
+  return fmt::format("{}='{}'{}", name, shown, value.size() > 60 ? "..." : "");
+}
+
+}  // namespace
+
+Result<ShardSpec> ShardFromEnvironment(const std::function<const char*(const char*)>& getenv) {
+  auto get = [&](const char* name) -> std::optional<std::string> {
+    const char* v = getenv(name);
+    if (v == nullptr || *v == '\0') return std::nullopt;
+    return std::string(v);
+  };
+  if (std::optional<std::string> shard = get(kShardEnv)) {
+    const size_t slash = shard->find('/');
+    std::optional<int> i = ParseEnvNumber(std::string_view(*shard).substr(0, slash));
+    std::optional<int> n = slash == std::string::npos ? std::nullopt : ParseEnvNumber(shard->substr(slash + 1));
+    if (!i || !n || *i < 1 || *i > *n) {
+      return Status::InvalidArgument(
+          fmt::format("{}: expected I/N with 1 <= I <= N, e.g. {}=2/3", EnvShown(kShardEnv, *shard), kShardEnv));
+    }
+    return ShardSpec{*i - 1, *n, fmt::format("{}={}", kShardEnv, *shard)};
+  }
+  // An index variable and the count beside it, as one CI system sets them.
+  struct Pair {
+    const char* index_name;
+    const char* count_name;
+    int first_index;  // 1 (GitLab) or 0 (Kubernetes)
+    const char* who;  // where the pair comes from, for a message
+  };
+  const Pair pairs[] = {
+      {kGitLabNodeIndexEnv, kGitLabNodeTotalEnv, 1, "GitLab sets both for a job with `parallel: N`"},
+      {kJobCompletionIndexEnv, kShardCountEnv, 0,
+       "a Kubernetes Indexed Job sets JOB_COMPLETION_INDEX; Kubernetes does not export the Job's completions, "
+       "so set XACKLY_SHARD_COUNT to it in the Job's env"},
+  };
+  for (const Pair& p : pairs) {
+    std::optional<std::string> index = get(p.index_name);
+    std::optional<std::string> count = get(p.count_name);
+    if (!index && !count) continue;
+    if (!index || !count) {
+      const std::string set = index ? EnvShown(p.index_name, *index) : EnvShown(p.count_name, *count);
+      return Status::InvalidArgument(
+          fmt::format("{} is set but {} is not ({})", set, index ? p.count_name : p.index_name, p.who));
+    }
+    std::optional<int> n = ParseEnvNumber(*count);
+    if (!n || *n < 1) {
+      return Status::InvalidArgument(
+          fmt::format("{}: expected a shard count of at least 1", EnvShown(p.count_name, *count)));
+    }
+    std::optional<int> i = ParseEnvNumber(*index);
+    if (!i || *i < p.first_index || *i > *n - 1 + p.first_index) {
+      return Status::InvalidArgument(fmt::format("{}: expected {}..{}, a {}-based index of {}={} shards",
+                                                 EnvShown(p.index_name, *index), p.first_index,
+                                                 *n - 1 + p.first_index, p.first_index, p.count_name, *n));
+    }
+    return ShardSpec{*i - p.first_index, *n,
+                     fmt::format("{}={}, {}={}", p.index_name, *index, p.count_name, *count)};
+  }
+  return Status::InvalidArgument(fmt::format(
+      "no shard in the environment: set {}=I/N, or run as a GitLab job with `parallel: N` ({}, {}) or as a "
+      "Kubernetes Indexed Job ({} and {}, the Job's completions)",
+      kShardEnv, kGitLabNodeIndexEnv, kGitLabNodeTotalEnv, kJobCompletionIndexEnv, kShardCountEnv));
 }
 
 std::vector<int> ShardCaseIndexes(const CheckOptions& options) {

@@ -199,6 +199,36 @@ Result<ProbedConfig> WithVisitedSites(const RunConfig& given, CasePool& pool, ui
 // Returns false (and sets nothing) unless 1 <= I <= N.
 bool ParseShard(const std::string& text, int* index, int* count);
 
+// One shard of a check's cases, 0 <= index < count, and the environment
+// variables it was read from (`--shard auto`).
+struct ShardSpec {
+  int index = 0;
+  int count = 1;
+  std::string source;  // "XACKLY_SHARD=2/3", "CI_NODE_INDEX=2, CI_NODE_TOTAL=3", ...
+  // "I/N" with I = index + 1: what --shard takes and a shard's report records.
+  std::string Text() const;
+};
+
+// The variables `--shard auto` reads, in the order it reads them.
+inline constexpr char kShardEnv[] = "XACKLY_SHARD";                    // "I/N", 1-based
+inline constexpr char kGitLabNodeIndexEnv[] = "CI_NODE_INDEX";         // GitLab `parallel: N`, 1..N
+inline constexpr char kGitLabNodeTotalEnv[] = "CI_NODE_TOTAL";         // N
+inline constexpr char kJobCompletionIndexEnv[] = "JOB_COMPLETION_INDEX";  // Kubernetes Indexed Job, 0..N-1
+inline constexpr char kShardCountEnv[] = "XACKLY_SHARD_COUNT";         // N, set in the Job's env
+
+// `check --shard auto`: the shard a CI job runs, from `getenv` (std::getenv,
+// or a fake in tests). The first of these that is set decides:
+//   XACKLY_SHARD=I/N                          any CI, or by hand; 1 <= I <= N
+//   CI_NODE_INDEX and CI_NODE_TOTAL            GitLab's `parallel: N`; the index is 1-based
+//   JOB_COMPLETION_INDEX and XACKLY_SHARD_COUNT  a Kubernetes Indexed Job; the index is
+//       0-based, and the count is the Job's `completions`, which Kubernetes does
+//       not export: the Job sets XACKLY_SHARD_COUNT to it
+// A variable set to "" counts as unset. Fails with kInvalidArgument naming
+// the variable and its value when a value is malformed or out of range,
+// naming the missing one when only one of a pair is set, and naming every
+// variable when none is set.
+Result<ShardSpec> ShardFromEnvironment(const std::function<const char*(const char*)>& getenv);
+
 // The case indexes this shard runs, in order: i in [0, cases) with
 // i % shard_count == shard_index.
 std::vector<int> ShardCaseIndexes(const CheckOptions& options);

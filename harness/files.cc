@@ -1,6 +1,7 @@
 #include "harness/files.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -128,6 +129,15 @@ std::string JoinPath(std::string_view dir, std::string_view name) {
   if (!out.empty() && out.back() != '/') out += '/';
   out += name;
   return out;
+}
+
+Result<std::string> ExecutableDir() {
+  char exe[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n <= 0) return Status::NotFound("/proc/self/exe is unreadable: cannot tell where the xackly executable is");
+  std::string dir(exe, static_cast<size_t>(n));
+  dir.resize(dir.rfind('/') + 1);
+  return dir;
 }
 
 }  // namespace xackly

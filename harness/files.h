@@ -44,4 +44,9 @@ bool IsPlainFileName(std::string_view name);
 // `dir` + "/" + `name`, without doubling the slash.
 std::string JoinPath(std::string_view dir, std::string_view name);
 
+// The directory of the running executable (/proc/self/exe), with a trailing
+// '/': where the build and an installation put what xackly finds beside
+// itself. kNotFound when /proc/self/exe cannot be read.
+Result<std::string> ExecutableDir();
+
 }  // namespace xackly

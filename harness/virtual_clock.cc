@@ -1,7 +1,6 @@
 #include "harness/virtual_clock.h"
 
 #include <fcntl.h>
-#include <limits.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -13,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "harness/clock_page.h"
+#include "harness/files.h"
 #include "sim/limits.h"
 
 namespace xackly {
@@ -95,16 +95,12 @@ Result<std::string> FindClockLibrary(const std::string& explicit_path) {
     if (usable(env)) return std::string(env);
     return Status::NotFound(fmt::format("clock library ${}={} is not readable", kClockLibEnv, env));
   }
-  char exe[PATH_MAX];
-  ssize_t n = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-  if (n <= 0) {
-    return Status::NotFound(fmt::format(
-        "cannot locate {}: ${} is not set and /proc/self/exe is unreadable", kClockLibName,
-        kClockLibEnv));
+  Result<std::string> dir = ExecutableDir();
+  if (!dir.ok()) {
+    return Status::NotFound(fmt::format("cannot locate {}: ${} is not set and {}", kClockLibName, kClockLibEnv,
+                                        dir.status().message()));
   }
-  std::string dir(exe, static_cast<size_t>(n));
-  dir.resize(dir.rfind('/') + 1);
-  std::string candidate = dir + kClockLibName;
+  std::string candidate = *dir + kClockLibName;
   if (usable(candidate)) return candidate;
   return Status::NotFound(fmt::format(
       "cannot find the virtual-clock library: ${} is not set and {} does not exist (the build "

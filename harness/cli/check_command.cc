@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <string>
@@ -122,6 +123,8 @@ class CheckSession {
   OutputFlags output_;
   std::FILE* human_ = stdout;
   uint64_t seed_ = kDefaultCheckSeed;
+  std::string shard_;         // "I/N" when sharded, as the report records it
+  std::string shard_source_;  // with --shard auto: the variables it came from
   CheckOptions options_;                     // the first target's (its seed and bounds head the output)
   std::vector<CheckOptions> target_options_;  // each target's
   int jobs_ = 1;
@@ -160,10 +163,21 @@ std::optional<int> CheckSession::Open() {
     return kExitUsage;
   }
   options_ = OptionsFor(targets_[0]);
-  if (!flags_.shard.empty() && !ParseShard(flags_.shard, &options_.shard_index, &options_.shard_count)) {
-    fmt::print(stderr, "xackly check: error: --shard: expected I/N with 1 <= I <= N, got '{}'\n", flags_.shard);
+  if (flags_.shard == "auto") {
+    Result<ShardSpec> env = ShardFromEnvironment(std::getenv);
+    if (!env.ok()) {
+      fmt::print(stderr, "xackly check: error: --shard auto: {}\n", env.status().message());
+      return kExitUsage;
+    }
+    options_.shard_index = env->index;
+    options_.shard_count = env->count;
+    shard_source_ = env->source;
+  } else if (!flags_.shard.empty() && !ParseShard(flags_.shard, &options_.shard_index, &options_.shard_count)) {
+    fmt::print(stderr, "xackly check: error: --shard: expected I/N with 1 <= I <= N, or auto, got '{}'\n",
+               flags_.shard);
     return kExitUsage;
   }
+  if (!flags_.shard.empty()) shard_ = ShardSpec{options_.shard_index, options_.shard_count, ""}.Text();
   output_ = flags_.output;
   Status output_ok = ResolveOutput(&output_);
   if (output_ok.ok()) output_ok = CheckOutputFlags(output_);
@@ -208,7 +222,7 @@ std::optional<int> CheckSession::Open() {
                                 options_.bounds.max_faults, options_.bounds.swarm ? ", swarm" : "");
   report_.search = {flags_.cases, flags_.max_workers, flags_.max_events, flags_.max_faults, flags_.fixed_workload,
                     !flags_.no_swarm};
-  report_.shard = flags_.shard;
+  report_.shard = shard_;
   report_.all_matched = true;
   return std::nullopt;
 }
@@ -219,7 +233,7 @@ void CheckSession::PrintHeader() const {
              options_.seed, Plural(flags_.cases, "case"), targets_.size() == 1 ? "check" : "protocol",
              server_version_, Plural(jobs_, "parallel job"), Plural(b.max_workers, "worker"),
              Plural(b.max_events, "event"), Plural(b.max_faults, "fault"),
-             flags_.shard.empty() ? "" : ", shard " + flags_.shard,
+             shard_.empty() ? "" : ", shard " + shard_ + (shard_source_.empty() ? "" : " (" + shard_source_ + ")"),
              !output_.stdout_format.empty()
                  ? fmt::format("the {} report on stdout, replay files in {}", output_.stdout_format, output_.out_dir)
                  : "reports and replay files in " + output_.out_dir);
@@ -549,7 +563,10 @@ void RegisterCheckCommand(CLI::App& app, CommandResult& result) {
                   "the results do not depend on it")
       ->check(CLI::Range(1, 64));
   cmd->add_option("--shard", flags->shard,
-                  "run only shard I of N (cases whose index is I-1 modulo N); `xackly merge` combines shards");
+                  "run only shard I of N (cases whose index is I-1 modulo N); `xackly merge` combines shards. "
+                  "auto: from the environment, the first set of XACKLY_SHARD=I/N, GitLab's CI_NODE_INDEX "
+                  "(1-based) and CI_NODE_TOTAL, a Kubernetes Indexed Job's JOB_COMPLETION_INDEX (0-based) and "
+                  "XACKLY_SHARD_COUNT (its completions)");
   cmd->callback([flags, &result, seed, workers, events] {
     flags->seed_given = seed->count() > 0;
     flags->workers_given = workers->count() > 0;

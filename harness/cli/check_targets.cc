@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "harness/cli/shared_flags.h"
+#include "harness/files.h"
 #include "sim/protocol.h"
 
 namespace xackly {
@@ -15,7 +16,13 @@ namespace {
 
 std::filesystem::path ScenarioRoot() {
   const char* env = std::getenv("XACKLY_SCENARIO_DIR");
-  return env != nullptr && *env != '\0' ? env : XACKLY_SCENARIO_DIR;
+  if (env != nullptr && *env != '\0') return env;
+  if (Result<std::string> exe = ExecutableDir(); exe.ok()) {
+    std::error_code ec;
+    const std::filesystem::path installed = std::filesystem::path(*exe) / XACKLY_INSTALLED_SCENARIO_DIR;
+    if (std::filesystem::is_directory(installed, ec)) return installed.lexically_normal();
+  }
+  return XACKLY_SCENARIO_DIR;
 }
 
 // Every *.toml directly in `dir`, appended in name order.

@@ -23,8 +23,10 @@ struct Target {
 // (scenarios/library/<name>/, docs/libraries.md); without any, a note says
 // so. Else (`--library NAME`) that library's files, or every library's for
 // "all"; an unknown name is an input error listing the known ones. The
-// scenario root is $XACKLY_SCENARIO_DIR, else the source tree this binary
-// was built from.
+// scenario root is $XACKLY_SCENARIO_DIR; else, for an installed xackly,
+// the scenarios installed with it (<prefix>/share/xackly/scenarios beside
+// <prefix>/bin/xackly, wherever the prefix was moved); else the source
+// tree this binary was built from.
 Status AddScenarioTargets(const std::string& library, std::vector<Target>* targets);
 
 // Appends every catalog protocol, in catalog order.
