@@ -1,5 +1,6 @@
 #include "harness/scenario_files.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -9,17 +10,46 @@
 
 namespace xackly {
 
-Result<Scenario> LoadScenarioFile(const std::string& path) {
+namespace {
+
+// Reads the script or include `named` (as [protocol] names it) of the
+// scenario file `scenario_file` for LoadScenarioFile: from *s's embedded
+// copy or from disk (`which`), recording what it read in s->embedded.
+Result<std::string> ReadScriptFile(const std::string& scenario_file, const std::string& named, ScriptFiles which,
+                                   Scenario* s) {
+  namespace fs = std::filesystem;
+  auto embedded = std::find_if(s->embedded.begin(), s->embedded.end(),
+                               [&](const EmbeddedFile& f) { return f.path == named; });
+  const bool has_copy = embedded != s->embedded.end();
+  if (has_copy && which == ScriptFiles::kEmbeddedCopies) return embedded->text;
+  fs::path on_disk(named);
+  if (on_disk.is_relative()) on_disk = fs::path(scenario_file).parent_path() / on_disk;
+  std::error_code ec;
+  if (has_copy && !fs::exists(on_disk, ec) && !embedded->from.empty()) on_disk = embedded->from;
+  const std::string shown = on_disk.lexically_normal().string();
+  Result<std::string> text = ReadFile(shown);
+  if (!text.ok()) return text.status();
+  if (has_copy && ContentHash(*text) != embedded->hash) s->changed_files.push_back(named);
+  EmbeddedFile read{named, fs::absolute(on_disk, ec).lexically_normal().string(), ContentHash(*text), *text};
+  if (has_copy) {
+    *embedded = std::move(read);
+  } else {
+    s->embedded.push_back(std::move(read));
+  }
+  return text;
+}
+
+}  // namespace
+
+Result<Scenario> LoadScenarioFile(const std::string& path, ScriptFiles which) {
   Result<std::string> text = ReadFile(path);
   if (!text.ok()) return Status::InvalidArgument(text.status().message());
   Result<Scenario> scenario = ParseScenario(*text, path);
   if (!scenario.ok()) return scenario;
   ProtocolDef& p = scenario->config.protocol;
   if (!p.script_path.empty()) {  // [protocol] script: relative to the scenario file
-    std::filesystem::path script_path(p.script_path);
-    if (script_path.is_relative()) script_path = std::filesystem::path(path).parent_path() / script_path;
-    std::string shown = script_path.lexically_normal().string();
-    Result<std::string> source = ReadFile(shown);
+    const std::string script_name = std::filesystem::path(p.script_path).filename().string();
+    Result<std::string> source = ReadScriptFile(path, p.script_path, which, &*scenario);
     if (!source.ok()) {
       return Status::InvalidArgument(fmt::format("{}: protocol.script: {}", path, source.status().message()));
     }
@@ -31,10 +61,7 @@ Result<Scenario> LoadScenarioFile(const std::string& path) {
     std::string prelude = ScriptParamsPrelude(scenario->script_params);
     size_t total_bytes = source->size();
     for (const std::string& include : scenario->script_includes) {
-      std::filesystem::path include_path(include);
-      if (include_path.is_relative()) include_path = std::filesystem::path(path).parent_path() / include_path;
-      std::string include_shown = include_path.lexically_normal().string();
-      Result<std::string> included = ReadFile(include_shown);
+      Result<std::string> included = ReadScriptFile(path, include, which, &*scenario);
       if (!included.ok()) {
         return Status::InvalidArgument(fmt::format("{}: protocol.include: {}", path, included.status().message()));
       }
@@ -42,11 +69,13 @@ Result<Scenario> LoadScenarioFile(const std::string& path) {
       if (total_bytes > kMaxScriptBytes) {
         return Status::InvalidArgument(fmt::format(
             "{}: protocol.include: the script and its includes add up to more than {} MiB at {}",
-            path, kMaxScriptBytes >> 20, include_shown));
+            path, kMaxScriptBytes >> 20, include));
       }
-      prelude += ScriptIncludePrelude(include_path.filename().string(), *included);
+      prelude += ScriptIncludePrelude(std::filesystem::path(include).filename().string(), *included);
     }
-    ScriptSource script_source{shown, prelude + *source, script_path.filename().string()};
+    std::filesystem::path shown(p.script_path);
+    if (shown.is_relative()) shown = std::filesystem::path(path).parent_path() / shown;
+    ScriptSource script_source{shown.lexically_normal().string(), prelude + *source, script_name};
     auto script = LuaScript::Load(std::move(script_source));
     if (!script.ok()) return script.status();
     p.script = std::move(script).value();
@@ -57,8 +86,10 @@ Result<Scenario> LoadScenarioFile(const std::string& path) {
 void RebaseScriptPaths(Scenario* s, const std::string& from_file, const std::string& to_file) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  const fs::path from_dir = fs::absolute(fs::path(from_file), ec).parent_path();
-  const fs::path to_dir = fs::absolute(fs::path(to_file), ec).parent_path();
+  // Normalized first: "src/../out" is not a sibling of "src" to
+  // lexically_relative, which counts ".." as a name.
+  const fs::path from_dir = fs::absolute(fs::path(from_file), ec).lexically_normal().parent_path();
+  const fs::path to_dir = fs::absolute(fs::path(to_file), ec).lexically_normal().parent_path();
   auto rebase = [&](std::string* path) {
     if (path->empty() || fs::path(*path).is_absolute()) return;
     fs::path moved = (from_dir / *path).lexically_normal().lexically_relative(to_dir);
@@ -66,6 +97,7 @@ void RebaseScriptPaths(Scenario* s, const std::string& from_file, const std::str
   };
   rebase(&s->config.protocol.script_path);
   for (std::string& include : s->script_includes) rebase(&include);
+  for (EmbeddedFile& f : s->embedded) rebase(&f.path);
 }
 
 }  // namespace xackly

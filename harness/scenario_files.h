@@ -2,6 +2,7 @@
 // and moving a scenario's script paths to another file's directory.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "scenarios/scenario.h"
@@ -9,12 +10,26 @@
 
 namespace xackly {
 
+// Which text of a protocol script (and its includes) a scenario file runs.
+enum class ScriptFiles : uint8_t {
+  // The copy the file embeds ([[embedded]], a replay file), else the file
+  // on disk.
+  kEmbeddedCopies,
+  // The file on disk (beside the scenario file, else where the embedded
+  // copy was read from when recorded): re-judging a recorded schedule
+  // against today's script. Scenario::changed_files names those that differ
+  // from their embedded copy.
+  kCurrent,
+};
+
 // Reads and parses a scenario file. A protocol script it names (and the
-// files its [protocol] include lists) is read relative to the file and
-// loaded, with [protocol.params] and the includes run before its first
-// line. Errors name the file and field (exit 2 material). Lua chunk names
-// are the files' names (no directory).
-Result<Scenario> LoadScenarioFile(const std::string& path);
+// files its [protocol] include lists) is read relative to the file, or
+// taken from the file's embedded copy (`which`), and loaded, with
+// [protocol.params] and the includes run before its first line; every file
+// read ends up in Scenario::embedded (so a replay file written from the
+// result carries it). Errors name the file and field (exit 2 material).
+// Lua chunk names are the files' names (no directory).
+Result<Scenario> LoadScenarioFile(const std::string& path, ScriptFiles which = ScriptFiles::kEmbeddedCopies);
 // The most a protocol script and all its includes may add up to.
 inline constexpr size_t kMaxScriptBytes = size_t{16} << 20;
 // A protocol script's paths (script, include) are relative to the scenario

@@ -16,6 +16,7 @@
 #include <toml++/toml.h>
 
 #include "scenarios/schema.h"
+#include "sim/text_hash.h"
 
 namespace xackly {
 
@@ -542,7 +543,7 @@ constexpr char kNameExpected[] =
 const std::vector<std::string>& TopLevelKeys() {
   static const std::vector<std::string> kKeys = {
       "protocol", "name",     "description", "origin", "expect",   "seed",
-      "server",   "workload", "timing",      "faults", "schedule",
+      "server",   "workload", "timing",      "faults", "schedule", "embedded",
   };
   return kKeys;
 }
@@ -566,6 +567,9 @@ class ScenarioParser {
   void ReadExpect();
   void ReadSeed();
   void ReadSchedule();
+  // [[embedded]] into s_.embedded: each table's keys, strings, and a text
+  // that matches its hash.
+  void ReadEmbedded();
   void CheckActor(const toml::node& at, const std::string& path, const std::string& actor,
                   std::string_view context);
   // Reports a run-level error "path: what" (ValidateRunConfig's form) on the
@@ -631,6 +635,7 @@ Scenario ScenarioParser::Parse() {
   }
   CheckNamedSites();
   ReadSchedule();
+  ReadEmbedded();
   if (e_->failed()) return s_;
   Status valid = ValidateRunConfig(c);
   if (!valid.ok()) FailAtNamedField(valid.message());
@@ -946,6 +951,46 @@ void ScenarioParser::CheckActor(const toml::node& at, const std::string& path,
   }
 }
 
+void ScenarioParser::ReadEmbedded() {
+  const toml::node* n = root_.get("embedded");
+  if (n == nullptr || e_->failed()) return;
+  const toml::array* files = n->as_array();
+  if (files == nullptr) {
+    e_->Fail(*n, "embedded", fmt::format("expected [[embedded]] tables (path, from, hash, text), got {}", Got(*n)));
+    return;
+  }
+  for (size_t i = 0; i < files->size() && !e_->failed(); ++i) {
+    const std::string path = fmt::format("embedded[{}]", i);
+    const toml::table* t = (*files)[i].as_table();
+    if (t == nullptr) {
+      e_->Fail((*files)[i], path, fmt::format("expected a table (path, from, hash, text), got {}", Got((*files)[i])));
+      return;
+    }
+    CheckKeys(e_, *t, path, {"path", "from", "hash", "text"});
+    EmbeddedFile f;
+    for (auto [key, member] : {std::pair{"path", &EmbeddedFile::path}, std::pair{"from", &EmbeddedFile::from},
+                               std::pair{"hash", &EmbeddedFile::hash}, std::pair{"text", &EmbeddedFile::text}}) {
+      const toml::node* v = t->get(key);
+      if (e_->failed()) return;
+      if (v == nullptr) {
+        e_->Fail(*t, path + "." + key, "expected a string, got nothing");
+        return;
+      }
+      std::optional<std::string> text = ReadString(e_, *v, path + "." + key, "a string");
+      if (!text) return;
+      f.*member = std::move(*text);
+    }
+    if (ContentHash(f.text) != f.hash) {
+      e_->Fail(*t->get("hash"), path + ".hash",
+               fmt::format("the embedded text of {} does not match its hash {} (it is {}): the file was edited; "
+                           "remove this [[embedded]] table to run {} as it is on disk",
+                           Quoted(f.path), Quoted(f.hash), Quoted(ContentHash(f.text)), Quoted(f.path)));
+      return;
+    }
+    s_.embedded.push_back(std::move(f));
+  }
+}
+
 void ScenarioParser::ReadSchedule() {
   const toml::table* t = SubTable(e_, root_, "", "schedule");
   if (t == nullptr || e_->failed()) return;
@@ -1092,6 +1137,12 @@ std::string KeyOnLine(std::string_view text, uint32_t line) {
 }
 
 }  // namespace
+
+std::string ContentHash(std::string_view text) {
+  uint64_t hash = Fnv1aText::kOffsetBasis;
+  Fnv1aText(&hash).append(text);
+  return fmt::format("fnv1a64:{:016x}", hash);
+}
 
 Result<Scenario> ParseScenario(std::string_view text, std::string_view source_name) {
   // toml++ 3.3 reaches assertions and __builtin_unreachable on some of

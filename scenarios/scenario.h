@@ -182,6 +182,15 @@
 //                             diverges names both. Optional (older files lack it).
 // Point faults and picks must name actors this run has.
 //
+// --- [[embedded]]: the files a replay file carries (one table each) ------
+//   path = "orders.lua"       the script or include, as [protocol] names it
+//   from = "/src/orders.lua"  where it was read when the file was recorded
+//   hash = "fnv1a64:..."      ContentHash of text; a text that does not match
+//                             its hash (edited by hand) is an error
+//   text = """..."""          the file's text: replay runs this copy, wherever
+//                             the replay file lies (`replay --current` reads
+//                             the file on disk instead, to re-judge it)
+//
 // scenarios/example.toml is a commented example; scenarios/catalog/ holds
 // every catalog protocol in inline form.
 #pragma once
@@ -208,6 +217,22 @@ enum class HandlerForm : uint8_t {
   kCpp,    // "c++": C++ code outside the file; config.protocol's steps only document it
 };
 
+// One file a replay file carries ([[embedded]] in the file): a protocol
+// script or an include, `path` as [protocol] names it, `from` the absolute
+// path it was read from when recorded (what `replay --current` reads again
+// when `path` is not found beside the replay file), its text, and
+// ContentHash(text).
+struct EmbeddedFile {
+  std::string path;
+  std::string from;
+  std::string hash;
+  std::string text;
+};
+
+// "fnv1a64:<16 hex digits>" of `text`: tells an edited or changed file from
+// the one recorded (not a cryptographic digest).
+std::string ContentHash(std::string_view text);
+
 struct Scenario {
   std::string name;          // defaults to the source name's stem
   std::string description;
@@ -233,6 +258,13 @@ struct Scenario {
   // cannot hold one) and must not run as it stands; whoever has the C++
   // handler puts it back (ReplayCase in harness/embed.h).
   HandlerForm handler = HandlerForm::kSteps;
+  // [[embedded]]: the protocol script and include files the run read,
+  // carried in its replay file so that it replays wherever it lies
+  // (LoadScenarioFile runs these copies, not the files on disk).
+  std::vector<EmbeddedFile> embedded;
+  // Set by LoadScenarioFile with ReadScripts::kCurrent: the embedded files
+  // whose file on disk differs now (their paths).
+  std::vector<std::string> changed_files;
 };
 
 // The Lua text that gives a script its [protocol.params]: one line without a

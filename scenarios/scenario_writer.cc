@@ -23,10 +23,15 @@ constexpr size_t kCommentColumn = 36;
 // Picks longer than this are wrapped over several lines.
 constexpr size_t kPicksPerLine = 24;
 
-// A TOML basic string.
-std::string Quote(std::string_view s) {
-  std::string out = "\"";
+// A TOML basic string; `multi_line`: a multi-line one ('"""' and a
+// newline, which TOML drops), whose newlines stay newlines.
+std::string Quote(std::string_view s, bool multi_line = false) {
+  std::string out = multi_line ? "\"\"\"\n" : "\"";
   for (char c : s) {
+    if (multi_line && c == '\n') {
+      out += c;
+      continue;
+    }
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
@@ -43,7 +48,20 @@ std::string Quote(std::string_view s) {
         }
     }
   }
-  return out + "\"";
+  return out + (multi_line ? "\"\"\"" : "\"");
+}
+
+// The [[embedded]] tables: each file the run read, with its hash.
+std::string EmbeddedTables(const std::vector<EmbeddedFile>& files) {
+  std::string out;
+  for (const EmbeddedFile& f : files) {
+    out += "\n[[embedded]]                        # a file the run read, carried so that this file replays anywhere\n";
+    out += "path = " + Quote(f.path) + "\n";
+    out += "from = " + Quote(f.from) + "\n";
+    out += "hash = " + Quote(f.hash) + "\n";
+    out += "text = " + Quote(f.text, /*multi_line=*/true) + "\n";
+  }
+  return out;
 }
 
 // A rate as the exact decimal of ppm / 1e6 ("0.03", "1.0"), so that reading
@@ -309,6 +327,7 @@ std::string WriteScenario(const Scenario& s) {
                      [&](std::string_view key) { return is_inline && FaultKeyMatters(model, key); }),
           /*always=*/is_inline);  // an inline file without [faults] gets DefaultFaultModel
   Section(&out, "schedule", "an exact replay", ScheduleLines(s), true);
+  out += EmbeddedTables(s.embedded);
   return out;
 }
 

@@ -478,7 +478,10 @@ int CheckSession::WriteReports() {
   const bool only_gaps = std::all_of(report_.checks.begin(), report_.checks.end(), [](const report::CheckReport& c) {
     return report::Passed(c) || report::FailedOnlyByGaps(c);
   });
-  const int code = report_.all_matched ? passed_code : only_gaps ? kExitCoverageGaps : kExitVerdictMismatch;
+  // One shard's gaps are not the search's: another shard may have fired
+  // them, so merge judges them (it exits 4 for gaps no shard fired).
+  const int gaps_code = options_.shard_count > 1 ? passed_code : kExitCoverageGaps;
+  const int code = report_.all_matched ? passed_code : only_gaps ? gaps_code : kExitVerdictMismatch;
   if (PrintMachineReport(report_, output_)) return code;
   if (many && !out_->dir().empty() && output_.stdout_format.empty()) {
     fmt::print("stories and timelines of every counterexample: {}/report.html, {}/report.md\n", out_->dir(),

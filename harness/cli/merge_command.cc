@@ -1,5 +1,6 @@
 // `xackly merge DIR...`: one report set from the JSON reports of several
 // `check --shard I/N` runs (harness/merge.h).
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -118,7 +119,10 @@ void RegisterMergeCommand(CLI::App& app, CommandResult& result) {
       return;
     }
     // The report comes last: a failure ends with its replay command.
-    result.exit_code = merged->all_matched ? kExitOk : kExitVerdictMismatch;
+    // Gaps are judged here for a sharded search: a site one shard fired is
+    // no gap (MergeReports), one no shard fired is (exit 4, as check's).
+    const bool gaps = std::any_of(merged->checks.begin(), merged->checks.end(), report::FailedOnlyByGaps);
+    result.exit_code = !merged->all_matched ? kExitVerdictMismatch : gaps ? kExitCoverageGaps : kExitOk;
     if (PrintMachineReport(*merged, output)) return;
     for (const std::string& f : written) fmt::print("wrote {}\n", f);
     std::printf("%s", report::RenderText(*merged, ColorAllowed(stdout), /*mismatches_only=*/true).c_str());

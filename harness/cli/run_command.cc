@@ -316,6 +316,13 @@ int RunAndReport(const char* command, const Scenario& scenario, const std::strin
   if (!options.trace_file.empty()) fmt::print(human, "trace written to {}\n", options.trace_file);
   for (const std::string& f : out.written()) fmt::print(human, "wrote {}\n", f);
   fmt::print(human, "replay: {}\n", check.counterexample->replay_command);
+  if (options.verdict_is_news) {
+    fmt::print(human,
+               "protocol changed: observed {} with the changed protocol (the file recorded {}); exit 0, since the "
+               "recorded expectation was the old protocol's: add --expect VERDICT to make this a test\n",
+               run->observed, config.expected.ToString());
+    return kExitOk;
+  }
   return run->matched ? kExitOk : kExitVerdictMismatch;
 }
 

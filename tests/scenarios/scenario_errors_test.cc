@@ -126,7 +126,7 @@ std::vector<ErrorCase> Cases() {
        "bad.toml:4: workload.evnets: unknown key (valid: producers, workers, events, restart_naming)"},
       {"UnknownTable", "protocol = \"no-dedupe\"\n\n[fautls]\nkinds = []\n",
        "bad.toml:3: fautls: unknown key (valid: protocol, name, description, origin, expect, seed, "
-       "server, workload, timing, faults, schedule)"},
+       "server, workload, timing, faults, schedule, embedded)"},
       {"UnknownKeyInLoop",
        "[protocol]\nsteps = [\"effect\", \"ack\"]\n[protocol.loop]\nclaim_min_idle = 5\n",
        std::string("bad.toml:4: protocol.loop.claim_min_idle: unknown key (valid: ") + kLoopKeys + ")"},
