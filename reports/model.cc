@@ -57,6 +57,30 @@ std::vector<int64_t> PathLines(const CaseReport& c) {
   return {lines.begin(), lines.end()};
 }
 
+std::vector<PathRow> FoldedPath(const CaseReport& c) {
+  std::vector<PathRow> rows;
+  auto same = [&](int64_t a, int64_t b) {
+    const TraceLine& x = c.trace[static_cast<size_t>(a)];
+    const TraceLine& y = c.trace[static_cast<size_t>(b)];
+    return x.actor == y.actor && x.kind == y.kind && x.request == y.request && x.reply == y.reply;
+  };
+  for (int64_t line : PathLines(c)) {
+    if (!rows.empty() && same(rows.back().last, line)) {
+      rows.back().last = line;
+      ++rows.back().repeats;
+    } else {
+      rows.push_back({line, line, 0});
+    }
+  }
+  return rows;
+}
+
+std::string RepeatsText(const CaseReport& c, const PathRow& row) {
+  if (row.repeats == 0) return "";
+  const int64_t span = c.trace[static_cast<size_t>(row.last)].t_ms - c.trace[static_cast<size_t>(row.line)].t_ms;
+  return fmt::format(" … and {} more identical to #{} ({})", row.repeats, row.last, FormatDuration(span));
+}
+
 std::string SearchSettings::DifferenceFrom(const SearchSettings& other) const {
   auto flag = [](bool on) { return on ? "on" : "off"; };
   if (cases != other.cases) return fmt::format("--cases {} / {}", cases, other.cases);

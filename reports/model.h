@@ -149,6 +149,19 @@ std::vector<StorySentence> StorySentences(const CaseReport& c);
 // request or reply while holding one. Empty when the trace was not kept.
 std::vector<int64_t> PathLines(const CaseReport& c);
 
+// The violating path as every format shows it: PathLines with each run of
+// consecutive identical steps (same actor, kind, request and reply: a poll
+// that keeps finding nothing) as one row. `line` is the run's first trace
+// line, `last` its last, `repeats` how many followed the first.
+struct PathRow {
+  int64_t line = 0;
+  int64_t last = 0;
+  int64_t repeats = 0;
+};
+std::vector<PathRow> FoldedPath(const CaseReport& c);
+// "" for a single step, else " … and 1 619 more identical to #3000 (1.6 s)".
+std::string RepeatsText(const CaseReport& c, const PathRow& row);
+
 // The descriptor of the fault kind a history item records (a crash, a
 // deletion, a clock jump...), or nullptr for what the protocol did: the
 // kind whose `history` is the item's kind, or for HistoryKind::kFault the

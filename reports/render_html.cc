@@ -591,16 +591,21 @@ void CoverageTable(const CheckReport& k, const std::string& id, std::string& out
   out += "</tbody></table>\n";
 }
 
+// `folded`: the rows of `lines` that stand for a run of identical steps
+// (FoldedPath), by first line; their repeats are said after the reply.
 void TraceRows(const CaseReport& c, int n, const std::vector<int64_t>& lines, const std::set<int64_t>& path,
-               bool ids, std::string& out) {
+               bool ids, std::string& out, const std::map<int64_t, PathRow>& folded = {}) {
   out += "<table class=\"trace\"><thead><tr><th>#</th><th>t (ms)</th><th>actor</th><th>request</th><th>reply</th></tr></thead><tbody>\n";
   for (const int64_t l : lines) {
     const TraceLine& t = c.trace[static_cast<size_t>(l)];
     std::string cls = t.kind == LineKind::kFault ? "fault" : "";
     if (path.count(l) > 0) cls += cls.empty() ? "violation" : " violation";
-    out += fmt::format("<tr{}{}><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td><code>{}</code></td><td><code>{}</code></td></tr>\n",
+    auto run = folded.find(l);
+    const std::string repeats = run == folded.end() ? "" : RepeatsText(c, run->second);
+    out += fmt::format("<tr{}{}><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td><code>{}</code></td><td><code>{}</code>{}</td></tr>\n",
                        ids ? fmt::format(" id=\"row-{}-{}\"", n, l) : "",
-                       cls.empty() ? "" : " class=\"" + cls + "\"", l, t.t_ms, E(t.actor), E(t.request), E(t.reply));
+                       cls.empty() ? "" : " class=\"" + cls + "\"", l, t.t_ms, E(t.actor), E(t.request), E(t.reply),
+                       repeats.empty() ? "" : "<span class=\"note\">" + E(repeats) + "</span>");
   }
   out += "</tbody></table>\n";
 }
@@ -688,7 +693,13 @@ void CaseSection(const CheckReport& k, int n, std::string& out) {
   if (!path_lines.empty()) {
     out += fmt::format("<h3>Steps on the violating path ({} of {} trace lines)</h3>\n", path_lines.size(),
                        c.trace.size());
-    TraceRows(c, n, path_lines, path, /*ids=*/true, out);
+    std::vector<int64_t> shown;
+    std::map<int64_t, PathRow> folded;
+    for (const PathRow& row : FoldedPath(c)) {
+      shown.push_back(row.line);
+      if (row.repeats > 0) folded[row.line] = row;
+    }
+    TraceRows(c, n, shown, path, /*ids=*/true, out, folded);
   }
   if (!c.trace.empty()) {
     std::vector<int64_t> all;

@@ -77,14 +77,15 @@ std::string SystemOut(const CheckReport& k, const CaseTexts& texts) {
     for (const FaultSpec& f : c.fired) out += "fault fired: " + f.ToString() + "\n";
     out += "\nstory:\n" + texts.story;
     out += "\nviolations:\n" + texts.violations;
-    const std::vector<int64_t> path = PathLines(c);
+    const std::vector<PathRow> path = FoldedPath(c);
     if (!path.empty()) {
-      out += fmt::format("\nviolating path ({} of {} trace lines):\n", path.size(), c.trace.size());
+      out += fmt::format("\nviolating path ({} of {} trace lines):\n", PathLines(c).size(), c.trace.size());
       for (size_t i = 0; i < path.size() && i < kPathLinesShown; ++i) {
-        out += fmt::format("#{:<4}{}\n", path[i], Trace::Render(c.trace[static_cast<size_t>(path[i])]));
+        out += fmt::format("#{:<4}{}{}\n", path[i].line, Trace::Render(c.trace[static_cast<size_t>(path[i].line)]),
+                           RepeatsText(c, path[i]));
       }
       if (path.size() > kPathLinesShown) {
-        out += fmt::format("… {} more path lines in the JSON and HTML reports\n", path.size() - kPathLinesShown);
+        out += fmt::format("… {} more path rows in the JSON and HTML reports\n", path.size() - kPathLinesShown);
       }
     }
   }

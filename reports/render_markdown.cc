@@ -104,16 +104,17 @@ void RenderDetail(const CheckReport& k, std::string& out) {
                        v.event_id.empty() ? "run-wide" : Code(v.event_id), Code(v.cause), Md(v.detail));
   }
 
-  const std::vector<int64_t> path = PathLines(c);
+  const std::vector<PathRow> path = FoldedPath(c);
   if (!path.empty()) {
-    out += fmt::format("\n### Violating path ({} of {} trace lines)\n\n", path.size(), c.trace.size());
+    out += fmt::format("\n### Violating path ({} of {} trace lines)\n\n", PathLines(c).size(), c.trace.size());
     std::vector<std::string> lines;
     for (size_t i = 0; i < path.size() && i < kPathLinesShown; ++i) {
-      lines.push_back(fmt::format("#{:<4}{}", path[i],
-                                  Printable(Trace::Render(c.trace[static_cast<size_t>(path[i])]))));
+      lines.push_back(fmt::format("#{:<4}{}{}", path[i].line,
+                                  Printable(Trace::Render(c.trace[static_cast<size_t>(path[i].line)])),
+                                  Printable(RepeatsText(c, path[i]))));
     }
     if (path.size() > kPathLinesShown) {
-      lines.push_back(fmt::format("… {} more path lines in the JSON and HTML reports",
+      lines.push_back(fmt::format("… {} more path rows in the JSON and HTML reports",
                                   path.size() - kPathLinesShown));
     }
     out += Block(lines, "text");

@@ -145,16 +145,17 @@ void RenderDetail(const CheckReport& k, const Paint& paint, std::string& out) {
            Printable(v.event_id.empty() ? "(run-wide)" : v.event_id) + " [" + Printable(v.cause) + "] " +
            Printable(v.detail) + "\n";
   }
-  const std::vector<int64_t> path = PathLines(c);
+  const std::vector<PathRow> path = FoldedPath(c);
   if (!path.empty()) {
-    out += paint.Bold(fmt::format("violating path ({} of {} trace lines):", path.size(), c.trace.size())) + "\n";
+    out += paint.Bold(fmt::format("violating path ({} of {} trace lines):", PathLines(c).size(), c.trace.size())) +
+           "\n";
     for (size_t i = 0; i < path.size() && i < kPathLinesShown; ++i) {
-      const TraceLine& line = c.trace[static_cast<size_t>(path[i])];
-      std::string text = fmt::format("  #{:<4}{}", path[i], Printable(Trace::Render(line)));
-      out += (line.kind == LineKind::kFault ? paint.Red(text) : text) + "\n";
+      const TraceLine& line = c.trace[static_cast<size_t>(path[i].line)];
+      std::string text = fmt::format("  #{:<4}{}", path[i].line, Printable(Trace::Render(line)));
+      out += (line.kind == LineKind::kFault ? paint.Red(text) : text) + paint.Dim(RepeatsText(c, path[i])) + "\n";
     }
     if (path.size() > kPathLinesShown) {
-      out += paint.Dim(fmt::format("  … {} more path lines in the JSON and HTML reports",
+      out += paint.Dim(fmt::format("  … {} more path rows in the JSON and HTML reports",
                                    path.size() - kPathLinesShown)) + "\n";
     }
   }

@@ -1,9 +1,11 @@
 // The story and the other shared derivations: real counterexamples from a
 // real server, and hand-made cases for the parts a small real case does not
 // reach (claims, merged events, truncation).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "reports/model.h"
+#include "reports/report.h"
 #include "tests/reports/report_test_util.h"
 
 namespace xackly::report {
@@ -334,6 +336,41 @@ TEST(PathLinesTest, NoDedupeFollowsTheEventThroughTheCrash) {
   EXPECT_TRUE(has("w1 XACK events workers 0-1"));
   EXPECT_FALSE(has("setup XGROUP CREATE"));
   EXPECT_TRUE(std::is_sorted(path.begin(), path.end()));
+}
+
+// A consumer that polls: 300 identical steps on the path read as one row
+// with its count and span, in every format, and the path's first and
+// other steps stay as they were.
+TEST(PathLinesTest, RepeatedIdenticalStepsAreOneRowInEveryFormat) {
+  CaseReport c = NoDedupeCase();
+  const size_t before = FoldedPath(c).size();
+  const int64_t t = c.trace.back().t_ms;
+  const auto first = static_cast<int64_t>(c.trace.size());
+  for (int i = 0; i < 300; ++i) {
+    TraceLine poll;
+    poll.t_ms = t + 10 + 10 * i;
+    poll.actor = "j1";
+    poll.kind = LineKind::kRedis;
+    poll.request = "XPENDING events workers";
+    poll.reply = "[1, \"0-1\", \"0-1\", [[\"w1\", \"1\"]]]";
+    poll.argv = {"XPENDING", "events", "workers"};
+    poll.ids = {"0-1"};
+    c.trace.push_back(poll);
+  }
+  const std::vector<PathRow> rows = FoldedPath(c);
+  ASSERT_EQ(rows.size(), before + 1);
+  EXPECT_EQ(rows.back().line, first);
+  EXPECT_EQ(rows.back().repeats, 299);
+  EXPECT_EQ(rows.back().last, first + 299);
+  const std::string said = fmt::format(" … and 299 more identical to #{} ({})", first + 299, FormatDuration(2990));
+  EXPECT_EQ(RepeatsText(c, rows.back()), said);
+  RunConfig config = RunConfig::For(*FindProtocol("no-dedupe"));
+  const Report r = ReportOf({CheckFromCase(config, c)});
+  EXPECT_NE(RenderText(r, /*color=*/false).find(said), std::string::npos);
+  EXPECT_NE(RenderMarkdown(r).find(said), std::string::npos);
+  EXPECT_NE(RenderJunit(r).find(said), std::string::npos);
+  EXPECT_NE(RenderHtml(r).find("and 299 more identical"), std::string::npos);
+  EXPECT_EQ(RenderText(r, false).find(fmt::format("#{} ", first + 1)), std::string::npos) << "folded away";
 }
 
 TEST(CoverageRowsTest, FlagsSitesThatNeverFired) {
