@@ -688,14 +688,20 @@ std::vector<CheckOutcome::UnvisitedSite> UnvisitedNamedSites(const RunConfig& gi
       (InfoOf(site->kind).Sites() == SiteFamily::kCrashPoint ? crash : lost).insert(site->site);
     }
   }
-  auto check = [&](const char* field, const std::vector<std::string>& named, const std::set<std::string>& visited) {
+  auto check = [&](const char* field, const std::vector<std::string>& named, const std::set<std::string>& visited,
+                   SiteFamily family) {
+    // Without a kind of the family no run records its sites, and the list
+    // is moot (`kinds = []` with a crash_points list).
+    const bool used = std::any_of(given.faults.kinds.begin(), given.faults.kinds.end(),
+                                  [&](FaultKind k) { return InfoOf(k).Sites() == family; });
+    if (!used) return;
     const std::vector<std::string> candidates(visited.begin(), visited.end());
     for (const std::string& site : named) {
-      if (visited.count(site) == 0) out.push_back({field, site, NearestSites(site, candidates)});
+      if (visited.count(site) == 0) out.push_back({field, site, NearestSites(site, candidates), candidates});
     }
   };
-  check("faults.crash_points", given.faults.crash_points, crash);
-  check("faults.lost_sites", given.faults.lost_sites, lost);
+  check("faults.crash_points", given.faults.crash_points, crash, SiteFamily::kCrashPoint);
+  check("faults.lost_sites", given.faults.lost_sites, lost, SiteFamily::kRequest);
   return out;
 }
 
@@ -967,6 +973,7 @@ Result<CheckOutcome> RunCheck(const RunConfig& given, CasePool& pool, const Chec
   if (Status s = search.Cover(); !s.ok()) return s;
   if (!out.hit_index) out.coverage_gaps = out.coverage.Gaps();
   out.unvisited_sites = UnvisitedNamedSites(given, *probed, out.coverage);
+  out.fault_model = base.faults.ToString();
   if (Status s = search.ShrinkAndRerun(); !s.ok()) return s;
   if (out.Undecided()) out.matched = false;
   out.seconds = Seconds(started);

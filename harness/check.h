@@ -278,8 +278,12 @@ struct CheckOutcome {
     std::string field;                 // "faults.crash_points"
     std::string site;                  // "after-commit"
     std::vector<std::string> nearest;  // visited sites it may have meant ("after-COMMIT")
+    std::vector<std::string> visited;  // every site of its family that was visited
   };
   std::vector<UnvisitedSite> unvisited_sites;
+  // The model the cases drew from (FaultModel::ToString), with the sites
+  // the probes found for a protocol whose sites are found by running it.
+  std::string fault_model;
   double seconds = 0;
 };
 

@@ -86,7 +86,7 @@ report::CheckReport ToCheckReport(const std::string& name, const std::string& de
   report::CheckReport r;
   r.name = name;
   r.description = description;
-  r.fault_model = base.faults.ToString();
+  r.fault_model = outcome.fault_model.empty() ? base.faults.ToString() : outcome.fault_model;
   r.expected = base.expected;
   r.observed = outcome.observed;
   r.matched = outcome.matched;

@@ -16,6 +16,7 @@
 #include <toml++/toml.h>
 
 #include "scenarios/schema.h"
+#include "sim/sites.h"
 #include "sim/text_hash.h"
 
 namespace xackly {
@@ -173,10 +174,14 @@ void CheckKeys(Errors* e, const toml::table& table, const std::string& path,
     if (first == nullptr || key.source().begin.line < first->source().begin.line) first = &key;
   }
   if (first == nullptr) return;
-  std::string valid;
-  for (const auto& k : known) valid += (valid.empty() ? "" : ", ") + k;
+  std::vector<std::string> valid;  // in order, each once (a reader may name a key twice)
+  for (const auto& k : known) {
+    if (std::find(valid.begin(), valid.end(), k) == valid.end()) valid.push_back(k);
+  }
+  const std::vector<std::string> near = NearestSites(first->str(), valid);
   e->Fail(std::max<uint32_t>(1, first->source().begin.line), Join(path, Cut(first->str())),
-          fmt::format("unknown key (valid: {})", valid));
+          fmt::format("unknown key{} (valid: {})", near.empty() ? "" : fmt::format("; did you mean {}?", near[0]),
+                      fmt::join(valid, ", ")));
 }
 
 // The subtable `key` of `parent`, or nullptr when absent or not a table

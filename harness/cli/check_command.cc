@@ -323,8 +323,9 @@ std::optional<int> CheckSession::Finish(size_t k, const TargetCheck& c) {
     std::vector<std::string> what;
     for (const CheckOutcome::UnvisitedSite& u : outcome->unvisited_sites) {
       what.push_back(fmt::format("{}: '{}' is a site no probe and no case visited{}", u.field, u.site,
-                                 u.nearest.empty() ? ""
-                                                   : fmt::format(" (did you mean {}?)", fmt::join(u.nearest, ", "))));
+                                 !u.nearest.empty() ? fmt::format(" (did you mean {}?)", fmt::join(u.nearest, ", "))
+                                 : u.visited.empty() ? ""
+                                                     : fmt::format(" (the runs visited: {})", fmt::join(u.visited, ", "))));
     }
     PrintError("check", Status::InvalidArgument(fmt::format(
                             "{}: {}; no fault could fire there", t.scenario_file.empty() ? t.scenario.name : t.scenario_file,

@@ -318,8 +318,8 @@ int RunAndReport(const char* command, const Scenario& scenario, const std::strin
   fmt::print(human, "replay: {}\n", check.counterexample->replay_command);
   if (options.verdict_is_news) {
     fmt::print(human,
-               "protocol changed: observed {} with the changed protocol (the file recorded {}); exit 0, since the "
-               "recorded expectation was the old protocol's: add --expect VERDICT to make this a test\n",
+               "protocol changed: observed {} with the changed protocol (the file expects {}); exit 0, since that "
+               "expectation was written for the old protocol: add --expect VERDICT to make this a test\n",
                run->observed, config.expected.ToString());
     return kExitOk;
   }

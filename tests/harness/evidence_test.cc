@@ -144,6 +144,22 @@ TEST(EvidenceTest, AScriptSiteTheScriptNeverVisitsIsBadInputNamingWhatItVisits) 
       << c.run.output;
 }
 
+TEST(EvidenceTest, AnUnvisitedSiteWithNothingNearListsTheSitesTheRunsVisited) {
+  ScopedTempRoot dir;
+  Checked c = CheckScript(dir, kNoDedupe, "duplicate", "kinds = [\"crash\"]\ncrash_points = [\"point:after-charge\"]",
+                          {"--cases", "5"});
+  EXPECT_EQ(c.run.exit_code, kExitUsage) << c.run.output;
+  EXPECT_TRUE(Contains(c.run.output, "(the runs visited: ")) << c.run.output;
+  EXPECT_TRUE(Contains(c.run.output, "after-effect")) << c.run.output;
+}
+
+TEST(EvidenceTest, SitesListedBesideNoKindsAreNotCalledUnvisited) {
+  ScopedTempRoot dir;
+  Checked c = CheckScript(dir, kNoDedupe, "ok", "kinds = []\ncrash_points = [\"after-effect\"]", {"--cases", "3"});
+  EXPECT_EQ(c.run.exit_code, kExitOk) << c.run.output;
+  EXPECT_TRUE(Contains(c.run.output, "no faults (as the file asks")) << c.run.output;
+}
+
 TEST(EvidenceTest, ABuiltInProtocolsUnvisitedSiteIsRefusedAtItsLine) {
   ScopedTempRoot dir;
   const std::string toml = "protocol = \"txn-dedupe\"\nexpect = \"ok\"\n\n[faults]\nkinds = [\"crash\"]\n"

@@ -123,15 +123,15 @@ std::vector<ErrorCase> Cases() {
       {"IntegerOverflowNamesTheField", "protocol = \"no-dedupe\"\n[workload]\nevents = 99999999999999999999\n",
        "bad.toml:3: workload.events: invalid TOML: ", false},
       {"TypoInWorkloadKey", "protocol = \"no-dedupe\"\n[workload]\nworkers = 2\nevnets = 3\n",
-       "bad.toml:4: workload.evnets: unknown key (valid: producers, workers, events, restart_naming)"},
+       "bad.toml:4: workload.evnets: unknown key; did you mean events? (valid: producers, workers, events, restart_naming)"},
       {"UnknownTable", "protocol = \"no-dedupe\"\n\n[fautls]\nkinds = []\n",
-       "bad.toml:3: fautls: unknown key (valid: protocol, name, description, origin, expect, seed, "
+       "bad.toml:3: fautls: unknown key; did you mean faults? (valid: protocol, name, description, origin, expect, seed, "
        "server, workload, timing, faults, schedule, embedded)"},
       {"UnknownKeyInLoop",
        "[protocol]\nsteps = [\"effect\", \"ack\"]\n[protocol.loop]\nclaim_min_idle = 5\n",
        std::string("bad.toml:4: protocol.loop.claim_min_idle: unknown key (valid: ") + kLoopKeys + ")"},
       {"UnknownKeyInSchedule", "protocol = \"no-dedupe\"\n[schedule]\npick = \"w1\"\n",
-       "bad.toml:3: schedule.pick: unknown key (valid: faults, picks, trace_hash, server)"},
+       "bad.toml:3: schedule.pick: unknown key; did you mean picks? (valid: faults, picks, trace_hash, server)"},
       {"UnknownPersistence", "protocol = \"no-dedupe\"\n[server]\npersistence = \"aof\"\n",
        "bad.toml:3: server.persistence: unknown persistence mode 'aof' (valid: none, rdb, aof-always)"},
       {"StringWhereBoolExpected",
