@@ -1,4 +1,4 @@
-// `xackly check`: property-based checking of one protocol, one scenario, or
+// `xackly check`: property-based checking of one protocol, scenario files (one, or a suite), or
 // the whole catalog. Generates cases, shrinks the first one that shows what
 // is looked for (harness/check.h) and writes it as a replay file.
 //
@@ -498,25 +498,49 @@ int CheckSession::Run() {
   return WriteReports();
 }
 
+// What the flags name, in the order checked: the catalog and the scenario
+// root's scripts (--all), a library (--library), a suite of scenario files
+// (--scenario), or one catalog protocol. Errors are input errors.
+// REQUIRES: exactly one of them is set.
+Result<std::vector<Target>> TargetsOf(const CheckFlags& flags) {
+  std::vector<Target> targets;
+  if (flags.all) AddCatalogTargets(&targets);
+  Status added = Status::Ok();
+  if (flags.all || !flags.library.empty()) {
+    added = AddScenarioTargets(flags.all ? "" : flags.library, &targets);
+  } else if (!flags.target.scenarios.empty()) {
+    added = AddSuiteTargets(flags.target.scenarios, &targets);
+  } else {
+    Result<Scenario> s = LoadTarget(flags.target);
+    if (!s.ok()) return s.status();
+    targets.push_back({std::move(s).value(), ""});
+  }
+  if (added.ok()) added = RequireDistinctNames(targets);
+  if (!added.ok()) return added;
+  return targets;
+}
+
 }  // namespace
 
 void RegisterCheckCommand(CLI::App& app, CommandResult& result) {
   auto flags = std::make_shared<CheckFlags>();
   CLI::App* cmd = app.add_subcommand(
       "check",
-      "Property-check a protocol, a scenario or the whole catalog: generate cases, shrink the "
-      "first failure to a minimal replay file");
+      "Property-check a protocol, scenario files (one, or a suite of files and directories) or the whole "
+      "catalog: generate cases, shrink the first failure to a minimal replay file");
   cmd->footer(
       "For a protocol expected to be correct, check searches for any violation; for a broken one "
       "(expected duplicate, lost...), it searches for that violation. The first case that shows it "
       "is shrunk to a minimal case, written to --out as a replay file; `xackly replay FILE` "
-      "reproduces it exactly.\n"
+      "reproduces it exactly. Several --scenario values (files, or directories standing for every "
+      "*.toml below them except *.replay.toml) are one suite, run like --all: one table, one report "
+      "and one JUnit testcase per scenario; shards of a suite merge like any check's.\n"
       "Exit 0: every observed verdict matches its expectation; 1: one does not; 2: bad input; 3: "
       "harness or server failure, or a search that found nothing while some cases stopped at the "
       "step guard (not judged; the first is written to --out as NAME-harness-limit.replay.toml); 4: "
       "every verdict matched, but some fault sites the cases reached never fired (coverage gaps, "
       "see --coverage-cap and --allow-gaps).");
-  AddTargetFlags(cmd, &flags->target);
+  AddTargetFlags(cmd, &flags->target, ScenarioCount::kSuite);
   cmd->add_flag("--all", flags->all,
                 "check every catalog protocol, then the protocol scripts (the catalog as scripts, the "
                 "examples and the library pack in scenarios/), and print a table");
@@ -572,31 +596,20 @@ void RegisterCheckCommand(CLI::App& app, CommandResult& result) {
     flags->workers_given = workers->count() > 0;
     flags->events_given = events->count() > 0;
     int chosen = (flags->all ? 1 : 0) + (flags->target.protocol.empty() ? 0 : 1) +
-                 (flags->target.scenario.empty() ? 0 : 1) + (flags->library.empty() ? 0 : 1);
+                 (flags->target.scenarios.empty() ? 0 : 1) + (flags->library.empty() ? 0 : 1);
     if (chosen != 1) {
-      fmt::print(stderr, "xackly check: error: name exactly one of --protocol NAME, --scenario FILE, --library NAME, --all\n");
+      fmt::print(stderr, "xackly check: error: name exactly one of --protocol NAME, --scenario FILE|DIR..., "
+                         "--library NAME, --all\n");
       result.exit_code = kExitUsage;
       return;
     }
-    std::vector<Target> targets;
-    if (flags->all) AddCatalogTargets(&targets);
-    if (flags->all || !flags->library.empty()) {
-      Status scripts = AddScenarioTargets(flags->all ? "" : flags->library, &targets);
-      if (!scripts.ok()) {
-        PrintError("check", scripts);
-        result.exit_code = kExitUsage;
-        return;
-      }
-    } else {
-      Result<Scenario> s = LoadTarget(flags->target);
-      if (!s.ok()) {
-        PrintError("check", s.status());
-        result.exit_code = kExitUsage;
-        return;
-      }
-      targets.push_back({std::move(s).value(), flags->target.scenario});
+    Result<std::vector<Target>> targets = TargetsOf(*flags);
+    if (!targets.ok()) {
+      PrintError("check", targets.status());
+      result.exit_code = kExitUsage;
+      return;
     }
-    CheckSession session(targets, *flags);
+    CheckSession session(*targets, *flags);
     std::optional<int> failed = session.Open();
     result.exit_code = failed ? *failed : session.Run();
   });
