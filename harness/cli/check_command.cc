@@ -112,6 +112,9 @@ class CheckSession {
   // Writes target k's replay file, prints its row and adds it to the
   // report; an exit code when the check itself failed.
   std::optional<int> Finish(size_t k, const TargetCheck& c);
+  // The row's one line: name, expected, observed, result word, cases. With
+  // --quiet, these lines are all that stdout carries.
+  void PrintRowLine(const report::CheckReport& row, const CheckOutcome& outcome) const;
   // Writes `failed`, a case of target k the harness could not finish, as a
   // replay file that reruns it alone; what to tell the user ("" when there
   // is no --out or the file could not be written).
@@ -228,6 +231,7 @@ std::optional<int> CheckSession::Open() {
 }
 
 void CheckSession::PrintHeader() const {
+  if (flags_.output.quiet) return;  // the rows' lines only
   const CaseBounds& b = options_.bounds;
   fmt::print(human_, "xackly check: seed {}, {} per {}, on {} ({}); cases of at most {}, {}, {}{}; {}\n",
              options_.seed, Plural(flags_.cases, "case"), targets_.size() == 1 ? "check" : "protocol",
@@ -237,7 +241,7 @@ void CheckSession::PrintHeader() const {
              !output_.stdout_format.empty()
                  ? fmt::format("the {} report on stdout, replay files in {}", output_.stdout_format, output_.out_dir)
                  : "reports and replay files in " + output_.out_dir);
-  if (flags_.output.quiet || targets_.size() != 1) return;
+  if (targets_.size() != 1) return;
   const Target& t = targets_[0];
   if (!t.scenario_file.empty()) {
     fmt::print(human_, "{}: seed {} ({}), cases of {} {} workers and {} events ({}), {} producer(s), timing and "
@@ -304,6 +308,18 @@ std::string CheckSession::WriteUnfinishedCase(size_t k, const RunConfig& failed,
   return fmt::format("`xackly replay {}` reruns that case alone", *file);
 }
 
+void CheckSession::PrintRowLine(const report::CheckReport& row, const CheckOutcome& outcome) const {
+  fmt::print(human_, "{:<24} expected {:<28} observed {:<14} {} ({}{}{}{}, {} for determinism, {:.1f} s)\n",
+             row.name, row.expected.ToString(), row.observed, report::ResultWord(row), Plural(row.cases_run, "case"),
+             row.cases_for_coverage > 0 ? fmt::format(" ({} for coverage)", row.cases_for_coverage) : "",
+             outcome.hit_index     ? fmt::format(", first hit at case {}", *outcome.hit_index)
+             : outcome.other_index ? fmt::format(", another violation at case {}", *outcome.other_index)
+                                   : "",
+             row.counterexample ? ", minimal: " + row.counterexample_size : "",
+             Plural(outcome.determinism_reruns, "rerun"), row.seconds);
+  std::fflush(human_);
+}
+
 std::optional<int> CheckSession::Finish(size_t k, const TargetCheck& c) {
   const Target& t = targets_[k];
   const RunConfig& base = t.scenario.config;
@@ -359,18 +375,7 @@ std::optional<int> CheckSession::Finish(size_t k, const TargetCheck& c) {
   row.undecided = row.undecided || outcome->Undecided();
   incomplete_ = incomplete_ || outcome->Undecided();
   report_.all_matched = report_.all_matched && report::Passed(row);
-  if (!flags_.output.quiet) {
-    fmt::print(human_,
-               "{:<24} expected {:<28} observed {:<14} {} ({}{}{}{}, {} for determinism, {:.1f} s)\n", row.name,
-               row.expected.ToString(), row.observed, report::ResultWord(row), Plural(row.cases_run, "case"),
-               row.cases_for_coverage > 0 ? fmt::format(" ({} for coverage)", row.cases_for_coverage) : "",
-               outcome->hit_index     ? fmt::format(", first hit at case {}", *outcome->hit_index)
-               : outcome->other_index ? fmt::format(", another violation at case {}", *outcome->other_index)
-                                      : "",
-               row.counterexample ? ", minimal: " + row.counterexample_size : "",
-               Plural(outcome->determinism_reruns, "rerun"), row.seconds);
-    std::fflush(human_);
-  }
+  PrintRowLine(row, *outcome);
   if (!row.coverage_gaps.empty() && row.matched) {
     // Said even with --quiet: unless allowed, it changes the exit code.
     fmt::print(stderr, "{}: coverage gaps after {}: {} never fired although some case reached {} in its fault "
@@ -471,7 +476,9 @@ int CheckSession::WriteReports() {
   // The report comes last, so the last line of a failure is its replay
   // command.
   const bool many = report_.checks.size() > 1;
-  for (const std::string& f : out_->written()) fmt::print(human_, "wrote {}\n", f);
+  if (!flags_.output.quiet) {
+    for (const std::string& f : out_->written()) fmt::print(human_, "wrote {}\n", f);
+  }
   // Every judged case matched, but some were not judged: exit 3, not 0;
   // every check matched but some left coverage gaps: exit 4.
   const int passed_code = incomplete_ ? kExitHarnessFailure : kExitOk;
@@ -479,7 +486,15 @@ int CheckSession::WriteReports() {
     return report::Passed(c) || report::FailedOnlyByGaps(c);
   });
   const int code = report_.all_matched ? passed_code : only_gaps ? kExitCoverageGaps : kExitVerdictMismatch;
-  if (PrintMachineReport(report_, output_)) return code;
+  const bool machine_report = PrintMachineReport(report_, output_);
+  if (flags_.output.quiet) {
+    // A mismatch changes the exit code: how to reproduce it, one line each,
+    // on stderr (stdout has the rows' lines only; the reports are in --out).
+    for (const report::CheckReport& c : report_.checks) {
+      if (!c.matched && c.counterexample) fmt::print(stderr, "replay: {}\n", c.counterexample->replay_command);
+    }
+  }
+  if (machine_report || flags_.output.quiet) return code;
   if (many && !out_->dir().empty() && output_.stdout_format.empty()) {
     fmt::print("stories and timelines of every counterexample: {}/report.html, {}/report.md\n", out_->dir(),
                out_->dir());
@@ -548,6 +563,10 @@ void RegisterCheckCommand(CLI::App& app, CommandResult& result) {
                   "check every scenario of one library in scenarios/library/NAME/ (all: every library; "
                   "docs/libraries.md)");
   AddOutputFlags(cmd, &flags->output, "xackly-out");
+  cmd->get_option("--quiet")->description(
+      "stdout carries one line per check (name, expected, observed, result, cases) and nothing else: no "
+      "header, progress, notes or report (the reports are in --out); what changes the exit code (an error, "
+      "coverage gaps, cases not judged, a mismatch's replay command) is one line each on stderr");
   cmd->add_option("--cases", flags->cases, fmt::format("generated cases per protocol (default {})", kDefaultCases))
       ->check(CLI::Range(1, 1000000));
   CLI::Option* seed = cmd->add_option(
