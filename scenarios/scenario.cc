@@ -1080,7 +1080,13 @@ std::string ScenarioNameFrom(std::string_view text) {
   return out.empty() ? "scenario" : out;
 }
 
-std::string ReplayFileName(std::string_view name) { return ScenarioNameFrom(name) + ".replay.toml"; }
+namespace {
+constexpr std::string_view kReplayFileSuffix = ".replay.toml";
+}  // namespace
+
+std::string ReplayFileName(std::string_view name) { return ScenarioNameFrom(name) + std::string(kReplayFileSuffix); }
+
+bool IsReplayFileName(std::string_view path) { return path.ends_with(kReplayFileSuffix); }
 
 bool ParseSeed(std::string_view text, uint64_t* seed) {
   if (text.empty() || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {

@@ -326,6 +326,9 @@ std::string ScenarioNameFrom(std::string_view text);
 // "<name>.replay.toml", the replay file of a scenario, with `name` made a
 // scenario name first: always one plain file name.
 std::string ReplayFileName(std::string_view name);
+// Whether `path`'s file name has the form ReplayFileName gives
+// ("....replay.toml"): a file xackly wrote, not one a user wrote.
+bool IsReplayFileName(std::string_view path);
 
 // A seed as scenario files (as a string) and --seed take it: decimal digits
 // only, 0..2^64-1. False for anything else ("-1", "1e3", too large).

@@ -1,4 +1,4 @@
-// `xackly check`: property-based checking of one protocol, one scenario, or
+// `xackly check`: property-based checking of one protocol, scenario files (one, or a suite), or
 // the whole catalog. Generates cases, shrinks the first one that shows what
 // is looked for (harness/check.h) and writes it as a replay file.
 //
@@ -112,6 +112,9 @@ class CheckSession {
   // Writes target k's replay file, prints its row and adds it to the
   // report; an exit code when the check itself failed.
   std::optional<int> Finish(size_t k, const TargetCheck& c);
+  // The row's one line: name, expected, observed, result word, cases. With
+  // --quiet, these lines are all that stdout carries.
+  void PrintRowLine(const report::CheckReport& row, const CheckOutcome& outcome) const;
   // Writes `failed`, a case of target k the harness could not finish, as a
   // replay file that reruns it alone; what to tell the user ("" when there
   // is no --out or the file could not be written).
@@ -228,6 +231,7 @@ std::optional<int> CheckSession::Open() {
 }
 
 void CheckSession::PrintHeader() const {
+  if (flags_.output.quiet) return;  // the rows' lines only
   const CaseBounds& b = options_.bounds;
   fmt::print(human_, "xackly check: seed {}, {} per {}, on {} ({}); cases of at most {}, {}, {}{}; {}\n",
              options_.seed, Plural(flags_.cases, "case"), targets_.size() == 1 ? "check" : "protocol",
@@ -237,7 +241,7 @@ void CheckSession::PrintHeader() const {
              !output_.stdout_format.empty()
                  ? fmt::format("the {} report on stdout, replay files in {}", output_.stdout_format, output_.out_dir)
                  : "reports and replay files in " + output_.out_dir);
-  if (flags_.output.quiet || targets_.size() != 1) return;
+  if (targets_.size() != 1) return;
   const Target& t = targets_[0];
   if (!t.scenario_file.empty()) {
     fmt::print(human_, "{}: seed {} ({}), cases of {} {} workers and {} events ({}), {} producer(s), timing and "
@@ -304,6 +308,18 @@ std::string CheckSession::WriteUnfinishedCase(size_t k, const RunConfig& failed,
   return fmt::format("`xackly replay {}` reruns that case alone", *file);
 }
 
+void CheckSession::PrintRowLine(const report::CheckReport& row, const CheckOutcome& outcome) const {
+  fmt::print(human_, "{:<24} expected {:<28} observed {:<14} {} ({}{}{}{}, {} for determinism, {:.1f} s)\n",
+             row.name, row.expected.ToString(), row.observed, report::ResultWord(row), Plural(row.cases_run, "case"),
+             row.cases_for_coverage > 0 ? fmt::format(" ({} for coverage)", row.cases_for_coverage) : "",
+             outcome.hit_index     ? fmt::format(", first hit at case {}", *outcome.hit_index)
+             : outcome.other_index ? fmt::format(", another violation at case {}", *outcome.other_index)
+                                   : "",
+             row.counterexample ? ", minimal: " + row.counterexample_size : "",
+             Plural(outcome.determinism_reruns, "rerun"), row.seconds);
+  std::fflush(human_);
+}
+
 std::optional<int> CheckSession::Finish(size_t k, const TargetCheck& c) {
   const Target& t = targets_[k];
   const RunConfig& base = t.scenario.config;
@@ -360,18 +376,7 @@ std::optional<int> CheckSession::Finish(size_t k, const TargetCheck& c) {
   row.undecided = row.undecided || outcome->Undecided();
   incomplete_ = incomplete_ || outcome->Undecided();
   report_.all_matched = report_.all_matched && report::Passed(row);
-  if (!flags_.output.quiet) {
-    fmt::print(human_,
-               "{:<24} expected {:<28} observed {:<14} {} ({}{}{}{}, {} for determinism, {:.1f} s)\n", row.name,
-               row.expected.ToString(), row.observed, report::ResultWord(row), Plural(row.cases_run, "case"),
-               row.cases_for_coverage > 0 ? fmt::format(" ({} for coverage)", row.cases_for_coverage) : "",
-               outcome->hit_index     ? fmt::format(", first hit at case {}", *outcome->hit_index)
-               : outcome->other_index ? fmt::format(", another violation at case {}", *outcome->other_index)
-                                      : "",
-               row.counterexample ? ", minimal: " + row.counterexample_size : "",
-               Plural(outcome->determinism_reruns, "rerun"), row.seconds);
-    std::fflush(human_);
-  }
+  PrintRowLine(row, *outcome);
   if (!row.coverage_gaps.empty() && row.matched) {
     // Said even with --quiet: unless allowed, it changes the exit code.
     fmt::print(stderr, "{}: coverage gaps after {}: {} never fired although some case reached {} in its fault "
@@ -472,7 +477,9 @@ int CheckSession::WriteReports() {
   // The report comes last, so the last line of a failure is its replay
   // command.
   const bool many = report_.checks.size() > 1;
-  for (const std::string& f : out_->written()) fmt::print(human_, "wrote {}\n", f);
+  if (!flags_.output.quiet) {
+    for (const std::string& f : out_->written()) fmt::print(human_, "wrote {}\n", f);
+  }
   // Every judged case matched, but some were not judged: exit 3, not 0;
   // every check matched but some left coverage gaps: exit 4.
   const int passed_code = incomplete_ ? kExitHarnessFailure : kExitOk;
@@ -483,7 +490,15 @@ int CheckSession::WriteReports() {
   // them, so merge judges them (it exits 4 for gaps no shard fired).
   const int gaps_code = options_.shard_count > 1 ? passed_code : kExitCoverageGaps;
   const int code = report_.all_matched ? passed_code : only_gaps ? gaps_code : kExitVerdictMismatch;
-  if (PrintMachineReport(report_, output_)) return code;
+  const bool machine_report = PrintMachineReport(report_, output_);
+  if (flags_.output.quiet) {
+    // A mismatch changes the exit code: how to reproduce it, one line each,
+    // on stderr (stdout has the rows' lines only; the reports are in --out).
+    for (const report::CheckReport& c : report_.checks) {
+      if (!c.matched && c.counterexample) fmt::print(stderr, "replay: {}\n", c.counterexample->replay_command);
+    }
+  }
+  if (machine_report || flags_.output.quiet) return code;
   if (many && !out_->dir().empty() && output_.stdout_format.empty()) {
     fmt::print("stories and timelines of every counterexample: {}/report.html, {}/report.md\n", out_->dir(),
                out_->dir());
@@ -502,25 +517,49 @@ int CheckSession::Run() {
   return WriteReports();
 }
 
+// What the flags name, in the order checked: the catalog and the scenario
+// root's scripts (--all), a library (--library), a suite of scenario files
+// (--scenario), or one catalog protocol. Errors are input errors.
+// REQUIRES: exactly one of them is set.
+Result<std::vector<Target>> TargetsOf(const CheckFlags& flags) {
+  std::vector<Target> targets;
+  if (flags.all) AddCatalogTargets(&targets);
+  Status added = Status::Ok();
+  if (flags.all || !flags.library.empty()) {
+    added = AddScenarioTargets(flags.all ? "" : flags.library, &targets);
+  } else if (!flags.target.scenarios.empty()) {
+    added = AddSuiteTargets(flags.target.scenarios, &targets);
+  } else {
+    Result<Scenario> s = LoadTarget(flags.target);
+    if (!s.ok()) return s.status();
+    targets.push_back({std::move(s).value(), ""});
+  }
+  if (added.ok()) added = RequireDistinctNames(targets);
+  if (!added.ok()) return added;
+  return targets;
+}
+
 }  // namespace
 
 void RegisterCheckCommand(CLI::App& app, CommandResult& result) {
   auto flags = std::make_shared<CheckFlags>();
   CLI::App* cmd = app.add_subcommand(
       "check",
-      "Property-check a protocol, a scenario or the whole catalog: generate cases, shrink the "
-      "first failure to a minimal replay file");
+      "Property-check a protocol, scenario files (one, or a suite of files and directories) or the whole "
+      "catalog: generate cases, shrink the first failure to a minimal replay file");
   cmd->footer(
       "For a protocol expected to be correct, check searches for any violation; for a broken one "
       "(expected duplicate, lost...), it searches for that violation. The first case that shows it "
       "is shrunk to a minimal case, written to --out as a replay file; `xackly replay FILE` "
-      "reproduces it exactly.\n"
+      "reproduces it exactly. Several --scenario values (files, or directories standing for every "
+      "*.toml below them except *.replay.toml) are one suite, run like --all: one table, one report "
+      "and one JUnit testcase per scenario; shards of a suite merge like any check's.\n"
       "Exit 0: every observed verdict matches its expectation; 1: one does not; 2: bad input; 3: "
       "harness or server failure, or a search that found nothing while some cases stopped at the "
       "step guard (not judged; the first is written to --out as NAME-harness-limit.replay.toml); 4: "
       "every verdict matched, but some fault sites the cases reached never fired (coverage gaps, "
       "see --coverage-cap and --allow-gaps).");
-  AddTargetFlags(cmd, &flags->target);
+  AddTargetFlags(cmd, &flags->target, ScenarioCount::kSuite);
   cmd->add_flag("--all", flags->all,
                 "check every catalog protocol, then the protocol scripts (the catalog as scripts, the "
                 "examples and the library pack in scenarios/), and print a table");
@@ -528,6 +567,10 @@ void RegisterCheckCommand(CLI::App& app, CommandResult& result) {
                   "check every scenario of one library in scenarios/library/NAME/ (all: every library; "
                   "docs/libraries.md)");
   AddOutputFlags(cmd, &flags->output, "xackly-out");
+  cmd->get_option("--quiet")->description(
+      "stdout carries one line per check (name, expected, observed, result, cases) and nothing else: no "
+      "header, progress, notes or report (the reports are in --out); what changes the exit code (an error, "
+      "coverage gaps, cases not judged, a mismatch's replay command) is one line each on stderr");
   cmd->add_option("--cases", flags->cases, fmt::format("generated cases per protocol (default {})", kDefaultCases))
       ->check(CLI::Range(1, 1000000));
   CLI::Option* seed = cmd->add_option(
@@ -576,31 +619,20 @@ void RegisterCheckCommand(CLI::App& app, CommandResult& result) {
     flags->workers_given = workers->count() > 0;
     flags->events_given = events->count() > 0;
     int chosen = (flags->all ? 1 : 0) + (flags->target.protocol.empty() ? 0 : 1) +
-                 (flags->target.scenario.empty() ? 0 : 1) + (flags->library.empty() ? 0 : 1);
+                 (flags->target.scenarios.empty() ? 0 : 1) + (flags->library.empty() ? 0 : 1);
     if (chosen != 1) {
-      fmt::print(stderr, "xackly check: error: name exactly one of --protocol NAME, --scenario FILE, --library NAME, --all\n");
+      fmt::print(stderr, "xackly check: error: name exactly one of --protocol NAME, --scenario FILE|DIR..., "
+                         "--library NAME, --all\n");
       result.exit_code = kExitUsage;
       return;
     }
-    std::vector<Target> targets;
-    if (flags->all) AddCatalogTargets(&targets);
-    if (flags->all || !flags->library.empty()) {
-      Status scripts = AddScenarioTargets(flags->all ? "" : flags->library, &targets);
-      if (!scripts.ok()) {
-        PrintError("check", scripts);
-        result.exit_code = kExitUsage;
-        return;
-      }
-    } else {
-      Result<Scenario> s = LoadTarget(flags->target);
-      if (!s.ok()) {
-        PrintError("check", s.status());
-        result.exit_code = kExitUsage;
-        return;
-      }
-      targets.push_back({std::move(s).value(), flags->target.scenario});
+    Result<std::vector<Target>> targets = TargetsOf(*flags);
+    if (!targets.ok()) {
+      PrintError("check", targets.status());
+      result.exit_code = kExitUsage;
+      return;
     }
-    CheckSession session(targets, *flags);
+    CheckSession session(*targets, *flags);
     std::optional<int> failed = session.Open();
     result.exit_code = failed ? *failed : session.Run();
   });

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -25,24 +26,59 @@ std::filesystem::path ScenarioRoot() {
   return XACKLY_SCENARIO_DIR;
 }
 
-// Every *.toml directly in `dir`, appended in name order.
-void AppendScenarioFiles(const std::filesystem::path& dir, std::vector<std::string>* files) {
+enum class Depth { kDirectlyIn, kBelow };
+
+// The scenario files (*.toml, not IsReplayFileName) in `dir`, and with
+// kBelow in its subdirectories too, appended in path order. A directory
+// that cannot be read adds nothing.
+void AppendScenarioFiles(const std::filesystem::path& dir, Depth depth, std::vector<std::string>* files) {
+  namespace fs = std::filesystem;
   std::vector<std::string> found;
+  auto note = [&found](const fs::directory_entry& entry) {
+    const fs::path& p = entry.path();
+    std::error_code ec;
+    if (p.extension() == ".toml" && !IsReplayFileName(p.filename().string()) && !entry.is_directory(ec)) {
+      found.push_back(p.string());
+    }
+  };
   std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    if (entry.path().extension() == ".toml") found.push_back(entry.path().string());
+  if (depth == Depth::kBelow) {
+    for (fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end;
+         !ec && it != end; it.increment(ec)) {
+      note(*it);
+    }
+  } else {
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) note(*it);
   }
   std::sort(found.begin(), found.end());
   files->insert(files->end(), found.begin(), found.end());
+}
+
+// Loads each of `files` as LoadTarget does and appends it; the first file
+// that fails is the error.
+Status AppendFileTargets(const std::vector<std::string>& files, std::vector<Target>* targets) {
+  for (const std::string& file : files) {
+    TargetFlags flags;
+    flags.scenarios = {file};
+    Result<Scenario> s = LoadTarget(flags);
+    if (!s.ok()) return s.status();
+    targets->push_back({std::move(s).value(), file});
+  }
+  return Status::Ok();
+}
+
+// How an error names a target: its file, or the catalog protocol.
+std::string TargetOrigin(const Target& t) {
+  return t.scenario_file.empty() ? "the catalog protocol" : t.scenario_file;
 }
 
 }  // namespace
 
 void AddCatalogTargets(std::vector<Target>* targets) {
   for (const ProtocolDef& p : Catalog()) {
-    TargetFlags t;
-    t.protocol = p.name;
-    targets->push_back({*LoadTarget(t), ""});
+    TargetFlags flags;
+    flags.protocol = p.name;
+    targets->push_back({*LoadTarget(flags), ""});
   }
 }
 
@@ -65,11 +101,11 @@ Status AddScenarioTargets(const std::string& library, std::vector<Target>* targe
   }
   std::vector<std::string> files;
   if (library.empty()) {
-    AppendScenarioFiles(root / "catalog" / "scripts", &files);
-    AppendScenarioFiles(root / "examples", &files);
+    AppendScenarioFiles(root / "catalog" / "scripts", Depth::kDirectlyIn, &files);
+    AppendScenarioFiles(root / "examples", Depth::kDirectlyIn, &files);
   }
   for (const std::string& n : libraries) {
-    if (library.empty() || library == "all" || library == n) AppendScenarioFiles(root / "library" / n, &files);
+    if (library.empty() || library == "all" || library == n) AppendScenarioFiles(root / "library" / n, Depth::kDirectlyIn, &files);
   }
   if (files.empty()) {
     fmt::print("xackly check --all: no protocol scripts under {} (set XACKLY_SCENARIO_DIR to a copy of "
@@ -77,10 +113,37 @@ Status AddScenarioTargets(const std::string& library, std::vector<Target>* targe
                root.string());
     return Status::Ok();
   }
-  for (const std::string& file : files) {
-    Result<Scenario> s = LoadScenarioFile(file);
-    if (!s.ok()) return s.status();
-    targets->push_back({std::move(s).value(), file});
+  return AppendFileTargets(files, targets);
+}
+
+Status AddSuiteTargets(const std::vector<std::string>& paths, std::vector<Target>* targets) {
+  std::vector<std::string> files;
+  for (const std::string& path : paths) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(path, ec)) {
+      files.push_back(path);  // a file, or what LoadTarget says is wrong with it
+      continue;
+    }
+    const size_t before = files.size();
+    AppendScenarioFiles(path, Depth::kBelow, &files);
+    if (files.size() == before) {
+      return Status::InvalidArgument(fmt::format("--scenario {}: a directory with no scenario file below it (*.toml, "
+                                                 "replay files *.replay.toml skipped)",
+                                                 path));
+    }
+  }
+  return AppendFileTargets(files, targets);
+}
+
+Status RequireDistinctNames(const std::vector<Target>& targets) {
+  std::map<std::string, const Target*> first_named;
+  for (const Target& t : targets) {
+    auto [seen, added] = first_named.emplace(t.scenario.name, &t);
+    if (added) continue;
+    return Status::InvalidArgument(fmt::format(
+        "two scenarios are named '{}': {} and {}; their replay files, report rows and JUnit testcases would "
+        "collide: give one another name (name = \"...\" at the top of its file)",
+        t.scenario.name, TargetOrigin(*seen->second), TargetOrigin(t)));
   }
   return Status::Ok();
 }

@@ -32,4 +32,21 @@ Status AddScenarioTargets(const std::string& library, std::vector<Target>* targe
 // Appends every catalog protocol, in catalog order.
 void AddCatalogTargets(std::vector<Target>* targets);
 
+// Appends a suite (check --scenario A --scenario DIR ...): each of `paths`,
+// in order, is a scenario file, or a directory that stands for every *.toml
+// file below it, recursively, in path order. Replay files (*.replay.toml,
+// IsReplayFileName) below a directory are skipped: they are check's own
+// output (an --out inside the suite's directory would otherwise grow the
+// suite by its counterexamples each run); named as a path they are checked
+// like any scenario file. Each file loads as LoadTarget loads one. Errors
+// are input errors (kInvalidArgument, exit 2): a file that does not parse
+// (file:line: field), one this executable cannot run, a directory with no
+// scenario file below it.
+Status AddSuiteTargets(const std::vector<std::string>& paths, std::vector<Target>* targets);
+
+// Ok, or an input error naming the first two targets (their files, or
+// "the catalog protocol") that share a scenario name: their replay files,
+// report rows and JUnit testcases would collide.
+Status RequireDistinctNames(const std::vector<Target>& targets);
+
 }  // namespace xackly

@@ -339,7 +339,7 @@ void RegisterRunCommand(CLI::App& app, CommandResult& result) {
       "and the rest on stderr.\n"
       "Exit 0: the observed verdict matches the expectation; 1: it does not; 2: bad input; 3: "
       "harness or server failure (or --check-determinism found two different traces).");
-  AddTargetFlags(cmd, &flags->target);
+  AddTargetFlags(cmd, &flags->target, ScenarioCount::kOne);
   AddOverrideFlags(cmd, &flags->overrides, /*with_seed=*/true);
   AddOutputFlags(cmd, &flags->output, "");
   cmd->add_option("--trace", flags->trace_file, "write the full trace (one line per step) to this file")
@@ -347,7 +347,7 @@ void RegisterRunCommand(CLI::App& app, CommandResult& result) {
   cmd->add_flag("--check-determinism", flags->check_determinism,
                 "run the seed a second time on a fresh server and fail (exit 3) if the traces differ");
   cmd->callback([flags, &result] {
-    if (flags->target.protocol.empty() && flags->target.scenario.empty()) {
+    if (flags->target.protocol.empty() && flags->target.scenarios.empty()) {
       fmt::print(stderr, "xackly run: error: name a --protocol NAME (valid: {}) or a --scenario FILE\n",
                  CatalogNames());
       result.exit_code = kExitUsage;
@@ -375,7 +375,7 @@ void RegisterRunCommand(CLI::App& app, CommandResult& result) {
       result.exit_code = kExitUsage;
       return;
     }
-    result.exit_code = RunAndReport("run", *scenario, flags->target.scenario, options);
+    result.exit_code = RunAndReport("run", *scenario, flags->target.scenario_file(), options);
   });
 }
 

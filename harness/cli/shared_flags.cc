@@ -38,12 +38,28 @@ void SetCommandLine(int argc, char** argv) {
 
 std::string CommandLine() { return g_command_line; }
 
-void AddTargetFlags(CLI::App* cmd, TargetFlags* flags) {
+const std::string& TargetFlags::scenario_file() const {
+  static const std::string kNone;
+  XACKLY_CHECK(scenarios.size() <= 1);
+  return scenarios.empty() ? kNone : scenarios.front();
+}
+
+void AddTargetFlags(CLI::App* cmd, TargetFlags* flags, ScenarioCount count) {
   CLI::Option* protocol = cmd->add_option(
       "--protocol", flags->protocol,
       "a catalog protocol (`xackly protocols` lists them), run with its own defaults");
-  CLI::Option* scenario =
-      cmd->add_option("--scenario", flags->scenario, "a scenario file (TOML, see scenarios/example.toml); its [protocol] may be a Lua script (script = \"my_consumer.lua\", docs/scripts.md)");
+  const std::string file_help =
+      "a scenario file (TOML, see scenarios/example.toml); its [protocol] may be a Lua script (script = "
+      "\"my_consumer.lua\", docs/scripts.md)";
+  CLI::Option* scenario = cmd->add_option(
+      "--scenario", flags->scenarios,
+      count == ScenarioCount::kOne
+          ? file_help
+          : file_help + ". Several files and directories make a suite (repeat --scenario, or give it several "
+                        "values): a directory stands for every *.toml below it, recursively, in path order, "
+                        "except the replay files xackly writes (*.replay.toml); one report and one JUnit "
+                        "testcase per scenario; two scenarios with the same name are refused");
+  if (count == ScenarioCount::kOne) scenario->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::Throw);
   protocol->excludes(scenario);
 }
 
@@ -62,10 +78,11 @@ Status RunnableByThisExecutable(const Scenario& scenario, const std::string& sce
 }
 
 Result<Scenario> LoadTarget(const TargetFlags& flags) {
-  if (!flags.scenario.empty()) {
-    Result<Scenario> s = LoadScenarioFile(flags.scenario);
+  if (!flags.scenarios.empty()) {
+    const std::string& file = flags.scenario_file();
+    Result<Scenario> s = LoadScenarioFile(file);
     if (!s.ok()) return s;
-    if (Status runnable = RunnableByThisExecutable(*s, flags.scenario); !runnable.ok()) return runnable;
+    if (Status runnable = RunnableByThisExecutable(*s, file); !runnable.ok()) return runnable;
     return s;
   }
   const ProtocolDef* p = FindProtocol(flags.protocol);

@@ -19,13 +19,23 @@
 
 namespace xackly {
 
-// What to run: a catalog protocol or a scenario file.
+// What to run: a catalog protocol or scenario files.
 struct TargetFlags {
   std::string protocol;
-  std::string scenario;
+  // The --scenario values in command-line order: at most one file, or,
+  // where the command takes a suite (ScenarioCount::kSuite), any number of
+  // files and directories (check_targets.h, AddSuiteTargets).
+  std::vector<std::string> scenarios;
+  // The one scenario file named, "" for none. REQUIRES: at most one.
+  const std::string& scenario_file() const;
+};
+// How many --scenario values a command takes.
+enum class ScenarioCount {
+  kOne,    // one file (run)
+  kSuite,  // files and directories, --scenario repeated or followed by several values (check)
 };
 // Adds --protocol and --scenario (mutually exclusive).
-void AddTargetFlags(CLI::App* cmd, TargetFlags* flags);
+void AddTargetFlags(CLI::App* cmd, TargetFlags* flags, ScenarioCount count);
 
 // Ok, or why this executable cannot run `scenario`: a file whose handler is
 // C++ code in someone's own test ([protocol] handler = "c++"), of which it
@@ -35,7 +45,8 @@ Status RunnableByThisExecutable(const Scenario& scenario, const std::string& sce
 
 // Reads and parses what the flags name. For --protocol the scenario is the
 // catalog protocol with its own defaults. A scenario this executable cannot
-// run (RunnableByThisExecutable) is an error. REQUIRES: one of the two is set.
+// run (RunnableByThisExecutable) is an error. REQUIRES: either the protocol
+// or exactly one scenario file is set.
 Result<Scenario> LoadTarget(const TargetFlags& flags);
 
 // The names of the catalog protocols closest to `name` ("did you mean"

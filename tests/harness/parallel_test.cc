@@ -82,21 +82,7 @@ TEST(ParallelTest, ThreeShardsMergedEqualTheUnshardedRun) {
       {AsReport(shards[0], "1/3"), AsReport(shards[1], "2/3"), AsReport(shards[2], "3/3")});
   ASSERT_TRUE(merged.ok()) << merged.status().ToString();
   ASSERT_EQ(merged->checks.size(), whole.size());
-  for (size_t c = 0; c < whole.size(); ++c) {
-    const report::CheckReport& w = whole[c];
-    const report::CheckReport& m = merged->checks[c];
-    EXPECT_EQ(m.observed, w.observed) << w.name;
-    EXPECT_EQ(m.matched, w.matched) << w.name;
-    EXPECT_EQ(m.cases_run, w.cases_run) << w.name;
-    EXPECT_EQ(m.cases_failed, w.cases_failed) << w.name;
-    EXPECT_EQ(m.first_hit_case, w.first_hit_case) << w.name;
-    EXPECT_EQ(m.counterexample_size, w.counterexample_size) << w.name;
-    ASSERT_EQ(m.counterexample.has_value(), w.counterexample.has_value()) << w.name;
-    if (w.counterexample) {
-      EXPECT_EQ(m.counterexample->trace_hash, w.counterexample->trace_hash) << w.name;
-      EXPECT_EQ(m.counterexample->fired, w.counterexample->fired) << w.name;
-    }
-  }
+  for (size_t c = 0; c < whole.size(); ++c) ExpectSameVerdict(merged->checks[c], whole[c]);
   EXPECT_EQ(merged->all_matched,
             std::all_of(whole.begin(), whole.end(), [](const report::CheckReport& k) { return k.matched; }));
 }

@@ -109,6 +109,21 @@ void ServerTest::TearDown() {
   }
 }
 
+void ExpectSameVerdict(const report::CheckReport& merged, const report::CheckReport& whole) {
+  EXPECT_EQ(merged.name, whole.name);
+  EXPECT_EQ(merged.observed, whole.observed) << whole.name;
+  EXPECT_EQ(merged.matched, whole.matched) << whole.name;
+  EXPECT_EQ(merged.cases_run, whole.cases_run) << whole.name;
+  EXPECT_EQ(merged.cases_failed, whole.cases_failed) << whole.name;
+  EXPECT_EQ(merged.first_hit_case, whole.first_hit_case) << whole.name;
+  EXPECT_EQ(merged.counterexample_size, whole.counterexample_size) << whole.name;
+  ASSERT_EQ(merged.counterexample.has_value(), whole.counterexample.has_value()) << whole.name;
+  if (whole.counterexample) {
+    EXPECT_EQ(merged.counterexample->trace_hash, whole.counterexample->trace_hash) << whole.name;
+    EXPECT_EQ(merged.counterexample->fired, whole.counterexample->fired) << whole.name;
+  }
+}
+
 CommandOutput RunProgram(const std::string& path, const std::vector<std::string>& args,
                          const std::vector<std::string>& env_overrides) {
   ScopedTempRoot root;

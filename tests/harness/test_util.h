@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/redis_server.h"
+#include "reports/model.h"
 
 namespace xackly {
 
@@ -82,6 +83,11 @@ struct CommandOutput {
 // ctest timeout, two minutes where none is set) and collects its output.
 CommandOutput RunProgram(const std::string& path, const std::vector<std::string>& args,
                          const std::vector<std::string>& env_overrides = {});
+
+// Expects `merged` (a merge of shards) to say what `whole` (the unsharded
+// check) says: verdict, cases run and failed, first hit, and the minimal
+// counterexample (its size, trace hash and the faults that fired).
+void ExpectSameVerdict(const report::CheckReport& merged, const report::CheckReport& whole);
 
 // Runs the xackly executable of this build.
 inline CommandOutput RunXackly(const std::vector<std::string>& args,

@@ -1,0 +1,199 @@
+// Suites (issue 30, item 3): `check` takes several --scenario files and
+// directories and writes one report and one JUnit file for all of them;
+// their shards merge to the unsharded verdicts. And --quiet (item 6): one
+// line per row on stdout, nothing else.
+#include <algorithm>
+#include <filesystem>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "harness/exit_codes.h"
+#include "harness/files.h"
+#include "reports/report.h"
+#include "tests/harness/test_util.h"
+
+namespace xackly {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A small suite in <root>/suite: the catalog scripts no-dedupe (at the top)
+// and ack-first (in a subdirectory), each beside the loop they include.
+// Their scenario names are "no-dedupe-script" and "ack-first-script".
+std::string WriteSuite(const ScopedTempRoot& root) {
+  const fs::path src = fs::path(XACKLY_SOURCE_DIR) / "scenarios" / "catalog" / "scripts";
+  const fs::path suite = fs::path(root.path()) / "suite";
+  fs::create_directories(suite / "more");
+  for (const char* f : {"no-dedupe.toml", "no-dedupe.lua", "catalog_loop.lua"}) fs::copy_file(src / f, suite / f);
+  for (const char* f : {"ack-first.toml", "ack-first.lua", "catalog_loop.lua"}) {
+    fs::copy_file(src / f, suite / "more" / f);
+  }
+  return suite.string();
+}
+
+// The few cases a suite test needs, with the coverage rule off (a cap of
+// --cases): the same cases however the search is split into shards.
+std::vector<std::string> SmallCheck(std::vector<std::string> args) {
+  for (const char* a : {"--cases", "8", "--coverage-cap", "8", "--seed", "1", "-j", "2"}) args.emplace_back(a);
+  return args;
+}
+
+// The name attribute of every <testcase> element of a JUnit document.
+std::vector<std::string> TestcaseNames(const std::string& junit) {
+  std::vector<std::string> names;
+  const std::regex testcase("<testcase\\b[^>]*\\bname=\"([^\"]*)\"");
+  for (auto it = std::sregex_iterator(junit.begin(), junit.end(), testcase); it != std::sregex_iterator(); ++it) {
+    names.push_back((*it)[1].str());
+  }
+  return names;
+}
+
+report::Report ReadJsonReport(const std::string& file) {
+  Result<std::string> text = ReadFile(file);
+  EXPECT_TRUE(text.ok()) << file;
+  if (!text.ok()) return {};
+  Result<report::Report> r = report::ParseJsonReport(*text);
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  return r.ok() ? *r : report::Report{};
+}
+
+// Runs xackly and keeps only its stdout (stderr is dropped).
+CommandOutput StdoutOf(const std::vector<std::string>& args) {
+  std::vector<std::string> sh = {"-c", "exec \"$@\" 2>/dev/null", "sh", XACKLY_TEST_EXE};
+  sh.insert(sh.end(), args.begin(), args.end());
+  return RunProgram("/bin/sh", sh);
+}
+
+// The lines of `text`, without their '\n'.
+std::vector<std::string> SplitLines(const std::string& text) {
+  std::vector<std::string> lines;
+  for (size_t at = 0; at < text.size();) {
+    const size_t end = std::min(text.find('\n', at), text.size());
+    lines.push_back(text.substr(at, end - at));
+    at = end + 1;
+  }
+  return lines;
+}
+
+// A check that ran: it found what it looks for, or missed it in these few cases.
+bool FoundOrMissed(int exit_code) { return exit_code == kExitOk || exit_code == kExitVerdictMismatch; }
+
+// A directory is every scenario below it, in path order: one JUnit file
+// with one testcase per scenario. Replay files a previous run left there
+// (its --out inside the directory) are not part of the suite.
+TEST(SuiteTest, ADirectoryIsOneJunitFileWithOneTestcasePerScenario) {
+  ScopedTempRoot root;
+  const std::string suite = WriteSuite(root);
+  const std::string out = suite + "/out";
+  for (int run = 1; run <= 2; ++run) {
+    CommandOutput check = RunXackly(SmallCheck({"check", "--scenario", suite, "--out", out}));
+    ASSERT_TRUE(FoundOrMissed(check.exit_code)) << check.output;
+    ASSERT_TRUE(fs::exists(out + "/no-dedupe-script.replay.toml") || fs::exists(out + "/ack-first-script.replay.toml"))
+        << "run " << run << ": no counterexample, so this test would not see one skipped\n"
+        << check.output;
+    Result<std::string> junit = ReadFile(out + "/junit.xml");
+    ASSERT_TRUE(junit.ok()) << check.output;
+    // "more/ack-first.toml" sorts before "no-dedupe.toml".
+    EXPECT_EQ(TestcaseNames(*junit), (std::vector<std::string>{"ack-first-script", "no-dedupe-script"}))
+        << "run " << run << "\n" << *junit;
+  }
+}
+
+// Several --scenario values: one table with a row each, one report.json
+// with a check each, in the order given.
+TEST(SuiteTest, TwoScenarioFilesAreOneTableAndOneReport) {
+  ScopedTempRoot root;
+  const std::string suite = WriteSuite(root);
+  const std::string out = root.path() + "/out";
+  CommandOutput check = RunXackly(SmallCheck(
+      {"check", "--scenario", suite + "/no-dedupe.toml", "--scenario", suite + "/more/ack-first.toml", "--out", out}));
+  ASSERT_TRUE(FoundOrMissed(check.exit_code)) << check.output;
+  const std::regex table_row("\n(matched|MISMATCH)[^\n]*  no-dedupe-script  [^\n]*\n(matched|MISMATCH)[^\n]*  "
+                             "ack-first-script  ");
+  EXPECT_TRUE(std::regex_search(check.output, table_row)) << check.output;
+  report::Report json = ReadJsonReport(out + "/report.json");
+  ASSERT_EQ(json.checks.size(), 2u);
+  EXPECT_EQ(json.checks[0].name, "no-dedupe-script");
+  EXPECT_EQ(json.checks[1].name, "ack-first-script");
+}
+
+// Two shards of a suite, merged, give the unsharded suite's verdicts.
+TEST(SuiteTest, TwoShardsOfASuiteMergeToTheUnshardedVerdicts) {
+  ScopedTempRoot root;
+  const std::string suite = WriteSuite(root);
+  CommandOutput whole = RunXackly(SmallCheck({"check", "--scenario", suite, "--out", root.path() + "/whole"}));
+  ASSERT_TRUE(FoundOrMissed(whole.exit_code)) << whole.output;
+  for (const char* shard : {"1", "2"}) {
+    CommandOutput part = RunXackly(SmallCheck({"check", "--scenario", suite, "--shard", std::string(shard) + "/2",
+                                               "--out", root.path() + "/shard" + shard, "--format", "json"}));
+    ASSERT_TRUE(FoundOrMissed(part.exit_code)) << part.output;
+  }
+  CommandOutput merge = RunXackly({"merge", root.path() + "/shard1", root.path() + "/shard2", "--out",
+                                   root.path() + "/merged", "--format", "json,junit"});
+  EXPECT_EQ(merge.exit_code, whole.exit_code) << merge.output << "\n" << whole.output;
+  const report::Report unsharded = ReadJsonReport(root.path() + "/whole/report.json");
+  const report::Report merged = ReadJsonReport(root.path() + "/merged/report.json");
+  ASSERT_EQ(merged.checks.size(), 2u);
+  ASSERT_EQ(merged.checks.size(), unsharded.checks.size());
+  EXPECT_EQ(merged.all_matched, unsharded.all_matched);
+  for (size_t c = 0; c < merged.checks.size(); ++c) ExpectSameVerdict(merged.checks[c], unsharded.checks[c]);
+  EXPECT_EQ(TestcaseNames(*ReadFile(root.path() + "/merged/junit.xml")),
+            (std::vector<std::string>{"ack-first-script", "no-dedupe-script"}));
+}
+
+// --quiet: stdout is one line per row (result word, name, expected,
+// observed, cases), nothing else; the reports are in --out.
+TEST(SuiteTest, QuietPrintsOneLinePerRowOnStdout) {
+  ScopedTempRoot root;
+  const std::string suite = WriteSuite(root);
+  const std::string out = root.path() + "/out";
+  CommandOutput quiet = StdoutOf(SmallCheck({"check", "--scenario", suite, "--out", out, "--quiet"}));
+  ASSERT_TRUE(FoundOrMissed(quiet.exit_code)) << quiet.output;
+  const std::vector<std::string> lines = SplitLines(quiet.output);
+  ASSERT_EQ(lines.size(), 2u) << quiet.output;
+  const report::Report json = ReadJsonReport(out + "/report.json");
+  ASSERT_EQ(json.checks.size(), 2u);
+  for (size_t row = 0; row < lines.size(); ++row) {
+    const report::CheckReport& k = json.checks[row];
+    EXPECT_TRUE(lines[row].starts_with(k.name + " ")) << lines[row];
+    for (const std::string& part : {"expected " + k.expected.ToString(), "observed " + k.observed,
+                                    std::string(report::ResultWord(k)), std::to_string(k.cases_run) + " case"}) {
+      EXPECT_NE(lines[row].find(part), std::string::npos) << part << " in " << lines[row];
+    }
+  }
+  EXPECT_TRUE(fs::exists(out + "/report.txt"));
+}
+
+// What cannot be one suite is exit 2 before anything runs, naming what.
+TEST(SuiteTest, ASuiteThatCannotRunIsAnInputError) {
+  ScopedTempRoot root;
+  const std::string suite = WriteSuite(root);
+  // The same name twice: their replay files and testcases would collide.
+  fs::create_directories(root.path() + "/twin");
+  for (const char* f : {"no-dedupe.toml", "no-dedupe.lua", "catalog_loop.lua"}) {
+    fs::copy_file(fs::path(suite) / f, fs::path(root.path()) / "twin" / f);
+  }
+  CommandOutput twice = RunXackly({"check", "--scenario", suite, "--scenario", root.path() + "/twin"});
+  EXPECT_EQ(twice.exit_code, kExitUsage) << twice.output;
+  EXPECT_TRUE(Contains(twice.output, "'no-dedupe-script': " + suite + "/no-dedupe.toml and " + root.path() +
+                                         "/twin/no-dedupe.toml"))
+      << twice.output;
+  // A directory without scenario files (replay files do not count).
+  fs::create_directories(root.path() + "/empty");
+  ASSERT_TRUE(WriteFileAtomically(root.path() + "/empty/old.replay.toml", "name = \"old\"\n").ok());
+  CommandOutput empty = RunXackly({"check", "--scenario", suite, "--scenario", root.path() + "/empty"});
+  EXPECT_EQ(empty.exit_code, kExitUsage) << empty.output;
+  EXPECT_TRUE(Contains(empty.output, root.path() + "/empty: a directory with no scenario file")) << empty.output;
+  // A malformed file below a directory: file, line and field.
+  ASSERT_TRUE(WriteFileAtomically(suite + "/more/bad.toml", "protocol = \"txn-dedupe\"\n\n[workload]\nevents = -3\n").ok());
+  CommandOutput bad = RunXackly({"check", "--scenario", suite});
+  EXPECT_EQ(bad.exit_code, kExitUsage) << bad.output;
+  EXPECT_TRUE(Contains(bad.output, suite + "/more/bad.toml:4:")) << bad.output;
+  EXPECT_TRUE(Contains(bad.output, "workload.events")) << bad.output;
+}
+
+}  // namespace
+}  // namespace xackly
