@@ -562,6 +562,7 @@ Result<ProbedConfig> WithVisitedSites(const RunConfig& given, CasePool& pool, ui
   rated.fault_schedule.reset();
   rated.seed = seed;
   std::vector<RunConfig> runs = {quiet, rated};
+  constexpr size_t kPoisonProbe = 2;  // runs' index of the poison probe, when it runs
   // A default model leaves poison out; a script that dead-letters or
   // retries a failing effect has a path only poison takes. A third probe
   // with one poison event finds out whether it has one.
@@ -602,7 +603,7 @@ Result<ProbedConfig> WithVisitedSites(const RunConfig& given, CasePool& pool, ui
       if (!site) continue;
       (InfoOf(site->kind).Sites() == SiteFamily::kCrashPoint ? crash : lost).insert(site->site);
     }
-    if (i == 2) poison_reason = WhatPoisonReaches(*r);
+    if (i == kPoisonProbe) poison_reason = WhatPoisonReaches(*r);
   }
   if (judged == 0) {
     return Status::HarnessLimit(

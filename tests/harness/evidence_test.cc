@@ -20,21 +20,13 @@ namespace {
 // No dedupe: the effect, then XACK. A crash after the effect and before
 // the XACK runs it twice. Its one SQL statement is an INSERT (a visited
 // request that changes state), it never sends EVAL.
-constexpr const char* kNoDedupe = R"lua(
-function consumer(w)
-  w:sql("CREATE TABLE IF NOT EXISTS seen(event_id TEXT)")
-  local id = "0"
-  while true do
-    local batch = w:read(id, {count = 5, block_ms = 1000})
-    if id == "0" and #batch == 0 then id = ">" end
-    for _, e in ipairs(batch) do
+const std::string kNoDedupe = PollingConsumer(R"lua(
       w:sql("INSERT INTO seen(event_id) VALUES (?)", e.fields.event_id)
       w:effect(e.fields.event_id, "external", {entry = e})
       w:redis("XACK", w.stream, w.group, e.id)
-    end
-  end
-end
-)lua";
+)lua",
+                                              R"lua(  w:sql("CREATE TABLE IF NOT EXISTS seen(event_id TEXT)")
+)lua");
 
 // Correct (SQL dedupe) and dead-letters an event whose effect fails.
 constexpr const char* kDeadLetters = R"lua(
@@ -82,7 +74,7 @@ struct Checked {
 
 // Writes `script` and a scenario (`expect`, then `faults` as the body of
 // its [faults] table, "" for none) and runs `check` on it with `args`.
-Checked CheckScript(const ScopedTempRoot& dir, const char* script, const std::string& expect,
+Checked CheckScript(const ScopedTempRoot& dir, const std::string& script, const std::string& expect,
                     const std::string& faults, std::vector<std::string> args = {}) {
   EXPECT_TRUE(WriteFileAtomically(dir.path() + "/consumer.lua", script).ok());
   std::string toml = "name = \"mine\"\nexpect = \"" + expect + "\"\nseed = 1\n\n[workload]\nworkers = 2\nevents = 6\n\n" +

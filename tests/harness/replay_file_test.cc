@@ -17,35 +17,16 @@ namespace {
 
 // No dedupe: a crash after the effect runs it twice. The comment holds what
 // a TOML multi-line string must escape: \ " and """.
-constexpr const char* kBroken = R"lua(
--- quotes " and \ and """ survive the replay file
-function consumer(w)
-  local id = "0"
-  while true do
-    local batch = w:read(id, {count = 5, block_ms = 1000})
-    if id == "0" and #batch == 0 then id = ">" end
-    for _, e in ipairs(batch) do
+const std::string kBroken = "-- quotes \" and \\ and \"\"\" survive the replay file" + PollingConsumer(R"lua(
       w:effect(e.fields.event_id, "external", {entry = e})
       w:redis("XACK", w.stream, w.group, e.id)
-    end
-  end
-end
-)lua";
+)lua");
 
 // The fix: the effect keyed by the event (the external service dedupes).
-constexpr const char* kFixed = R"lua(
-function consumer(w)
-  local id = "0"
-  while true do
-    local batch = w:read(id, {count = 5, block_ms = 1000})
-    if id == "0" and #batch == 0 then id = ">" end
-    for _, e in ipairs(batch) do
+const std::string kFixed = PollingConsumer(R"lua(
       w:effect(e.fields.event_id, "external", {entry = e, key = e.fields.event_id})
       w:redis("XACK", w.stream, w.group, e.id)
-    end
-  end
-end
-)lua";
+)lua");
 
 constexpr const char* kScenario = R"(
 name = "orders"

@@ -152,4 +152,18 @@ CommandOutput RunProgram(const std::string& path, const std::vector<std::string>
   return result;
 }
 
+std::string PollingConsumer(std::string_view handle, std::string_view setup) {
+  return "\nfunction consumer(w)\n" + std::string(setup) + R"lua(
+  local id = "0"
+  while true do
+    local batch = w:read(id, {count = 5, block_ms = 1000})
+    if id == "0" and #batch == 0 then id = ">" end
+    for _, e in ipairs(batch) do
+)lua" + std::string(handle) + R"lua(
+    end
+  end
+end
+)lua";
+}
+
 }  // namespace xackly

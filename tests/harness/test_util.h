@@ -89,6 +89,12 @@ CommandOutput RunProgram(const std::string& path, const std::vector<std::string>
 // counterexample (its size, trace hash and the faults that fired).
 void ExpectSameVerdict(const report::CheckReport& merged, const report::CheckReport& whole);
 
+// A protocol script whose consumer reads its own pending entries, then new
+// ones, and runs `handle` (Lua statements over the entry `e`) for each,
+// after `setup` (statements run once at start-up): the loop the harness
+// tests' scripts share, their handling their own.
+std::string PollingConsumer(std::string_view handle, std::string_view setup = "");
+
 // Runs the xackly executable of this build.
 inline CommandOutput RunXackly(const std::vector<std::string>& args,
                                const std::vector<std::string>& env_overrides = {}) {

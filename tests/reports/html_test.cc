@@ -180,18 +180,7 @@ TEST(HtmlTest, LabelsUnderTheLanesDoNotOverlap) {
 TEST(HtmlTest, RepeatedPathStepsAreSqueezed) {
   CaseReport c = NoDedupeCase();
   ASSERT_FALSE(c.trace.empty());
-  const int64_t t = c.trace.back().t_ms;
-  for (int i = 0; i < 300; ++i) {
-    TraceLine poll;
-    poll.t_ms = t + 1 + i;
-    poll.actor = "j1";
-    poll.kind = LineKind::kRedis;
-    poll.request = "XPENDING events workers";
-    poll.reply = "[1, \"0-1\", \"0-1\", [[\"w1\", \"1\"]]]";
-    poll.argv = {"XPENDING", "events", "workers"};
-    poll.ids = {"0-1"};
-    c.trace.push_back(poll);
-  }
+  AppendIdenticalPolls(&c, 300, 1);
   ASSERT_GT(PathLines(c).size(), 300u);
   RunConfig config = RunConfig::For(*FindProtocol("no-dedupe"));
   const std::string html = RenderHtml(ReportOf({CheckFromCase(config, c)}));

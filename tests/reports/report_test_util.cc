@@ -303,4 +303,19 @@ std::vector<size_t> Find(const std::vector<std::string>& story, const std::strin
   return out;
 }
 
+void AppendIdenticalPolls(CaseReport* c, int n, int64_t step_ms) {
+  const int64_t t = c->trace.back().t_ms;
+  for (int i = 0; i < n; ++i) {
+    TraceLine poll;
+    poll.t_ms = t + 10 + step_ms * i;
+    poll.actor = "j1";
+    poll.kind = LineKind::kRedis;
+    poll.request = "XPENDING events workers";
+    poll.reply = "[1, \"0-1\", \"0-1\", [[\"w1\", \"1\"]]]";
+    poll.argv = {"XPENDING", "events", "workers"};
+    poll.ids = {"0-1"};
+    c->trace.push_back(poll);
+  }
+}
+
 }  // namespace xackly::report

@@ -31,6 +31,9 @@ CaseReport RunCase(const std::string& protocol, int workers, int events, const s
 
 // no-dedupe, 1 worker, 1 event, "crash w1 after-effect #1": a duplicate.
 const CaseReport& NoDedupeCase();
+// Appends `n` identical janitor polls (XPENDING naming entry 0-1, on the
+// violating path), `step_ms` apart from 10 ms after `c`'s last line.
+void AppendIdenticalPolls(CaseReport* c, int n, int64_t step_ms);
 // ack-first, 1 worker, 1 event, "crash w1 after-ack #1": a loss.
 const CaseReport& AckFirstCase();
 

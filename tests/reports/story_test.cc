@@ -344,19 +344,8 @@ TEST(PathLinesTest, NoDedupeFollowsTheEventThroughTheCrash) {
 TEST(PathLinesTest, RepeatedIdenticalStepsAreOneRowInEveryFormat) {
   CaseReport c = NoDedupeCase();
   const size_t before = FoldedPath(c).size();
-  const int64_t t = c.trace.back().t_ms;
   const auto first = static_cast<int64_t>(c.trace.size());
-  for (int i = 0; i < 300; ++i) {
-    TraceLine poll;
-    poll.t_ms = t + 10 + 10 * i;
-    poll.actor = "j1";
-    poll.kind = LineKind::kRedis;
-    poll.request = "XPENDING events workers";
-    poll.reply = "[1, \"0-1\", \"0-1\", [[\"w1\", \"1\"]]]";
-    poll.argv = {"XPENDING", "events", "workers"};
-    poll.ids = {"0-1"};
-    c.trace.push_back(poll);
-  }
+  AppendIdenticalPolls(&c, 300, 10);
   const std::vector<PathRow> rows = FoldedPath(c);
   ASSERT_EQ(rows.size(), before + 1);
   EXPECT_EQ(rows.back().line, first);
