@@ -535,18 +535,39 @@ std::vector<int> ShardCaseIndexes(const CheckOptions& options) {
 namespace {
 
 // What a probe run with a poison event shows the protocol doing with an
-// effect that keeps failing: "dead-letters ..." or "retries ...", or ""
-// when it does neither (it leaves the entry pending, or never tries).
-std::string WhatPoisonReaches(const RunResult& r) {
+// effect that keeps failing. A protocol with a path only poison takes (it
+// dead-letters the event, or gives up on it: acks or deletes it without an
+// effect) gets poison in its default model; one that retries forever does
+// not (a poison event would only stay pending, `stuck`, which is what a
+// protocol without a dead-letter path is built to do), and is told so.
+struct PoisonPath {
+  bool add = false;  // the protocol has a path only poison takes
+  std::string what;  // what it does, for the check's notes; "" if nothing
+};
+
+PoisonPath WhatPoisonReaches(const RunResult& r) {
+  PoisonPath out;
   for (const auto& [event, history] : r.poison_histories) {
     int failed = 0;
     for (const HistoryItem& item : history) {
-      if (item.kind == HistoryKind::kDeadLettered) return "dead-letters an event whose effect keeps failing";
+      if (item.kind == HistoryKind::kEffect) break;  // a poison effect that ran: not poison after all
+      if (item.kind == HistoryKind::kDeadLettered) {
+        return {true, "dead-letters an event whose effect keeps failing"};
+      }
       if (item.kind == HistoryKind::kEffectFailed) ++failed;
+      const bool gives_up = item.kind == HistoryKind::kAcked || item.kind == HistoryKind::kPayloadDeleted ||
+                            item.kind == HistoryKind::kConsumerDeleted;
+      if (failed > 0 && gives_up) {
+        return {true, fmt::format("gives up on an event whose effect keeps failing ({} after {} failed attempt{} at {})",
+                                  HistoryKindName(item.kind), failed, failed == 1 ? "" : "s", event)};
+      }
     }
-    if (failed >= 2) return fmt::format("retries an effect that failed ({} attempts at {})", failed, event);
+    if (failed >= 2) {
+      out.what = fmt::format("retries a failing effect without giving up ({} attempts at {}, still pending)", failed,
+                             event);
+    }
   }
-  return "";
+  return out;
 }
 
 }  // namespace
@@ -577,7 +598,7 @@ Result<ProbedConfig> WithVisitedSites(const RunConfig& given, CasePool& pool, ui
   }
   std::vector<Result<RunResult>> probes = pool.RunAll(runs);
   const char* const kProbeNames[] = {"fault-free", "drawn from the model's rates", "with poison event 1"};
-  std::string poison_reason;
+  PoisonPath poison;
   std::set<std::string> crash, lost;
   int judged = 0;
   for (size_t i = 0; i < probes.size(); ++i) {
@@ -603,7 +624,7 @@ Result<ProbedConfig> WithVisitedSites(const RunConfig& given, CasePool& pool, ui
       if (!site) continue;
       (InfoOf(site->kind).Sites() == SiteFamily::kCrashPoint ? crash : lost).insert(site->site);
     }
-    if (i == kPoisonProbe) poison_reason = WhatPoisonReaches(*r);
+    if (i == kPoisonProbe) poison = WhatPoisonReaches(*r);
   }
   if (judged == 0) {
     return Status::HarnessLimit(
@@ -613,11 +634,16 @@ Result<ProbedConfig> WithVisitedSites(const RunConfig& given, CasePool& pool, ui
   out.visited_crash_points = crash;
   out.visited_requests = lost;
   FaultModel& sites = out.config.faults;
-  if (!poison_reason.empty()) {
+  if (poison.add) {
     sites.kinds.insert(FaultKind::kPoison);
-    out.notes.push_back("poison is in this check's model (the default model adds it): the script " + poison_reason +
+    out.notes.push_back("poison is in this check's model (the default model adds it): the protocol " + poison.what +
                         " (probe run with poison event 1); `kinds` in [faults] sets the model instead");
+  } else if (!poison.what.empty()) {
+    out.notes.push_back("poison is not in this check's model: the protocol " + poison.what +
+                        " (probe run with poison event 1), so a poison event would only stay pending (stuck); "
+                        "add \"poison\" to `kinds` in [faults] to judge that too");
   }
+
   if (m.crash_points.empty() && !crash.empty()) sites.crash_points.assign(crash.begin(), crash.end());
   if (m.lost_sites.empty()) {
     // Lost requests and replies at every visited request that changes

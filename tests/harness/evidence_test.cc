@@ -28,8 +28,10 @@ const std::string kNoDedupe = PollingConsumer(R"lua(
                                               R"lua(  w:sql("CREATE TABLE IF NOT EXISTS seen(event_id TEXT)")
 )lua");
 
-// Correct (SQL dedupe) and dead-letters an event whose effect fails.
-constexpr const char* kDeadLetters = R"lua(
+// SQL dedupe, effect and mark in one transaction; when the effect fails
+// (outcome "failed": a poison event), `on_failure` runs after the ROLLBACK.
+std::string FailingEffectConsumer(const std::string& on_failure) {
+  return R"lua(
 local function handle(w, e)
   if e.deleted then w:redis("XACK", w.stream, w.group, e.id) return end
   local event = e.fields.event_id
@@ -41,9 +43,7 @@ local function handle(w, e)
     if not ran then
       w:sql("ROLLBACK")
       if outcome ~= "failed" then return end
-      local saved = w:redis("XADD", "events:dlq", "*", "source_id", e.id, "event_id", event)
-      if xackly.is_error(saved) then return end
-      w:redis("XACK", w.stream, w.group, e.id)
+)lua" + on_failure + R"lua(
       return
     end
     if not w:sql("COMMIT").ok then return end
@@ -66,6 +66,25 @@ function consumer(w)
   end
 end
 )lua";
+}
+
+// Correct: dead-letters an event whose effect fails.
+const std::string kDeadLetters = FailingEffectConsumer(R"lua(
+      local saved = w:redis("XADD", "events:dlq", "*", "source_id", e.id, "event_id", event)
+      if xackly.is_error(saved) then return end
+      w:redis("XACK", w.stream, w.group, e.id)
+)lua");
+
+// Broken: gives up on an event whose effect fails by acking it, so a
+// poison event is lost without a trace.
+const std::string kAcksAFailedEffect = FailingEffectConsumer(R"lua(
+      w:redis("XACK", w.stream, w.group, e.id)
+)lua");
+
+// Retries a failing effect forever (the claim pass takes it again): no
+// path that only poison takes, so poison is not added (it would only leave
+// the event pending).
+const std::string kRetriesForever = FailingEffectConsumer("");
 
 struct Checked {
   CommandOutput run;
@@ -202,6 +221,25 @@ TEST(EvidenceTest, AScriptThatDeadLettersGetsPoisonByDefault) {
   EXPECT_TRUE(Contains(c.run.output, "dead-letters an event whose effect keeps failing")) << c.run.output;
   // The dead-letter XADD is a site of the model, and it fired.
   EXPECT_TRUE(c.row.fired_totals.count("lost-reply@XADD")) << c.run.output;
+}
+
+TEST(EvidenceTest, AScriptThatAcksAFailedEffectGetsPoisonAndLosesIt) {
+  ScopedTempRoot dir;
+  Checked c = CheckScript(dir, kAcksAFailedEffect, "lost", "");
+  EXPECT_EQ(c.run.exit_code, kExitOk) << c.run.output;
+  EXPECT_TRUE(c.row.fired_totals.count("poison")) << c.run.output;
+  EXPECT_TRUE(Contains(c.run.output, "gives up on an event whose effect keeps failing (acked after 1 failed attempt"))
+      << c.run.output;
+}
+
+TEST(EvidenceTest, AScriptThatRetriesAFailingEffectForeverIsNotGivenPoisonAndIsToldSo) {
+  ScopedTempRoot dir;
+  Checked c = CheckScript(dir, kRetriesForever, "ok", "", {"--cases", "30"});
+  EXPECT_NE(c.run.exit_code, kExitVerdictMismatch) << "a poison event left pending is no bug of this design: "
+                                           << c.run.output;
+  EXPECT_FALSE(Has(SitesOf(c.row), "poison")) << c.run.output;
+  EXPECT_TRUE(Contains(c.run.output, "poison is not in this check's model: the protocol retries a failing effect"))
+      << c.run.output;
 }
 
 TEST(EvidenceTest, AScriptThatNamesItsKindsIsNotGivenPoison) {
