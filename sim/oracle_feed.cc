@@ -159,20 +159,22 @@ void OracleFeed::Command(int64_t t, const Who& who, const std::vector<std::strin
   if (command.timer == TimerKind::kKeyExpiry) KeyExpiry(t, name, argv, r);
   if (verb == "XREADGROUP") {
     // XREADGROUP GROUP g consumer [COUNT n] [NOACK] STREAMS k1 .. kn id1 .. idn:
-    // each stream of the reply is matched to its key; only ours is modelled.
+    // each stream of the reply is matched to its key; only ours is modelled
+    // (what another group hands an actor is remembered: OtherGroupOf).
     size_t streams = ArgIndex(argv, "STREAMS");
     size_t keys = streams == 0 ? 0 : (argv.size() - streams - 1) / 2;
     if (argv.size() < 4 || keys == 0 || argv.size() != streams + 1 + 2 * keys) return;
     for (size_t k = 0; k < keys; ++k) {
       if (argv[streams + 1 + k] != st) group_read_streams_.insert(argv[streams + 1 + k]);
     }
-    if (argv[2] != names.group) return;
     if (!r.is_array()) return;  // nil: nothing read; an error: nothing happened
     for (const Reply& one : r.elements()) {
       if (!one.is_array() || one.size() != 2 || !one[0].is_string() || one[0].str() != st) continue;
       for (size_t k = 0; k < keys; ++k) {
         if (argv[streams + 1 + k] != st) continue;
         if (auto entries = ParseRangeReply(one[1])) {
+          ReceivedThrough(who.name, argv[2], *entries);
+          if (argv[2] != names.group) break;
           const size_t noack = ArgIndex(argv, "NOACK");  // an option, before STREAMS
           DeliveryVia via = argv[streams + 1 + keys + k] != ">" ? DeliveryVia::kOwnPending
                             : noack != 0 && noack < streams    ? DeliveryVia::kNoAck
@@ -181,6 +183,14 @@ void OracleFeed::Command(int64_t t, const Who& who, const std::vector<std::strin
         }
         break;
       }
+    }
+  } else if ((verb == "XCLAIM" || verb == "XAUTOCLAIM") && key == st && argv.size() > 3 &&
+             argv[2] != names.group) {
+    // Another group's claim hands its entries to this actor.
+    if (verb == "XCLAIM" && ArgIndex(argv, "JUSTID") == 0) {
+      if (auto entries = ParseRangeReply(r)) ReceivedThrough(who.name, argv[2], *entries);
+    } else if (verb == "XAUTOCLAIM" && ArgIndex(argv, "JUSTID") == 0) {
+      if (auto c = ParseAutoClaimReply(r)) ReceivedThrough(who.name, argv[2], c->entries);
     }
   } else if ((verb == "XCLAIM" || verb == "XAUTOCLAIM") && key == st && argv.size() > 3 &&
              argv[2] == names.group) {
@@ -194,6 +204,7 @@ void OracleFeed::Command(int64_t t, const Who& who, const std::vector<std::strin
         oracle_->OwnershipMoved(t, consumer, got, verb);
       } else if (auto entries = ParseRangeReply(r)) {
         for (const StreamEntry& e : *entries) got.push_back(e.id);
+        ReceivedThrough(who.name, names.group, *entries);
         oracle_->Delivered(t, consumer, *entries, DeliveryVia::kClaim);
       }
       // Named IDs whose payload is gone leave the PEL (Redis 7.0).
@@ -208,6 +219,7 @@ void OracleFeed::Command(int64_t t, const Who& who, const std::vector<std::strin
         if (r.size() >= 3) oracle_->ClaimFoundDeleted(t, consumer, Strings(r[2]));
       }
     } else if (auto c = ParseAutoClaimReply(r)) {
+      ReceivedThrough(who.name, names.group, c->entries);
       oracle_->Delivered(t, consumer, c->entries, DeliveryVia::kClaim);
       oracle_->ClaimFoundDeleted(t, consumer, c->deleted_ids);
     }
@@ -240,6 +252,32 @@ void OracleFeed::Command(int64_t t, const Who& who, const std::vector<std::strin
              std::find(argv.begin() + 1, argv.end(), st) != argv.end()) {
     opaque();  // DEL, RENAME, XSETID, RESTORE...: whatever it did to the stream
   }
+}
+
+void OracleFeed::ReceivedThrough(std::string_view actor, const std::string& group,
+                                 const std::vector<StreamEntry>& entries) {
+  const bool other = group != env_->names->group;
+  auto it = other_group_events_.find(actor);
+  if (it == other_group_events_.end()) {
+    if (!other) return;
+    it = other_group_events_.emplace(std::string(actor), std::map<std::string, std::string>{}).first;
+  }
+  for (const StreamEntry& e : entries) {
+    if (e.event_id().empty()) continue;
+    if (other) {
+      it->second[std::string(e.event_id())] = group;
+    } else {
+      it->second.erase(std::string(e.event_id()));
+    }
+  }
+}
+
+std::optional<std::string> OracleFeed::OtherGroupOf(std::string_view actor, const std::string& event_id) const {
+  auto it = other_group_events_.find(actor);
+  if (it == other_group_events_.end()) return std::nullopt;
+  auto group = it->second.find(event_id);
+  if (group == it->second.end()) return std::nullopt;
+  return group->second;
 }
 
 void OracleFeed::Xadd(int64_t t, const Who& who, const std::vector<std::string>& argv, const Reply& r,

@@ -37,6 +37,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -100,6 +101,12 @@ class OracleFeed {
   // so a script's `XADD *` (IDs from the server's clock) never makes the
   // producer's next XADD "equal or smaller" than the stream's top.
   StreamId stream_top() const { return stream_top_; }
+  // The consumer group other than the run's (names.group) through which
+  // `actor` last received `event_id`'s entry of the run's stream, or
+  // nullopt (it received it through the run's group last, or never through
+  // another). Only one group's exactly-once is judged: an effect of an
+  // entry read through a second group would count as a second run.
+  std::optional<std::string> OtherGroupOf(std::string_view actor, const std::string& event_id) const;
 
  private:
   struct Pass {
@@ -127,6 +134,10 @@ class OracleFeed {
 
   std::set<std::string> parking_streams_;
   std::set<std::string> group_read_streams_;
+  // actor -> event id -> the other group it last came through (OtherGroupOf).
+  std::map<std::string, std::map<std::string, std::string>, std::less<>> other_group_events_;
+  // `entries` of the run's stream reached `actor` through `group`.
+  void ReceivedThrough(std::string_view actor, const std::string& group, const std::vector<StreamEntry>& entries);
   StreamId stream_top_;
   void SawAdded(std::string_view id);
   Oracle* oracle_;

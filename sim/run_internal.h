@@ -75,6 +75,10 @@ class Simulation : private FaultHost {
 
   // --- Steps ---
   Status ExecuteStep(Actor& a);
+  // A script's effect for an event `a` last received through another
+  // consumer group (OracleFeed::OtherGroupOf) is refused, naming the call:
+  // one group's exactly-once is judged, so it would read as a duplicate.
+  Status CheckEffectGroup(const Actor& a, const Step& s) const;
   Status ExecuteRedis(Actor& a, Step& s, bool* handled);
   // A business step (SQL store, external service) through business_, with
   // lost requests and replies at its request site; true when a loss ended

@@ -68,6 +68,7 @@ class SimScriptWorld final : public ScriptWorld {
     }
     s.event_id = std::move(c.event_id);
     s.stream_id = std::move(c.stream_id);
+    s.origin = std::move(c.origin);
     // A caller with a timeout gives up after timeout_ms; the effect still
     // ran (or not) on the far side: the outcome is unknown to the script.
     bool times_out = c.timeout_ms > 0 && duration_ms > c.timeout_ms;

@@ -35,6 +35,7 @@ struct EffectCall {
   int64_t key_ttl_ms = 0;   // external: how long the service remembers `key`; 0 forever
   int64_t duration_ms = -1; // how long the effect keeps the actor busy; -1 the run's default
   int64_t timeout_ms = 0;   // external: the caller gives up after this; 0 never
+  std::string origin;       // "file:line" of the call, for an error about it
 };
 
 // What the side effect call returned to the script.

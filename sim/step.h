@@ -106,6 +106,8 @@ struct Step {
   // Local actions: how long to park or sleep; checkpoint: its name.
   int64_t duration_ms = 0;
   std::string label;
+  // A script's call: "file:line" of it, for an error the simulator finds.
+  std::string origin;
   // Virtual time the actor spends after this step before its next one (an
   // effect's processing time, a producer's interval).
   int64_t busy_ms = 0;

@@ -9,6 +9,7 @@
 #include "sim/faults.h"
 #include "sim/lua/cpu_watchdog.h"
 #include "sim/lua/lua_values.h"
+#include "sim/worker.h"
 
 // Lua (built as C) leaves a C function by longjmp when it raises an error or
 // yields: the w: methods below therefore keep no C++ object with a
@@ -164,7 +165,7 @@ Task<int> Perform(ScriptActor& actor, ScriptWorld& world, ScriptCall call) {
 }  // namespace
 
 ScriptActor::ScriptActor(std::unique_ptr<LuaProcess> process, const ScriptActorInfo& info)
-    : process_(std::move(process)) {
+    : process_(std::move(process)), events_(info.events) {
   lua_State* L = process_->state();
   thread_ = lua_newthread(L);
   thread_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
@@ -301,6 +302,16 @@ int ScriptActor::Effect(lua_State* L) {
   }
   EffectCall& e = self.pending_->effect;
   AssignString(L, 2, &e.event_id);
+  // The oracle judges the run's events only: an effect under another name
+  // (a prefix of the script's own, an entry ID) would never be counted.
+  const int event = EventNumber(e.event_id);
+  if (event < 1 || event > self.events_) {
+    return luaL_error(L,
+                      "w:effect: '%s' names no event of this run (its events are order:1 .. order:%d, an "
+                      "entry's fields.event_id): an effect under another name would never be checked",
+                      e.event_id.c_str(), self.events_);
+  }
+  e.origin = LuaWhere(L);
   const char* sink = luaL_optstring(L, 3, "external");
   if (std::strcmp(sink, "external") == 0) {
     e.sink = ScriptSink::kExternal;

@@ -89,6 +89,7 @@ class ScriptActor {
   std::unique_ptr<LuaProcess> process_;
   lua_State* thread_ = nullptr;
   int thread_ref_ = 0;
+  int events_ = 0;  // w.events: the run's events are order:1 .. order:events_
   bool started_ = false;
   std::optional<ScriptCall> pending_;
   std::optional<std::string> delivery_error_;
