@@ -7,6 +7,9 @@
 #include <fmt/format.h>
 
 #include "reports/text_util.h"
+#include "sim/commands.h"
+#include "sim/sites.h"
+#include "sim/trace.h"
 
 namespace xackly::report {
 namespace {
@@ -16,6 +19,39 @@ namespace {
 bool IsHolderFault(const HistoryItem& item) {
   const FaultKindInfo* f = FaultOf(item);
   return f != nullptr && f->fault_class == FaultClass::kPoint;
+}
+
+// A step whose outcome decides a branch of its actor (DecisiveLines).
+bool IsDecisive(const TraceLine& t) {
+  switch (t.kind) {
+    case LineKind::kFault: return true;
+    case LineKind::kRedis:
+      if (t.event == LineEvent::kIoError || t.event == LineEvent::kNotSent) return true;
+      if (t.reply.starts_with('-')) return true;  // an error reply (NOGROUP after a restart...)
+      if (t.argv.empty() || t.reply != "nil") return false;
+      // A write answered nil (SET NX: the key was there); a read's nil is
+      // only "nothing new".
+      return CommandOf(t.argv).writes && CommandOf(t.argv).category != ReportCategory::kRead;
+    case LineKind::kSql: {
+      std::string_view statement = t.request;
+      if (statement.starts_with("sql ")) statement.remove_prefix(4);
+      return StatementVerb(statement) == "ROLLBACK" || t.reply.starts_with("error") ||
+             t.reply.starts_with("failed") || t.reply == "unavailable";
+    }
+    case LineKind::kExternal:
+      return t.reply.starts_with("failed") || t.reply.starts_with("error") || t.reply == "unavailable";
+    default: return false;
+  }
+}
+
+// Whether one of `t`'s arguments names one of `names` inside it (a key).
+bool ArgumentNames(const TraceLine& t, const std::set<std::string, std::less<>>& names) {
+  for (const std::string& arg : t.argv) {
+    for (const std::string& name : names) {
+      if (arg.size() > name.size() && HasIdToken(arg, name)) return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace
@@ -53,8 +89,40 @@ std::vector<int64_t> PathLines(const CaseReport& c) {
     for (const std::string& id : t.ids) {
       if (names.count(id) > 0) lines.insert(l);
     }
+    if (t.kind != LineKind::kHarness && ArgumentNames(t, names)) lines.insert(l);
   }
+  for (int64_t l : DecisiveLines(c)) lines.insert(l);
   return {lines.begin(), lines.end()};
+}
+
+std::vector<int64_t> DecisiveLines(const CaseReport& c) {
+  const auto size = static_cast<int64_t>(c.trace.size());
+  std::set<int64_t> out;
+  std::set<std::string> seen;
+  for (const Violation& v : c.violations) {
+    if (v.event_id.empty() || !seen.insert(v.event_id).second) continue;
+    auto it = c.histories.find(v.event_id);
+    if (it == c.histories.end()) continue;
+    const std::vector<HistoryItem>& history = it->second;
+    for (size_t i = 0; i < history.size(); ++i) {
+      const HistoryItem& item = history[i];
+      if (item.line < 0 || item.line >= size || item.actor.empty()) continue;
+      int64_t end = std::min(size, item.line + 1 + kDecisiveWindowLines);
+      for (size_t j = i + 1; j < history.size(); ++j) {
+        if (history[j].line > item.line) {
+          end = std::min(end, history[j].line);
+          break;
+        }
+      }
+      for (int64_t l = item.line + 1; l < end; ++l) {
+        const TraceLine& t = c.trace[static_cast<size_t>(l)];
+        if (Slot(t.actor) != Slot(item.actor)) continue;
+        if (t.event == LineEvent::kStart) break;
+        if (IsDecisive(t)) out.insert(l);
+      }
+    }
+  }
+  return {out.begin(), out.end()};
 }
 
 std::vector<PathRow> FoldedPath(const CaseReport& c) {

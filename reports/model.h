@@ -145,9 +145,20 @@ std::vector<StorySentence> StorySentences(const CaseReport& c);
 // The trace lines on the path of the violating events, ascending and unique:
 // every line a history item of a violating event points to, every line whose
 // request or reply names one of those events or its stream IDs (as a whole
-// token), and the restart lines of workers that crashed, stalled or lost a
-// request or reply while holding one. Empty when the trace was not kept.
+// token, also inside a key: SET done:order:1), the restart lines of workers
+// that crashed, stalled or lost a request or reply while holding one, and
+// the DecisiveLines. Empty when the trace was not kept.
 std::vector<int64_t> PathLines(const CaseReport& c);
+
+// Steps that name no violating event yet decided what its holder did next:
+// an injected fault, a dead connection, a write answered nil or with an
+// error (SET ... NX -> nil: the key was there, so the branch skipped), a
+// failed SQL statement or a ROLLBACK, a business call that did not succeed.
+// Looked for among the holder's own steps after each history item of the
+// event, up to the event's next item (or the holder's next start), at most
+// kDecisiveWindowLines lines on. Ascending and unique.
+inline constexpr int64_t kDecisiveWindowLines = 64;
+std::vector<int64_t> DecisiveLines(const CaseReport& c);
 
 // The violating path as every format shows it: PathLines with each run of
 // consecutive identical steps (same actor, kind, request and reply: a poll

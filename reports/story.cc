@@ -15,6 +15,7 @@
 
 #include "reports/model.h"
 #include "sim/commands.h"
+#include "sim/sites.h"
 #include "reports/text_util.h"
 
 namespace xackly::report {
@@ -50,6 +51,7 @@ struct Beat {
   int64_t first_t_ms = 0;    // for a collapsed run: when the run began
   HistoryItem facts{};       // the item's typed facts (site, sink, command...)
   std::string replaces;      // start beats: the name the worker had before, when renamed
+  bool decisive = false;     // synthetic: a step that decided the holder's branch (DecisiveLines)
 };
 
 bool IsProduce(HistoryKind k) {
@@ -252,12 +254,36 @@ std::vector<Beat> AddStarts(const CaseReport& c, std::vector<Beat> beats) {
   return beats;
 }
 
+// The decisive steps (DecisiveLines) that no beat tells yet: a failed
+// COMMIT, a ROLLBACK, a lost reply, a write answered nil (SET NX) decide
+// what the holder does next, and the story says them where they happened.
+std::vector<Beat> AddDecisiveSteps(const CaseReport& c, std::vector<Beat> beats) {
+  std::set<int64_t> told;
+  for (const Beat& b : beats) told.insert(b.line);
+  for (int64_t l : DecisiveLines(c)) {
+    if (told.count(l) > 0) continue;
+    const TraceLine& t = c.trace[static_cast<size_t>(l)];
+    Beat step;
+    step.kind = HistoryKind::kFault;
+    step.t_ms = t.t_ms;
+    step.first_t_ms = t.t_ms;
+    step.line = l;
+    step.actor = t.actor;
+    step.decisive = true;
+    step.detail = t.request + " -> " + t.reply;  // what Collapse compares
+    beats.push_back(std::move(step));
+  }
+  SortByTime(beats);
+  return beats;
+}
+
 // Runs of kCollapseRun or more beats that repeat the same step (same kind,
 // actor and entries) are told once, then "repeats this N more times".
 std::vector<Beat> Collapse(std::vector<Beat> beats) {
   const auto same = [](const Beat& a, const Beat& b) {
     return a.kind == b.kind && a.actor == b.actor && a.subjects == b.subjects && !a.expiry &&
-           !b.expiry && !a.start && !b.start && a.conclusion.empty() && b.conclusion.empty();
+           !b.expiry && !a.start && !b.start && a.conclusion.empty() && b.conclusion.empty() &&
+           a.decisive == b.decisive && (!a.decisive || a.detail == b.detail);
   };
   std::vector<Beat> out;
   for (size_t i = 0; i < beats.size();) {
@@ -314,6 +340,7 @@ class Teller {
       stalled_.erase(b.actor);
       return time + b.actor + " " + StartPhrase(b.replaces) + ".";
     }
+    if (b.decisive) return time + DecisivePhrase(b.actor, *LineAt(c_, b.line)) + ".";
     std::string restart = Restart(b);
     const bool acts = !b.expiry && !IsRunWide(b.facts) && b.kind != HistoryKind::kRestartLoss;
     if (acts && restart.empty() && stalled_.erase(b.actor) > 0) restart = "resumes";
@@ -397,6 +424,31 @@ class Teller {
     if (all_ack_only) return ", after XACK and before the side effect";
     if (all_neither) return ", holding " + Held(subjects) + " unacknowledged";
     return "";
+  }
+
+  // A decisive step, from its trace line: "w1 sends SET done:order:1 1 NX
+  // and gets nil", "w1's COMMIT fails (error: ...)".
+  static std::string DecisivePhrase(const std::string& actor, const TraceLine& t) {
+    constexpr size_t kStepChars = 60;
+    std::string_view request = t.request;
+    if (request.starts_with("sql ") || request.starts_with("ext ")) request.remove_prefix(4);
+    std::string step(request.substr(0, kStepChars));
+    if (request.size() > kStepChars) step += "…";
+    switch (t.event) {
+      case LineEvent::kLostReply: return fmt::format("the reply to {}'s {} is lost (it ran; {} times out)", actor, step, actor);
+      case LineEvent::kLostRequest: return fmt::format("{}'s {} is lost before it reaches its server", actor, step);
+      case LineEvent::kIoError: return fmt::format("{}'s {} fails: the connection died with the server", actor, step);
+      case LineEvent::kNotSent: return fmt::format("{}'s {} is not sent ({})", actor, step, t.reply);
+      default: break;
+    }
+    if (t.kind == LineKind::kRedis) return fmt::format("{} sends {} and gets {}", actor, step, t.reply);
+    if (t.kind == LineKind::kSql && StatementVerb(request) == "ROLLBACK") {
+      return fmt::format("{} rolls its transaction back ({} -> {})", actor, step, t.reply);
+    }
+    if (t.kind == LineKind::kSql || t.kind == LineKind::kExternal) {
+      return fmt::format("{}'s {} fails ({})", actor, step, t.reply);
+    }
+    return fmt::format("{}: {} {}", actor, step, t.reply);
   }
 
   // "starts again" / "starts (replacing w1)".
@@ -616,7 +668,7 @@ std::vector<StorySentence> StorySentences(const CaseReport& c) {
   }
   std::vector<StorySentence> sentences;
   Teller teller(c);
-  for (const Beat& b : Collapse(AddStarts(c, Merge(std::move(all))))) {
+  for (const Beat& b : Collapse(AddDecisiveSteps(c, AddStarts(c, Merge(std::move(all)))))) {
     sentences.push_back({teller.Tell(b), b.conclusion.empty() ? Kind::kBeat : Kind::kVerdict});
   }
   for (const Violation& v : c.violations) {

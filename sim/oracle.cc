@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "sim/actor_name.h"
+#include "sim/trace.h"
 #include "sim/worker.h"
 
 namespace xackly {
@@ -82,28 +83,11 @@ std::vector<std::string> Oracle::EventsOfIds(const std::vector<std::string>& str
   return out;
 }
 
-namespace {
-
-// Whether `token` occurs in `text` with no letter or digit just before it
-// and no digit just after it (so "order:1" is not found in "order:10").
-bool HasToken(std::string_view text, std::string_view token) {
-  if (token.empty()) return false;
-  for (size_t at = text.find(token); at != std::string_view::npos; at = text.find(token, at + 1)) {
-    const size_t end = at + token.size();
-    const bool starts = at == 0 || std::isalnum(static_cast<unsigned char>(text[at - 1])) == 0;
-    const bool ends = end == text.size() || std::isdigit(static_cast<unsigned char>(text[end])) == 0;
-    if (starts && ends) return true;
-  }
-  return false;
-}
-
-}  // namespace
-
 std::vector<std::string> Oracle::EventsNamedIn(std::string_view key) const {
   std::vector<std::string> out;
   for (const auto& [event_id, st] : state_) {
-    bool named = HasToken(key, event_id);
-    for (const std::string& id : st.stream_ids) named = named || HasToken(key, id);
+    bool named = HasIdToken(key, event_id);
+    for (const std::string& id : st.stream_ids) named = named || HasIdToken(key, id);
     if (named) out.push_back(event_id);
   }
   return out;

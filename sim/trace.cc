@@ -1,5 +1,6 @@
 #include "sim/trace.h"
 
+#include <cctype>
 #include <charconv>
 #include <cstdio>
 
@@ -174,6 +175,17 @@ void Trace::Keep(int64_t t_ms, std::string_view actor, LineKind kind, std::strin
   if (facts.reply != nullptr) AddReplyIds(*facts.reply, line.ids);
   AddId(facts.event_id, line.ids);
   AddId(facts.stream_id, line.ids);
+}
+
+bool HasIdToken(std::string_view text, std::string_view token) {
+  if (token.empty()) return false;
+  for (size_t at = text.find(token); at != std::string_view::npos; at = text.find(token, at + 1)) {
+    const size_t end = at + token.size();
+    const bool starts = at == 0 || std::isalnum(static_cast<unsigned char>(text[at - 1])) == 0;
+    const bool ends = end == text.size() || std::isdigit(static_cast<unsigned char>(text[end])) == 0;
+    if (starts && ends) return true;
+  }
+  return false;
 }
 
 std::string Trace::HashHex(uint64_t hash) {

@@ -51,6 +51,11 @@ enum class LineEvent : uint8_t {
   kNote,            // a run note by "sim" (`site` is its short label)
 };
 const char* LineEventName(LineEvent e);
+
+// Whether `token` (an event id or entry ID) occurs in `text` with no letter
+// or digit just before it and no digit just after it: "done:order:1" names
+// order:1, "order:10" does not.
+bool HasIdToken(std::string_view text, std::string_view token);
 inline constexpr LineEvent kLastLineEvent = LineEvent::kNote;
 
 // The structure of a line, given by the simulator with the text.

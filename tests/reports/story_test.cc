@@ -1,6 +1,8 @@
 // The story and the other shared derivations: real counterexamples from a
 // real server, and hand-made cases for the parts a small real case does not
 // reach (claims, merged events, truncation).
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -155,6 +157,64 @@ CaseReport ClaimAt(int64_t claim_ms) {
   c.trace[3].t_ms = claim_ms;
   c.histories["order:1"][3].t_ms = claim_ms;
   return c;
+}
+
+// A hand-made loss decided by steps that name no event: w1 acks before
+// its COMMIT, the COMMIT fails in an outage and w1 rolls back; w2's nil
+// reply to a write of its own is not w1's business.
+CaseReport FailedCommitCase() {
+  CaseReport c;
+  c.trace = {
+      {0, "p1", LineKind::kRedis, "XADD events 1-0 event_id order:1", "\"1-0\""},
+      {2, "w1", LineKind::kRedis, "XREADGROUP GROUP workers w1 COUNT 10 STREAMS events >", "[...]"},
+      {3, "w1", LineKind::kSql, "sql BEGIN", "ok"},
+      {4, "w1", LineKind::kSql, "sql INSERT INTO effects VALUES ('order:1')", "1 row"},
+      {5, "w1", LineKind::kRedis, "XACK events workers 1-0", "1"},
+      {6, "w1", LineKind::kSql, "sql COMMIT", "error: transaction aborted by an outage"},
+      {7, "w1", LineKind::kSql, "sql ROLLBACK", "error: no transaction"},
+      {8, "w2", LineKind::kRedis, "SET lock:janitor 1 NX", "nil", LineEvent::kCommand, {"SET", "lock:janitor", "1", "NX"}},
+      {9, "w1", LineKind::kRedis, "XREADGROUP GROUP workers w1 COUNT 10 STREAMS events >", "nil", LineEvent::kCommand,
+       {"XREADGROUP", "GROUP", "workers", "w1", "COUNT", "10", "STREAMS", "events", ">"}},
+  };
+  c.histories["order:1"] = {
+      {HistoryKind::kProduced, 0, 0, "p1", "1-0", "XADD acknowledged", 0},
+      {HistoryKind::kDelivered, 2, 1, "w1", "1-0", "XREADGROUP >", 0},
+      {HistoryKind::kAcked, 5, 4, "w1", "1-0", "XACK removed it from the PEL", 0},
+  };
+  c.violations = {{VerdictKind::kLost, "order:1", "acked-without-effect", "acked, never ran", 0}};
+  return c;
+}
+
+TEST(PathLinesTest, AFailedCommitAndItsRollbackAreOnThePathAndInTheStory) {
+  const CaseReport c = FailedCommitCase();
+  EXPECT_EQ(DecisiveLines(c), (std::vector<int64_t>{5, 6}));
+  const std::vector<int64_t> path = PathLines(c);
+  EXPECT_NE(std::find(path.begin(), path.end(), 5), path.end()) << "the failed COMMIT";
+  EXPECT_NE(std::find(path.begin(), path.end(), 6), path.end()) << "the ROLLBACK";
+  EXPECT_EQ(std::find(path.begin(), path.end(), 7), path.end()) << "another worker's nil";
+  EXPECT_EQ(std::find(path.begin(), path.end(), 8), path.end()) << "a read's nil is only 'nothing new'";
+  const std::vector<std::string> story = Story(c);
+  SCOPED_TRACE(Dump(story));
+  EXPECT_EQ(Find(story, "w1's COMMIT fails (error: transaction aborted by an outage)").size(), 1u);
+  EXPECT_EQ(Find(story, "w1 rolls its transaction back (ROLLBACK -> error: no transaction)").size(), 1u);
+  EXPECT_TRUE(Find(story, "lock:janitor").empty());
+}
+
+// setnx-first: the crash after the mark is told, and so is the reply that
+// made the replacement skip the effect (a key that names the event).
+TEST(StoryTest, AWriteAnsweredNilThatDecidedTheBranchIsToldAndOnThePath) {
+  const CaseReport c = RunCase("setnx-first", 1, 1, "crash w1 after-mark #1");
+  ASSERT_FALSE(c.violations.empty());
+  const std::vector<std::string> story = Story(c);
+  SCOPED_TRACE(Dump(story));
+  const std::vector<size_t> nil = Find(story, "w1 sends SET done:order:1 1 NX and gets nil.");
+  const std::vector<size_t> ack = Find(story, "w1 acknowledges");
+  ASSERT_EQ(nil.size(), 1u);
+  ASSERT_EQ(ack.size(), 1u);
+  EXPECT_LT(nil[0], ack[0]);
+  int marks = 0;
+  for (int64_t l : PathLines(c)) marks += c.trace[static_cast<size_t>(l)].request.starts_with("SET done:order:1") ? 1 : 0;
+  EXPECT_EQ(marks, 2) << "the mark before the crash and the one answered nil";
 }
 
 TEST(StoryTest, RelativeTimeOnlyFromOneSecond) {
