@@ -423,6 +423,23 @@ std::vector<std::string> UnreachableSites(const RunConfig& c) {
   return out;
 }
 
+Status CompareRerun(const Result<RunResult>& first, const Result<RunResult>& again, const std::string& which) {
+  if (!first.ok() && !again.ok()) return Status::Ok();  // a harness limit both times: nothing to compare
+  if (!first.ok() || !again.ok()) {
+    return Status::Internal(fmt::format(
+        "determinism self-check failed: {} ran twice and stopped at the harness limit only on its {} run; "
+        "replaying it cannot be trusted",
+        which, first.ok() ? "second" : "first"));
+  }
+  if (first->trace_hash != again->trace_hash) {
+    return Status::Internal(fmt::format(
+        "determinism self-check failed: {} ran twice with different traces: trace hash {} then {}; replaying it "
+        "cannot be trusted",
+        which, first->TraceHashHex(), again->TraceHashHex()));
+  }
+  return Status::Ok();
+}
+
 bool ParseShard(const std::string& text, int* index, int* count) {
   size_t slash = text.find('/');
   if (slash == std::string::npos) return false;
@@ -856,22 +873,10 @@ Status Search::SelfCheck(const std::vector<Result<RunResult>>& results, size_t s
                          const std::vector<rc::Shrinkable<GeneratedCase>>& cases) {
   for (size_t n = 0; n < rechecked.size(); ++n) {
     const size_t k = rechecked[n];
-    if (!results[k].ok() || !results[searched + n].ok()) {
-      if (!results[k].ok() && !results[searched + n].ok()) continue;  // a harness limit both times
-      return Status::Internal(fmt::format(
-          "determinism self-check failed: case {} of seed {} ({}) ran twice and stopped at the harness "
-          "limit only one time; replaying it cannot be trusted",
-          batch[k], options_.seed, cases[k].value().ToString()));
-    }
-    const RunResult& first = *results[k];
-    const RunResult& again = *results[searched + n];
-    if (first.trace_hash != again.trace_hash) {
-      return Status::Internal(fmt::format(
-          "determinism self-check failed: case {} of seed {} ({}) ran twice with different traces: "
-          "trace hash {} then {}; replaying it cannot be trusted",
-          batch[k], options_.seed, cases[k].value().ToString(), first.TraceHashHex(), again.TraceHashHex()));
-    }
-    ++out_.determinism_reruns;
+    const std::string which =
+        fmt::format("case {} of seed {} ({})", batch[k], options_.seed, cases[k].value().ToString());
+    if (Status s = CompareRerun(results[k], results[searched + n], which); !s.ok()) return s;
+    if (results[k].ok()) ++out_.determinism_reruns;
   }
   return Status::Ok();
 }

@@ -61,6 +61,15 @@ int CaseSize(int index);
 // True for the ~5% of case indexes whose case a check runs twice and
 // compares by trace hash (depends on seed and index alone).
 bool IsRecheckCase(uint64_t seed, int index);
+// The determinism self-check of one case that ran twice, `first` then
+// `again` (each a result, or the harness limit that stopped it): ok when
+// both traces hash the same, or both runs stopped at the harness limit
+// (nothing to compare). Fails with kInternal when one run stopped at the
+// harness limit and the other did not, or the trace hashes differ; the
+// message starts "determinism self-check failed: " and names `which` (the
+// case) and, for traces, both hashes.
+// REQUIRES: every non-ok status is a harness limit (kHarnessLimit).
+Status CompareRerun(const Result<RunResult>& first, const Result<RunResult>& again, const std::string& which);
 
 // The environment timing a swarm case may draw, from the protocol's timers
 // (all virtual ms). Each range is [min, max].

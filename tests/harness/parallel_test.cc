@@ -183,6 +183,48 @@ TEST(ParallelTest, MergeRefusesShardsThatDoNotBelongTogether) {
   EXPECT_FALSE(MergeReports({AsReport({k}, "")}).ok());                            // not a shard
 }
 
+// `xackly merge` reads each shard from its report.json: a shard whose cases
+// a harness limit stopped keeps them unjudged through its JSON, and the
+// merged check stays undecided (those cases may hold what it looks for).
+TEST(ParallelTest, MergedShardsKeepTheirUnjudgedCasesUndecidedThroughJson) {
+  report::CheckReport stopped;
+  stopped.name = "txn-dedupe";
+  stopped.observed = "ok";
+  stopped.undecided = true;
+  stopped.cases_run = 8;
+  stopped.cases_unjudged = 2;
+  report::CheckReport judged = stopped;
+  judged.undecided = false;
+  judged.matched = true;
+  judged.cases_run = 10;
+  judged.cases_unjudged = 0;
+  std::vector<report::Report> shards;
+  for (const auto& [k, which] : {std::pair{stopped, "1/2"}, std::pair{judged, "2/2"}}) {
+    Result<report::Report> back = report::ParseJsonReport(report::RenderJson(AsReport({k}, which)));
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    ASSERT_EQ(back->checks.size(), 1u);
+    EXPECT_EQ(back->checks[0].cases_unjudged, k.cases_unjudged) << which;
+    EXPECT_EQ(back->checks[0].undecided, k.undecided) << which;
+    shards.push_back(*std::move(back));
+  }
+  Result<report::Report> merged = MergeReports(shards);
+  ASSERT_TRUE(merged.ok()) << merged.status().ToString();
+  const report::CheckReport& m = merged->checks[0];
+  EXPECT_EQ(m.cases_run, 18);
+  EXPECT_EQ(m.cases_unjudged, 2);
+  EXPECT_TRUE(m.undecided);
+  EXPECT_FALSE(m.matched);
+  EXPECT_STREQ(report::ResultWord(m), "undecided");
+  // Without unjudged cases the same shards decide it.
+  shards[0].checks[0].cases_unjudged = 0;
+  shards[0].checks[0].undecided = false;
+  shards[0].checks[0].matched = true;
+  Result<report::Report> decided = MergeReports(shards);
+  ASSERT_TRUE(decided.ok()) << decided.status().ToString();
+  EXPECT_FALSE(decided->checks[0].undecided);
+  EXPECT_TRUE(decided->checks[0].matched);
+}
+
 // Shards run with different search options do not hold the cases of one
 // search: merging them would report a search nobody ran.
 TEST(ParallelTest, MergeRefusesShardsThatSearchedDifferentlyAndNamesTheFlag) {

@@ -110,6 +110,37 @@ TEST(ShardFromEnvironmentTest, NoShardInTheEnvironmentNamesEveryVariable) {
   }
 }
 
+// `--shard I/N` counts from 1: a 0 (or an I above N) would run another
+// shard's cases, or case -1, under a label that merge then trusts.
+TEST(ShardFlagTest, ParseShardTakesExactlyOneToN) {
+  int index = -7, count = -7;
+  ASSERT_TRUE(ParseShard("1/2", &index, &count));
+  EXPECT_EQ(index, 0);
+  EXPECT_EQ(count, 2);
+  ASSERT_TRUE(ParseShard("2/2", &index, &count));
+  EXPECT_EQ(index, 1);
+  ASSERT_TRUE(ParseShard("1/1", &index, &count));
+  EXPECT_EQ(count, 1);
+  for (const char* bad : {"0/2", "-1/2", "3/2", "2/0", "0/0", "1/-2", "1/", "/2", "1/2x", "1.0/2", "2"}) {
+    index = count = -7;
+    EXPECT_FALSE(ParseShard(bad, &index, &count)) << bad;
+    EXPECT_EQ(index, -7) << bad << ": sets nothing";
+    EXPECT_EQ(count, -7) << bad << ": sets nothing";
+  }
+}
+
+TEST(ShardFlagTest, AShardOutsideOneToNExitsTwoNamingTheFlagBeforeAnyCaseRuns) {
+  ScopedTempRoot dir;
+  for (const char* bad : {"0/2", "2/0", "3/2"}) {
+    CommandOutput out = RunXackly({"check", "--protocol", "no-dedupe", "--shard", bad, "--out", dir.path()});
+    EXPECT_EQ(out.exit_code, kExitUsage) << bad << "\n" << out.output;
+    const std::string said = std::string("xackly check: error: --shard: expected I/N with 1 <= I <= N, or auto, got '") +
+                             bad + "'";
+    EXPECT_TRUE(Contains(out.output, said)) << out.output;
+    EXPECT_FALSE(Contains(out.output, "xackly check: seed")) << "nothing ran:\n" << out.output;
+  }
+}
+
 // Environment overrides: the variables --shard auto reads are "" (unset)
 // but for those in `set`, whatever the environment of the test has.
 std::vector<std::string> ShardEnv(const std::map<std::string, std::string>& set) {

@@ -109,8 +109,10 @@ void ExpectSame(const Report& a, const Report& b) {
     ExpectSame(x.expected, y.expected);
     EXPECT_FIELD(x, y, observed);
     EXPECT_FIELD(x, y, matched);
+    EXPECT_FIELD(x, y, undecided);
     EXPECT_FIELD(x, y, cases_run);
     EXPECT_FIELD(x, y, cases_failed);
+    EXPECT_FIELD(x, y, cases_unjudged);
     EXPECT_FIELD(x, y, other_violations);
     ASSERT_EQ(x.counterexample.has_value(), y.counterexample.has_value());
     if (x.counterexample) ExpectSame(*x.counterexample, *y.counterexample);
@@ -119,6 +121,9 @@ void ExpectSame(const Report& a, const Report& b) {
     EXPECT_FIELD(x, y, first_hit_case);
     EXPECT_FIELD(x, y, fired_totals);
     EXPECT_FIELD(x, y, never_fired);
+    EXPECT_FIELD(x, y, cases_for_coverage);
+    EXPECT_FIELD(x, y, coverage_gaps);
+    EXPECT_FIELD(x, y, gaps_allowed);
     EXPECT_FIELD(x, y, seconds);
   }
 }

@@ -380,6 +380,45 @@ TEST(StoryTest, AReplacementUnderANewNameIsTold) {
   EXPECT_EQ(story[3], "→ order:1 is lost: stranded.");
 }
 
+// A crash after both the side effect and XACK is told without a standing:
+// the worker no longer holds the event, and it was neither "before XACK"
+// nor "after XACK and before the side effect". Here a restart from an RDB
+// saved before the XACK brings the entry back pending, and w1 runs the
+// effect again.
+TEST(StoryTest, ACrashAfterTheEffectAndXackIsNotToldAsBeforeEither) {
+  CaseReport c;
+  c.trace = {
+      {2, "w1", LineKind::kRedis, "XREADGROUP GROUP workers w1 COUNT 10 STREAMS events >", "[...]"},
+      {3, "w1", LineKind::kExternal, "ext apply order:1", "ok"},
+      {13, "w1", LineKind::kRedis, "XACK events workers 1-0", "1"},
+      {14, "w1", LineKind::kFault, "!crash at after-ack (replacement starts in 5000 ms)", "", LineEvent::kCrash, {},
+       "after-ack"},
+      {20, "fault", LineKind::kFault, "!restart @20ms", "", LineEvent::kScheduledFault, {}, "", "restart"},
+      {5014, "w1", LineKind::kLifecycle, "starts", "", LineEvent::kStart},
+      {5015, "w1", LineKind::kRedis, "XREADGROUP GROUP workers w1 COUNT 10 STREAMS events 0", "[...]"},
+      {5016, "w1", LineKind::kExternal, "ext apply order:1", "ok"},
+  };
+  c.histories["order:1"] = {
+      {HistoryKind::kDelivered, 2, 0, "w1", "1-0", "XREADGROUP >", 0},
+      {HistoryKind::kEffect, 3, 1, "w1", "1-0", "side effect (external)", 0, "", "", "external"},
+      {HistoryKind::kAcked, 13, 2, "w1", "1-0", "XACK removed it from the PEL", 0},
+      {HistoryKind::kCrash, 14, 3, "w1", "", "after-ack", 0, "", "after-ack"},
+      {HistoryKind::kServerRestart, 20, 4, "fault", "", "redis-server killed and restarted (persistence rdb)", 0,
+       "", "", "", "", "rdb"},
+      {HistoryKind::kRedelivered, 5015, 6, "w1", "1-0", "XREADGROUP 0", 0},
+      {HistoryKind::kEffect, 5016, 7, "w1", "1-0", "side effect (external)", 0, "", "", "external"},
+  };
+  c.violations = {{VerdictKind::kDuplicate, "order:1", "server-data-loss", "ran twice", 2}};
+  const std::vector<std::string> story = Story(c);
+  SCOPED_TRACE(Dump(story));
+  const std::vector<size_t> crash = Find(story, "w1 crashes at after-ack");
+  ASSERT_EQ(crash.size(), 1u);
+  EXPECT_EQ(story[crash[0]], "w1 crashes at after-ack.");
+  EXPECT_TRUE(Find(story, "before the side effect").empty());
+  EXPECT_TRUE(Find(story, "before XACK").empty());
+  EXPECT_NE(story.back().find("→ duplicate of order:1 (2 effects)"), std::string::npos);
+}
+
 TEST(PathLinesTest, NoDedupeFollowsTheEventThroughTheCrash) {
   const CaseReport& c = NoDedupeCase();
   const std::vector<int64_t> path = PathLines(c);

@@ -1,11 +1,17 @@
 // Every malformed scenario gives one line that says where (file:line), which
 // field, what was expected and what the file had. Nothing else happens.
+#include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include <gtest/gtest.h>
 
 #include "scenarios/scenario.h"
+#include "scenarios/schema.h"
 #include "sim/faults.h"
 #include "sim/protocol.h"
 #include "sim/verdict.h"
@@ -191,6 +197,128 @@ TEST(ScenarioErrors, LongValuesAreCutAndControlCharactersEscaped) {
   EXPECT_EQ(m.find('\n'), std::string::npos);
   EXPECT_NE(m.find("'" + std::string(60, 'x') + "...'"), std::string::npos) << m;
   EXPECT_LT(m.size(), 200u + CatalogNames().size());
+}
+
+// The number keys of one scenario table, read off its schema description
+// (scenarios/schema.h), so that a key added there is tested here unedited.
+struct NumberKeys {
+  struct Duration {
+    std::string key;
+    int64_t min, max;
+  };
+  std::vector<Duration> durations;  // Int keys ending in _ms
+  std::vector<std::string> rates;   // Rate keys (0..1)
+
+  template <typename T, typename S>
+  void Int(const char* key, T S::*, int64_t min, int64_t max, const char*) {
+    const std::string k = key;
+    max = std::min<int64_t>(max, std::numeric_limits<T>::max());  // as TableReader::Int
+    if (k.size() > 3 && k.ends_with("_ms")) durations.push_back({k, min, max});
+  }
+  template <typename M>
+  void Rate(const char* key, M, const char*) {
+    rates.emplace_back(key);
+  }
+  template <typename... A>
+  void Bool(A&&...) {}
+  template <typename... A>
+  void Enum(A&&...) {}
+  template <typename... A>
+  void EnumList(A&&...) {}
+  template <typename... A>
+  void EnumSet(A&&...) {}
+  template <typename... A>
+  void Names(A&&...) {}
+  template <typename... A>
+  void Text(A&&...) {}
+};
+
+// A table of a scenario, the text that opens it, and its number keys.
+struct NumberTable {
+  std::string path;  // "faults", "protocol.loop"
+  std::string head;  // a valid scenario up to and including the table's header
+  NumberKeys keys;
+};
+
+template <typename Describe>
+NumberTable TableOf(std::string path, std::string head, Describe describe) {
+  NumberTable t{std::move(path), std::move(head), {}};
+  describe(t.keys);
+  return t;
+}
+
+std::vector<NumberTable> NumberTables() {
+  namespace s = scenario_schema;
+  const std::string inline_protocol = "[protocol]\nsteps = [\"effect\", \"ack\"]\n";
+  return {
+      TableOf("faults", "protocol = \"no-dedupe\"\n[faults]\n", [](NumberKeys& k) { s::DescribeFaults(k); }),
+      TableOf("timing", "protocol = \"no-dedupe\"\n[timing]\n", [](NumberKeys& k) { s::DescribeTiming(k); }),
+      TableOf("protocol", inline_protocol, [](NumberKeys& k) { s::DescribeProtocol(k); }),
+      TableOf("protocol.loop", inline_protocol + "[protocol.loop]\n", [](NumberKeys& k) { s::DescribeLoop(k); }),
+      TableOf("protocol.janitor", inline_protocol + "[protocol.janitor]\n",
+              [](NumberKeys& k) { s::DescribeJanitor(k); }),
+  };
+}
+
+// `key = value` as the last line of `t`: the message, "" when it parses.
+std::string ParseLast(const NumberTable& t, const std::string& key, const std::string& value) {
+  Result<Scenario> s = ParseScenario(t.head + key + " = " + value + "\n", "bad.toml");
+  return s.ok() ? "" : s.status().message();
+}
+
+// The start of the message that names the file, line and field of `key`.
+std::string Where(const NumberTable& t, const std::string& key) {
+  const auto line = std::count(t.head.begin(), t.head.end(), '\n') + 1;
+  return fmt::format("bad.toml:{}: {}.{}: ", line, t.path, key);
+}
+
+// A rate is a probability: NaN, an infinity or a number outside 0..1 would
+// silently become another rate (NaN: 0, never firing), so each is refused
+// at its file, line and field.
+TEST(ScenarioNumberKeys, EveryRateRefusesNanInfinityAndNumbersOutside0To1) {
+  int rates = 0;
+  for (const NumberTable& t : NumberTables()) {
+    for (const std::string& key : t.keys.rates) {
+      ++rates;
+      for (const char* ok : {"0", "1", "0.0", "1.0", "0.25", "1e-6"}) {
+        EXPECT_EQ(ParseLast(t, key, ok), "") << t.path << "." << key << " = " << ok;
+      }
+      for (const char* bad : {"nan", "+nan", "-nan", "inf", "+inf", "-inf", "-0.1", "1.5", "1.0000001", "-1", "2",
+                              "\"0.5\"", "true"}) {
+        const std::string m = ParseLast(t, key, bad);
+        const std::string want = Where(t, key) + "expected a number in 0..1, got ";
+        EXPECT_EQ(m.substr(0, want.size()), want) << t.path << "." << key << " = " << bad << ": " << m;
+      }
+    }
+  }
+  EXPECT_EQ(rates, 4) << "crash, stall, lost-request and lost-reply rates: a schema change, update this count";
+}
+
+// A duration is an integer number of virtual milliseconds in its key's
+// range: NaN, an infinity, a fraction or a number out of range is refused
+// at its file, line and field, whatever the table.
+TEST(ScenarioNumberKeys, EveryDurationRefusesNanInfinityFractionsAndNumbersOutOfRange) {
+  int durations = 0;
+  for (const NumberTable& t : NumberTables()) {
+    for (const NumberKeys::Duration& d : t.keys.durations) {
+      ++durations;
+      SCOPED_TRACE(t.path + "." + d.key);
+      // The range's ends are values of the key; a scenario may still refuse
+      // them for another reason (dedupe_ttl_ms without a Redis dedupe store;
+      // a step_ms whose run would outlast 100 years), never as the value.
+      for (int64_t ok : {d.min, d.max}) {
+        const std::string m = ParseLast(t, d.key, std::to_string(ok));
+        EXPECT_EQ(m.find("expected"), std::string::npos) << ok << ": " << m;
+      }
+      for (const std::string& bad : {std::string("nan"), std::string("inf"), std::string("-inf"), std::string("1.5"),
+                                     std::to_string(d.min - 1), std::to_string(d.max + 1), std::string("\"10\"")}) {
+        const std::string m = ParseLast(t, d.key, bad);
+        const std::string want = Where(t, d.key) + "expected an integer ";
+        EXPECT_EQ(m.substr(0, want.size()), want) << bad << ": " << m;
+      }
+    }
+  }
+  EXPECT_GE(durations, 15) << "the schema's _ms keys were not found";
 }
 
 }  // namespace

@@ -202,6 +202,35 @@ end
   EXPECT_EQ(printed, Log{"false\ttimeout"});
 }
 
+// `ok` means "the effect is done, move on": true when it ran and when the
+// idempotency key absorbed a replay (nothing ran because it already had), so
+// a script that acks on `ok` acks a redelivery; false when it may not have
+// run. docs/scripts.md, w:effect.
+TEST(ScriptActorTest, EffectIsDoneWhenItRanOrItsKeyAbsorbedAReplay) {
+  const struct {
+    EffectOutcome outcome;
+    const char* printed;
+  } kOutcomes[] = {
+      {EffectOutcome::kOk, "true\tok"},
+      {EffectOutcome::kDuplicate, "true\tduplicate"},
+      {EffectOutcome::kUnavailable, "false\tunavailable"},
+      {EffectOutcome::kFailed, "false\tfailed"},
+      {EffectOutcome::kTimeout, "false\ttimeout"},
+  };
+  for (const auto& o : kOutcomes) {
+    FakeWorld world;
+    world.effect = o.outcome;
+    std::vector<std::string> printed;
+    Status s = RunConsumer(R"lua(
+function consumer(w)
+  print(w:effect("order:4", "external", {entry = "4-0", key = "pay:4"}))
+end
+)lua", world, {}, 42, &printed);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(printed, Log{o.printed}) << EffectOutcomeName(o.outcome);
+  }
+}
+
 TEST(ScriptActorTest, BadCallsAreErrorsAtTheCallersLine) {
   struct Case {
     const char* body;
