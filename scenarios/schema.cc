@@ -3,6 +3,7 @@
 #include <initializer_list>
 
 #include "scenarios/scenario.h"
+#include "sim/simulation.h"
 
 namespace xackly::scenario_schema {
 
@@ -122,8 +123,13 @@ FaultModel InlineStartingModel(const ProtocolDef& p, bool sites_found_by_running
   if (sites_found_by_running) {
     m.crash_points.clear();
     m.lost_sites.clear();
+    return m;
   }
-  return m;
+  // Only the sites its steps visit: written out (a replay file), every
+  // site a file names must be one a run can reach (CheckNamedSites).
+  ProtocolDef with_default = p;
+  with_default.faults = m;
+  return WithoutUnvisitedSites(with_default);
 }
 
 bool FaultKeyMatters(const FaultModel& m, std::string_view key) {

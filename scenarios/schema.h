@@ -93,8 +93,9 @@ bool FaultKeyMatters(const FaultModel& m, std::string_view key);
 
 // The model an inline protocol without `base` starts from, which its
 // [faults] keys amend one by one (the parser reads a file against it, the
-// writer writes the keys that differ from it): DefaultFaultModel, and for
-// a protocol whose sites are found by running it (a script, a C++ handler,
+// writer writes the keys that differ from it): DefaultFaultModel at the
+// sites the protocol's steps visit (WithoutUnvisitedSites), and for a
+// protocol whose sites are found by running it (a script, a C++ handler,
 // also one a file names only as `handler = "c++"`) no site lists.
 FaultModel InlineStartingModel(const ProtocolDef& p, bool sites_found_by_running);
 
