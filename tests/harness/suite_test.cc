@@ -144,6 +144,33 @@ TEST(SuiteTest, TwoShardsOfASuiteMergeToTheUnshardedVerdicts) {
             (std::vector<std::string>{"ack-first-script", "no-dedupe-script"}));
 }
 
+// merge --out holds everything a reader of the merged report needs: each
+// counterexample's replay file is copied there from its shard, and the
+// report and its replay command point at the copy.
+TEST(SuiteTest, MergeOutHoldsTheShardsReplayFiles) {
+  ScopedTempRoot root;
+  const std::string suite = WriteSuite(root);
+  for (const char* shard : {"1", "2"}) {
+    CommandOutput part = RunXackly(SmallCheck({"check", "--scenario", suite + "/no-dedupe.toml", "--shard",
+                                               std::string(shard) + "/2", "--out", root.path() + "/shard" + shard,
+                                               "--format", "json"}));
+    ASSERT_TRUE(FoundOrMissed(part.exit_code)) << part.output;
+  }
+  const std::string out = root.path() + "/merged";
+  CommandOutput merge = RunXackly({"merge", root.path() + "/shard1", root.path() + "/shard2", "--out", out,
+                                   "--format", "json"});
+  ASSERT_TRUE(FoundOrMissed(merge.exit_code)) << merge.output;
+  const report::Report merged = ReadJsonReport(out + "/report.json");
+  ASSERT_EQ(merged.checks.size(), 1u);
+  ASSERT_TRUE(merged.checks[0].counterexample.has_value()) << merge.output;
+  const report::CaseReport& cx = *merged.checks[0].counterexample;
+  EXPECT_EQ(fs::path(cx.replay_file).parent_path(), fs::path(out)) << cx.replay_file;
+  Result<std::string> copy = ReadFile(cx.replay_file);
+  ASSERT_TRUE(copy.ok()) << copy.status().ToString();
+  EXPECT_NE(copy->find(cx.trace_hash), std::string::npos);
+  EXPECT_EQ(cx.replay_command, "xackly replay " + cx.replay_file);
+}
+
 // --quiet: stdout is one line per row (result word, name, expected,
 // observed, cases), nothing else; the reports are in --out.
 TEST(SuiteTest, QuietPrintsOneLinePerRowOnStdout) {
