@@ -33,9 +33,7 @@ bool IsDecisive(const TraceLine& t) {
       // only "nothing new".
       return CommandOf(t.argv).writes && CommandOf(t.argv).category != ReportCategory::kRead;
     case LineKind::kSql: {
-      std::string_view statement = t.request;
-      if (statement.starts_with("sql ")) statement.remove_prefix(4);
-      return StatementVerb(statement) == "ROLLBACK" || t.reply.starts_with("error") ||
+      return StatementVerb(BusinessRequest(t)) == "ROLLBACK" || t.reply.starts_with("error") ||
              t.reply.starts_with("failed") || t.reply == "unavailable";
     }
     case LineKind::kExternal:
@@ -93,6 +91,12 @@ std::vector<int64_t> PathLines(const CaseReport& c) {
   }
   for (int64_t l : DecisiveLines(c)) lines.insert(l);
   return {lines.begin(), lines.end()};
+}
+
+std::string_view BusinessRequest(const TraceLine& t) {
+  std::string_view request = t.request;
+  if (request.starts_with("sql ") || request.starts_with("ext ")) request.remove_prefix(4);
+  return request;
 }
 
 std::vector<int64_t> DecisiveLines(const CaseReport& c) {

@@ -158,6 +158,10 @@ std::vector<int64_t> PathLines(const CaseReport& c);
 // event, up to the event's next item (or the holder's next start), at most
 // kDecisiveWindowLines lines on. Ascending and unique.
 inline constexpr int64_t kDecisiveWindowLines = 64;
+// A line's request without the channel word of a business request ("sql
+// COMMIT" -> "COMMIT", also on the fault line of a lost one; "ext apply
+// order:1" -> "apply order:1"); a Redis request as it is.
+std::string_view BusinessRequest(const TraceLine& t);
 std::vector<int64_t> DecisiveLines(const CaseReport& c);
 
 // The violating path as every format shows it: PathLines with each run of

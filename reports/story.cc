@@ -430,8 +430,7 @@ class Teller {
   // and gets nil", "w1's COMMIT fails (error: ...)".
   static std::string DecisivePhrase(const std::string& actor, const TraceLine& t) {
     constexpr size_t kStepChars = 60;
-    std::string_view request = t.request;
-    if (request.starts_with("sql ") || request.starts_with("ext ")) request.remove_prefix(4);
+    const std::string_view request = BusinessRequest(t);
     std::string step(request.substr(0, kStepChars));
     if (request.size() > kStepChars) step += "…";
     switch (t.event) {

@@ -52,11 +52,12 @@ enum class LineEvent : uint8_t {
 };
 const char* LineEventName(LineEvent e);
 
+inline constexpr LineEvent kLastLineEvent = LineEvent::kNote;
+
 // Whether `token` (an event id or entry ID) occurs in `text` with no letter
 // or digit just before it and no digit just after it: "done:order:1" names
 // order:1, "order:10" does not.
 bool HasIdToken(std::string_view text, std::string_view token);
-inline constexpr LineEvent kLastLineEvent = LineEvent::kNote;
 
 // The structure of a line, given by the simulator with the text.
 struct LineFacts {

@@ -73,6 +73,21 @@ class ServerTest : public ::testing::Test {
   std::vector<std::unique_ptr<RedisServer>> servers_;
 };
 
+// A ServerTest with one server started and one connection to it, for tests
+// that send it commands directly.
+class ConnectedServerTest : public ServerTest {
+ protected:
+  void SetUp() override {
+    server_ = StartServer();
+    ASSERT_NE(server_, nullptr);
+    conn_ = ConnectTo(*server_);
+    ASSERT_NE(conn_, nullptr);
+  }
+
+  RedisServer* server_ = nullptr;
+  std::unique_ptr<Connection> conn_;
+};
+
 struct CommandOutput {
   int exit_code = -1;  // -1 when it did not exit normally
   std::string output;  // stdout and stderr, interleaved

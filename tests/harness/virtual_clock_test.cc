@@ -83,14 +83,8 @@ TEST(VirtualClockTest, FindClockLibraryNamesWhereItLooked) {
 }
 
 // The server side: the behaviours `xackly doctor` checks, one test each.
-class ServerClockTest : public ServerTest {
+class ServerClockTest : public ConnectedServerTest {
  protected:
-  void SetUp() override {
-    server_ = StartServer();
-    ASSERT_NE(server_, nullptr);
-    conn_ = ConnectTo(*server_);
-    ASSERT_NE(conn_, nullptr);
-  }
   // Adds 1-1 to stream s, creates group g and delivers 1-1 to consumer c1.
   void DeliverOneEntry() {
     ASSERT_EQ(Render(*conn_, {"XADD", "s", "1-1", "f", "v"}), "\"1-1\"");
@@ -99,8 +93,6 @@ class ServerClockTest : public ServerTest {
               "[[\"s\", [[\"1-1\", [\"f\", \"v\"]]]]]");
   }
 
-  RedisServer* server_ = nullptr;
-  std::unique_ptr<Connection> conn_;
 };
 
 TEST_F(ServerClockTest, TimeCommandEqualsTheVirtualClock) {

@@ -59,14 +59,8 @@ class ConnectionHost final : public FaultHost {
   Oracle oracle_{3};
 };
 
-class XdelInjectorTest : public ServerTest {
+class XdelInjectorTest : public ConnectedServerTest {
  protected:
-  void SetUp() override {
-    server_ = StartServer();
-    ASSERT_NE(server_, nullptr);
-    conn_ = ConnectTo(*server_);
-    ASSERT_NE(conn_, nullptr);
-  }
   // Entries 0-1, 0-2, 0-3 in the stream, the group at 0, and the first
   // `delivered` of them read by one consumer (then `acked` of those acked).
   void Prepare(int delivered, int acked = 0) {
@@ -100,8 +94,6 @@ class XdelInjectorTest : public ServerTest {
     return ids;
   }
 
-  RedisServer* server_ = nullptr;
-  std::unique_ptr<Connection> conn_;
   std::vector<std::string> notes_;
 };
 
