@@ -437,7 +437,7 @@ std::optional<int> CheckSession::RunOneAtATime() {
 std::optional<int> CheckSession::RunAtOnce() {
   std::atomic<int> hits = 0;
   std::optional<int> code;
-  const std::string label = fmt::format("{} protocols, {} at once", targets_.size(), drivers_);
+  const std::string label = fmt::format("{} checks, {} at once", targets_.size(), drivers_);
   progress_->Begin(label, static_cast<int>(targets_.size()));
   RunInOrder<TargetCheck>(
       targets_.size(), drivers_,

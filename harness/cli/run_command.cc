@@ -193,6 +193,24 @@ int ShowCutRun(const char* command, const Status& stop, const std::vector<TraceL
   return code;
 }
 
+// Where --quiet sends the lines it drops: /dev/null, opened once. nullptr when
+// it cannot be opened.
+std::FILE* QuietSink() {
+  static std::FILE* sink = std::fopen("/dev/null", "w");
+  return sink;
+}
+
+// --quiet's one line for a run or replay (on stdout, or stderr when a machine
+// report has stdout): the verdict against the expectation and the trace hash. A mismatch's replay command goes to stderr,
+// one line, as `check --quiet` does.
+void PrintQuietLine(const Scenario& scenario, const RunConfig& config, const RunResult& run,
+                    const std::string& replay_command, const RunOptions& options) {
+  const char* judged = options.verdict_is_news ? "protocol changed" : run.matched ? "matched" : "DOES NOT MATCH";
+  fmt::print(HumanOut(options.output), "{} seed {}: observed {} (expected {}): {}, trace {}\n", scenario.name, config.seed,
+             run.observed, config.expected.ToString(), judged, run.TraceHashHex());
+  if (!run.matched && !options.verdict_is_news) fmt::print(stderr, "replay: {}\n", replay_command);
+}
+
 }  // namespace
 
 int RunAndReport(const char* command, const Scenario& scenario, const std::string& scenario_file,
@@ -212,7 +230,12 @@ int RunAndReport(const char* command, const Scenario& scenario, const std::strin
     PrintError(command, output_ok);
     return kExitUsage;
   }
-  std::FILE* human = HumanOut(options.output);
+  // --quiet: the human lines go nowhere; one summary line (below) goes to stdout.
+  std::FILE* human = options.output.quiet ? QuietSink() : HumanOut(options.output);
+  if (human == nullptr) {
+    PrintError(command, Status::Internal("--quiet: cannot open /dev/null"));
+    return kExitHarnessFailure;
+  }
   RunConfig config = scenario.config;
   config.keep_trace = true;
   auto started = std::chrono::steady_clock::now();
@@ -316,6 +339,7 @@ int RunAndReport(const char* command, const Scenario& scenario, const std::strin
   if (!options.trace_file.empty()) fmt::print(human, "trace written to {}\n", options.trace_file);
   for (const std::string& f : out.written()) fmt::print(human, "wrote {}\n", f);
   fmt::print(human, "replay: {}\n", check.counterexample->replay_command);
+  if (options.output.quiet) PrintQuietLine(scenario, config, *run, check.counterexample->replay_command, options);
   if (options.verdict_is_news) {
     fmt::print(human,
                "protocol changed: observed {} with the changed protocol (the file expects {}); exit 0, since that "

@@ -206,7 +206,9 @@ void AddOutputFlags(CLI::App* cmd, OutputFlags* flags, const std::string& defaul
                   fmt::format("with --out: report formats to write there, comma-separated: {} (default: all); "
                               "without --out: the one format to print on stdout (progress and notes go to stderr)",
                               fmt::join(report::FormatNames(), ", ")));
-  cmd->add_flag("--quiet", flags->quiet, "no progress output");
+  cmd->add_flag("--quiet", flags->quiet,
+                "one line: the scenario, seed, observed and expected verdict and the trace hash, and nothing else "
+                "(the reports are in --out); errors and a mismatch's replay command are one line each on stderr");
   cmd->add_flag("--no-pin", flags->no_pin,
                 "do not bind each case thread and its redis-server to one CPU (default: bound, "
                 "distinct CPUs for -j N)");

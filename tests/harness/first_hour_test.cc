@@ -3,6 +3,7 @@
 // server they were recorded on, usage errors in one shape with a hint, a
 // run that missed says that `check` searches, and a check that leaves no
 // replay file of an earlier run beside its report.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -145,6 +146,32 @@ TEST(FirstHourTest, ARunThatMissesSaysOneSeedIsOneScheduleAndPointsToCheck) {
   EXPECT_TRUE(Contains(out.output, "xackly check --protocol no-dedupe")) << out.output;
   // The seed line comes first, before the run's result.
   EXPECT_TRUE(out.output.starts_with("xackly run: no-dedupe seed 1 on ")) << out.output;
+}
+
+// --quiet on run and replay (as on check): stdout is one line, the verdict
+// against the expectation and the trace hash of the full run; a mismatch
+// says so there too, and the exit code still follows the verdict.
+TEST(FirstHourTest, QuietRunAndReplayPrintOneLineWithTheVerdictAndTraceHash) {
+  ScopedTempRoot dir;
+  CommandOutput loud = StdoutOf(dir.path(), {"run", "--protocol", "no-dedupe", "--seed", "3"});
+  std::smatch hash;
+  ASSERT_TRUE(std::regex_search(loud.output, hash, std::regex("trace ([0-9a-f]{16}),"))) << loud.output;
+  const std::string out = dir.path() + "/out";
+  CommandOutput run = StdoutOf(dir.path(), {"run", "--protocol", "no-dedupe", "--seed", "3", "--out", out, "--quiet"});
+  EXPECT_EQ(run.exit_code, kExitOk) << run.output;
+  EXPECT_EQ(run.output, "no-dedupe seed 3: observed duplicate (expected duplicate:crash:after-effect): matched, trace " + hash[1].str() +
+                            "\n");
+  for (const char* command : {"replay", "explain"}) {
+    CommandOutput again = StdoutOf(dir.path(), {command, out + "/no-dedupe.replay.toml", "--quiet"});
+    EXPECT_EQ(again.exit_code, kExitOk) << command << ": " << again.output;
+    EXPECT_EQ(again.output, run.output) << command;
+  }
+  CommandOutput missed =
+      StdoutOf(dir.path(), {"run", "--protocol", "no-dedupe", "--seed", "3", "--faults", "none", "--quiet"});
+  EXPECT_EQ(missed.exit_code, kExitVerdictMismatch) << missed.output;
+  EXPECT_EQ(std::count(missed.output.begin(), missed.output.end(), '\n'), 1) << missed.output;
+  EXPECT_TRUE(missed.output.find("observed ok (expected duplicate:crash:after-effect): DOES NOT MATCH") != std::string::npos)
+      << missed.output;
 }
 
 TEST(FirstHourTest, UsageErrorsHaveOneShapeAndAHint) {
