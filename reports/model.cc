@@ -21,8 +21,28 @@ bool IsHolderFault(const HistoryItem& item) {
   return f != nullptr && f->fault_class == FaultClass::kPoint;
 }
 
-// A step whose outcome decides a branch of its actor (DecisiveLines).
+// Whether one of `t`'s arguments names one of `names` inside it (a key).
+bool ArgumentNames(const TraceLine& t, const std::set<std::string, std::less<>>& names) {
+  for (const std::string& arg : t.argv) {
+    for (const std::string& name : names) {
+      if (arg.size() > name.size() && HasIdToken(arg, name)) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+// A statement that waited this long for another worker's transaction is on
+// the path: it is why the holder acted late (the story's "15 s later").
+constexpr int64_t kStoreWaitOnPathMs = 1000;
+
+bool WaitedForATransaction(const TraceLine& t) {
+  return t.kind == LineKind::kSql && !t.waited_for.empty() && t.duration_ms >= kStoreWaitOnPathMs;
+}
+
 bool IsDecisive(const TraceLine& t) {
+  if (WaitedForATransaction(t)) return true;
   switch (t.kind) {
     case LineKind::kFault: return true;
     case LineKind::kRedis:
@@ -41,18 +61,6 @@ bool IsDecisive(const TraceLine& t) {
     default: return false;
   }
 }
-
-// Whether one of `t`'s arguments names one of `names` inside it (a key).
-bool ArgumentNames(const TraceLine& t, const std::set<std::string, std::less<>>& names) {
-  for (const std::string& arg : t.argv) {
-    for (const std::string& name : names) {
-      if (arg.size() > name.size() && HasIdToken(arg, name)) return true;
-    }
-  }
-  return false;
-}
-
-}  // namespace
 
 const FaultKindInfo* FaultOf(const HistoryItem& item) {
   return item.kind == HistoryKind::kFault ? FaultKindNamed(item.site) : FaultKindOfHistory(HistoryKindName(item.kind));

@@ -163,6 +163,13 @@ inline constexpr int64_t kDecisiveWindowLines = 64;
 // order:1" -> "apply order:1"); a Redis request as it is.
 std::string_view BusinessRequest(const TraceLine& t);
 std::vector<int64_t> DecisiveLines(const CaseReport& c);
+// Whether DecisiveLines takes `t` when it is the holder's: one of the steps
+// above, or an SQL statement that waited at least a second for another
+// worker's transaction (WaitedForATransaction).
+bool IsDecisive(const TraceLine& t);
+// An SQL statement that waited at least a second for another worker's open
+// transaction (TraceLine::waited_for; the store runs one at a time).
+bool WaitedForATransaction(const TraceLine& t);
 
 // The violating path as every format shows it: PathLines with each run of
 // consecutive identical steps (same actor, kind, request and reply: a poll

@@ -75,6 +75,7 @@ json CaseJson(const CaseReport& c) {
                      {"fault", l.fault},
                      {"replaces", l.replaces},
                      {"duration_ms", l.duration_ms},
+                     {"waited_for", l.waited_for},
                      {"ids", l.ids}});
   }
   json histories = json::object();
@@ -370,6 +371,7 @@ void ReadCase(Reader& r, const json& j, const std::string& p, CaseReport* c) {
     r.Read(l, lp, "fault", &out.fault);
     r.Read(l, lp, "replaces", &out.replaces);
     r.Read(l, lp, "duration_ms", &out.duration_ms);
+    r.Read(l, lp, "waited_for", &out.waited_for);
     r.ReadStrings(l, lp, "ids", &out.ids);
   });
   r.ForObject(j, p, "histories", [&](const std::string& event, const json& list, const std::string& hp) {

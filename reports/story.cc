@@ -327,8 +327,9 @@ class Teller {
     std::string time;
     // A clock jump is stamped at its end; it began `value` ms earlier.
     const int64_t began = b.kind == HistoryKind::kClockJump ? b.t_ms - std::max<int64_t>(b.value, 0) : b.t_ms;
-    if (prev_t_ms_ && began - *prev_t_ms_ >= kRelativeTimeMs && b.repeats == 0) {
-      time = FormatDuration(began - *prev_t_ms_) + " later ";
+    const int64_t gap = prev_t_ms_ ? began - *prev_t_ms_ : 0;
+    if (prev_t_ms_ && gap >= kRelativeTimeMs && b.repeats == 0) {
+      time = FormatDuration(gap) + " later ";
     }
     prev_t_ms_ = b.t_ms;
     if (b.repeats > 0) {
@@ -340,7 +341,12 @@ class Teller {
       stalled_.erase(b.actor);
       return time + b.actor + " " + StartPhrase(b.replaces) + ".";
     }
-    if (b.decisive) return time + DecisivePhrase(b.actor, *LineAt(c_, b.line)) + ".";
+    if (b.decisive) {
+      const TraceLine& t = *LineAt(c_, b.line);
+      // "w2 waits 15 s for w1's transaction" already says where the time went.
+      if (WaitedForATransaction(t) && gap - t.duration_ms < kRelativeTimeMs) time.clear();
+      return time + DecisivePhrase(b.actor, t) + ".";
+    }
     std::string restart = Restart(b);
     const bool acts = !b.expiry && !IsRunWide(b.facts) && b.kind != HistoryKind::kRestartLoss;
     if (acts && restart.empty() && stalled_.erase(b.actor) > 0) restart = "resumes";
@@ -433,6 +439,15 @@ class Teller {
     const std::string_view request = BusinessRequest(t);
     std::string step(request.substr(0, kStepChars));
     if (request.size() > kStepChars) step += "…";
+    if (WaitedForATransaction(t)) {
+      // The store runs one transaction at a time (sim/store.h).
+      const std::string waited = fmt::format("{} waits {} for {}'s transaction to end", actor,
+                                             FormatDuration(t.duration_ms), t.waited_for);
+      TraceLine rest = t;
+      rest.waited_for.clear();
+      if (!IsDecisive(rest)) return fmt::format("{}, then sends {} ({})", waited, step, t.reply);
+      return waited + "; then " + DecisivePhrase(actor, rest);
+    }
     switch (t.event) {
       case LineEvent::kLostReply: return fmt::format("the reply to {}'s {} is lost (it ran; {} times out)", actor, step, actor);
       case LineEvent::kLostRequest: return fmt::format("{}'s {} is lost before it reaches its server", actor, step);

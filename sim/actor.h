@@ -56,6 +56,11 @@ struct Actor {
   // Whether this incarnation holds the SQL store's open transaction (kept
   // by the scheduler, which executes Begin/Commit/Rollback).
   bool in_transaction = false;
+  // Since when its pending SQL step has waited for another incarnation's open
+  // transaction (-1: not waiting), and that holder's name when the wait began
+  // (kept by the scheduler; the statement's trace line tells the wait).
+  int64_t store_wait_since_ms = -1;
+  std::string store_wait_for;
 
   // Producer progress survives resets (it is the producer's durable outbox).
   int next_event = 0;

@@ -69,6 +69,7 @@ Status Simulation::StartActor(Actor& a) {
   a.state = ActorState::kReady;
   a.pending = nullptr;
   a.in_transaction = false;
+  a.store_wait_since_ms = -1;
   const ProtocolScript* script = config_.protocol.script.get();
   feed_.Forget(a.slot);
   switch (a.kind) {

@@ -152,6 +152,9 @@ class Simulation : private FaultHost {
 
   // --- Run loop helpers ---
   bool Runnable(const Actor& a) const;
+  // Marks `a` waiting since now when its ready SQL step cannot run because
+  // another incarnation holds the store's transaction (once per wait).
+  void NoteStoreWait(Actor& a);
   bool ProducersDone() const;
   bool AllWorkersIdle() const;
   // Settled: the run can no longer change what the oracle will find. Every

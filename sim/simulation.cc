@@ -196,6 +196,18 @@ bool Simulation::Runnable(const Actor& a) const {
   return true;
 }
 
+void Simulation::NoteStoreWait(Actor& a) {
+  if (a.store_wait_since_ms >= 0 || a.state != ActorState::kReady || a.ready_at_ms > now_ || a.pending == nullptr ||
+      InfoOf(a.pending->op).channel != Channel::kSql || !store_.Busy(a.owner_id)) {
+    return;
+  }
+  a.store_wait_since_ms = now_;
+  a.store_wait_for.clear();
+  for (const auto& holder : actors_) {
+    if (holder->owner_id == store_.TransactionOwner()) a.store_wait_for = holder->name;
+  }
+}
+
 bool Simulation::ProducersDone() const {
   for (const auto& a : actors_) {
     if (a->kind == ActorKind::kProducer && a->state != ActorState::kDone) return false;
@@ -356,7 +368,11 @@ Result<RunResult> Simulation::Run() {
     std::vector<Actor*>& runnable = runnable_;
     runnable.clear();
     for (auto& a : actors_) {
-      if (Runnable(*a)) runnable.push_back(a.get());
+      if (Runnable(*a)) {
+        runnable.push_back(a.get());
+      } else {
+        NoteStoreWait(*a);
+      }
     }
     if (runnable.empty()) {
       int64_t next = NextWakeTime();

@@ -58,6 +58,9 @@ void Simulation::ObserveBusiness(Actor& a, const Step& s, const std::string& res
 bool Simulation::ExecuteBusiness(Actor& a, Step& s) {
   const std::string site = RequestSite(s);
   const PointEffect loss = LossAt(a, site);
+  // How long the statement waited for another's transaction (NoteStoreWait); -1: it did not.
+  const int64_t waited_ms = a.store_wait_since_ms >= 0 ? now_ - a.store_wait_since_ms : -1;
+  a.store_wait_since_ms = -1;
   const BusinessCall call{a.owner_id, now_, a.name, plan_->IsPoison(EventNumber(s.event_id)), script(),
                           config_.protocol.idempotency_key};
   const bool sql = InfoOf(s.op).channel == Channel::kSql;
@@ -74,6 +77,10 @@ bool Simulation::ExecuteBusiness(Actor& a, Step& s) {
   ObserveBusiness(a, s, reply.result);
   const std::string request = (sql ? "sql " : "ext ") + reply.request;
   LineFacts facts = BusinessFacts(s);
+  if (waited_ms >= 0) {
+    facts.waited_for = a.store_wait_for;
+    facts.duration_ms = waited_ms;
+  }
   if (loss == PointEffect::kLoseReply) {
     facts.event = LineEvent::kLostReply;
     facts.site = site;

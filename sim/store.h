@@ -149,6 +149,8 @@ class SqlStore {
   // True when `owner` must wait: another owner holds an open transaction.
   bool Busy(int owner) const { return txn_owner_ != 0 && txn_owner_ != owner; }
   bool InTransaction(int owner) const { return txn_owner_ == owner; }
+  // The owner of the open transaction; 0 when none is open.
+  int TransactionOwner() const { return txn_owner_; }
 
   // Each call executes one statement for `owner` at virtual time `now_ms` and
   // writes the statement text to `*sql` and the result text to `*result`.

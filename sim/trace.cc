@@ -171,6 +171,7 @@ void Trace::Keep(int64_t t_ms, std::string_view actor, LineKind kind, std::strin
   line.fault = facts.fault;
   line.replaces = facts.replaces;
   line.duration_ms = facts.duration_ms;
+  line.waited_for = facts.waited_for;
   for (const std::string& arg : line.argv) AddId(arg, line.ids);
   if (facts.reply != nullptr) AddReplyIds(*facts.reply, line.ids);
   AddId(facts.event_id, line.ids);

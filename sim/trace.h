@@ -67,7 +67,9 @@ struct LineFacts {
   std::string_view site;       // fault site, checkpoint label, note label
   std::string_view fault;      // kScheduledFault: the fault kind's name
   std::string_view replaces;   // kStart: the name the actor had before, when renamed
-  int64_t duration_ms = 0;     // stall, park, sleep, restart and reconnect delays
+  int64_t duration_ms = 0;     // stall, park, sleep, restart and reconnect delays; an SQL
+                               // statement's wait for another's transaction
+  std::string_view waited_for;  // SQL: whose open transaction the statement waited for
   // Ids a business step concerns (Redis lines take theirs from argv and reply).
   std::string_view event_id;
   std::string_view stream_id;
@@ -86,6 +88,7 @@ struct TraceLine {
   std::string fault;
   std::string replaces;
   int64_t duration_ms = 0;
+  std::string waited_for;  // as LineFacts::waited_for
   // Entry ids ("5-0") and event ids ("order:3") the line mentions, in its
   // request or reply, in order of appearance, without repeats.
   std::vector<std::string> ids;

@@ -58,6 +58,7 @@ void ExpectSame(const CaseReport& a, const CaseReport& b) {
     EXPECT_FIELD(a.trace[i], b.trace[i], site);
     EXPECT_FIELD(a.trace[i], b.trace[i], fault);
     EXPECT_FIELD(a.trace[i], b.trace[i], replaces);
+    EXPECT_FIELD(a.trace[i], b.trace[i], waited_for);
     EXPECT_FIELD(a.trace[i], b.trace[i], duration_ms);
     EXPECT_FIELD(a.trace[i], b.trace[i], ids);
   }

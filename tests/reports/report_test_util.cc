@@ -181,6 +181,7 @@ Report EverythingReport() {
     t.fault = "xdel";
     t.replaces = hostile;
     t.duration_ms = k;
+    t.waited_for = hostile + "w" + std::to_string(k);
     t.ids = {"1-0", "order:1"};
   }
   std::vector<HistoryItem> items;

@@ -217,6 +217,36 @@ TEST(StoryTest, AWriteAnsweredNilThatDecidedTheBranchIsToldAndOnThePath) {
   EXPECT_EQ(marks, 2) << "the mark before the crash and the one answered nil";
 }
 
+// The store runs one transaction at a time: w1 stalls 1.5 s inside its
+// transaction, so w2's BEGIN for order:2 waits for it. That wait is why w2
+// acted late; it is on the path and in the story, naming whose transaction.
+TEST(StoryTest, AStatementThatWaitedForAnotherWorkersTransactionIsToldAndOnThePath) {
+  const CaseReport c =
+      RunCase("dup-no-ack", 2, 2, std::vector<std::string>{"stall w1 after-mark #1 1500ms", "crash w2 after-commit #1"});
+  ASSERT_FALSE(c.violations.empty());
+  EXPECT_EQ(c.violations[0].event_id, "order:2");
+  std::vector<int64_t> waited;
+  for (size_t l = 0; l < c.trace.size(); ++l) {
+    if (!c.trace[l].waited_for.empty()) waited.push_back(static_cast<int64_t>(l));
+  }
+  ASSERT_EQ(waited.size(), 1u);
+  const TraceLine& begin = c.trace[static_cast<size_t>(waited[0])];
+  EXPECT_EQ(begin.actor, "w2");
+  EXPECT_EQ(begin.request, "sql BEGIN");
+  EXPECT_EQ(begin.waited_for, "w1");
+  EXPECT_GE(begin.duration_ms, 1500);
+  const std::vector<int64_t> path = PathLines(c);
+  EXPECT_NE(std::find(path.begin(), path.end(), waited[0]), path.end());
+  const std::vector<std::string> story = Story(c);
+  SCOPED_TRACE(Dump(story));
+  const std::vector<size_t> wait = Find(story, "w2 waits 1.5 s for w1's transaction to end, then sends BEGIN (ok).");
+  const std::vector<size_t> effect = Find(story, "w2 runs the side effect of order:2");
+  ASSERT_EQ(wait.size(), 1u);
+  ASSERT_EQ(effect.size(), 1u);
+  EXPECT_EQ(wait[0] + 1, effect[0]);
+  EXPECT_TRUE(Find(story, "later w2 waits").empty()) << "the wait says where the time went";
+}
+
 TEST(StoryTest, RelativeTimeOnlyFromOneSecond) {
   const std::vector<std::string> story = Story(ClaimCase());
   SCOPED_TRACE(Dump(story));
