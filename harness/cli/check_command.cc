@@ -165,6 +165,15 @@ std::optional<int> CheckSession::Open() {
     fmt::print(stderr, "xackly check: error: --seed: expected an integer in 0..2^64-1, got '{}'\n", flags_.seed);
     return kExitUsage;
   }
+  if (flags_.coverage_cap > 0 && flags_.coverage_cap < flags_.cases) {
+    // The cap counts every case, the search's own included: a cap below
+    // --cases is a misreading (extra cases?), not a request.
+    fmt::print(stderr,
+               "xackly check: error: --coverage-cap {} is below --cases {}: the cap counts all the cases of a check, "
+               "the search's own included; give at least {} (equal to --cases turns the coverage rule off)\n",
+               flags_.coverage_cap, flags_.cases, flags_.cases);
+    return kExitUsage;
+  }
   options_ = OptionsFor(targets_[0]);
   if (flags_.shard == "auto") {
     Result<ShardSpec> env = ShardFromEnvironment(std::getenv);
@@ -600,7 +609,8 @@ void RegisterCheckCommand(CLI::App& app, CommandResult& result) {
   cmd->add_option("--coverage-cap", flags->coverage_cap,
                   fmt::format("coverage before green: when --cases cases found nothing, keep drawing cases aimed at "
                               "the fault sites and kinds of the model that some case reached but none fired, up to "
-                              "this many cases in all (default {}x --cases; --cases turns the rule off)",
+                              "this many cases in all, the search's own included (default {}x --cases; equal to --cases turns "
+                              "the rule off, below it is refused)",
                               kDefaultCoverageCapFactor))
       ->check(CLI::Range(1, 10000000));
   cmd->add_flag("--allow-gaps", flags->allow_gaps,

@@ -4,6 +4,7 @@
 // to have fired (or says it did not, with its own exit code), and a
 // script's default model follows what the script does.
 #include <algorithm>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -202,6 +203,18 @@ TEST(EvidenceTest, GapsLeftAtTheCapAreNotAGreen) {
   Checked allowed = CheckScript(dir, kDeadLetters, "ok", "", {"--cases", "1", "--coverage-cap", "1", "--allow-gaps"});
   EXPECT_EQ(allowed.run.exit_code, kExitOk) << allowed.run.output;
   EXPECT_TRUE(Contains(allowed.run.output, "matched (gaps allowed)")) << allowed.run.output;
+}
+
+// The cap counts all cases; one below --cases is a misreading (as if it
+// counted extra cases), refused before anything runs.
+TEST(EvidenceTest, ACoverageCapBelowTheCasesIsBadInput) {
+  ScopedTempRoot dir;
+  const std::string out = dir.path() + "/out";
+  CommandOutput r =
+      RunXackly({"check", "--protocol", "txn-dedupe", "--cases", "10", "--coverage-cap", "5", "--out", out});
+  EXPECT_EQ(r.exit_code, kExitUsage) << r.output;
+  EXPECT_TRUE(Contains(r.output, "--coverage-cap 5 is below --cases 10")) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(out)) << "nothing ran, nothing written";
 }
 
 TEST(EvidenceTest, AtTheDefaultsTheCoverageRuleFiresEveryReachableSite) {
