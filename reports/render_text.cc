@@ -205,6 +205,22 @@ std::string RenderText(const Report& report, bool color, bool mismatches_only) {
                paint);
   out += "\n" + (report.all_matched ? paint.Green(Summary(report)) : paint.Red(Summary(report))) + "\n";
 
+  // Evidence before green: a check that found nothing says what it injected.
+  std::vector<std::string> evidence;
+  for (const CheckReport& k : report.checks) {
+    if (NeedsDetail(k)) continue;
+    std::vector<std::string> fired;
+    for (const CoverageRow& row : CoverageRows(k)) {
+      if (!row.never_fired) fired.push_back(fmt::format("{} {}", Printable(row.site), row.fired));
+    }
+    evidence.push_back(Printable(k.name) + ": " +
+                       (fired.empty() ? std::string("none") : fmt::format("{}", fmt::join(fired, ", "))));
+  }
+  if (!evidence.empty()) {
+    out += "faults fired in the checks that found nothing (times each site fired over their cases):\n";
+    for (const std::string& e : evidence) out += "  " + e + "\n";
+  }
+
   std::vector<std::string> gaps;
   for (const CheckReport& k : report.checks) {
     std::vector<std::string> never;

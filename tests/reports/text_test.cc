@@ -113,5 +113,22 @@ TEST(TextTest, AllMatchedSaysSo) {
   EXPECT_EQ(text.find("replay:"), std::string::npos);
 }
 
+// Evidence before green: a check that found nothing says, in the text
+// report too, which sites fired how often; one that fired nothing says none.
+TEST(TextTest, AGreenCheckSaysWhichFaultsFiredWhere) {
+  CheckReport fired;
+  fired.name = "txn-dedupe";
+  fired.matched = true;
+  fired.observed = "ok";
+  fired.cases_run = 10;
+  fired.fired_totals = {{"crash@after-commit", 3}, {"lost-reply@XACK", 1}};
+  CheckReport quiet = fired;
+  quiet.name = "no-faults";
+  quiet.fired_totals.clear();
+  const std::string text = RenderText(ReportOf({fired, quiet}), false);
+  EXPECT_NE(text.find("  txn-dedupe: crash@after-commit 3, lost-reply@XACK 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  no-faults: none\n"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace xackly::report
