@@ -223,6 +223,37 @@ bool NeedsDetail(const CheckReport& check) {
   return !Passed(check) || check.counterexample.has_value();
 }
 
+namespace {
+
+// "duplicate [crash:after-effect]": what a matrix compares across servers.
+std::string MatrixVerdict(const CheckReport& k) {
+  std::set<std::string> causes;
+  if (k.counterexample) {
+    for (const Violation& v : k.counterexample->violations) causes.insert(v.cause);
+  }
+  const std::string observed = k.observed.empty() ? "?" : k.observed;
+  return causes.empty() ? observed : fmt::format("{} [{}]", observed, fmt::join(causes, ", "));
+}
+
+}  // namespace
+
+std::vector<MatrixRow> MatrixRows(const std::vector<ServerResult>& servers) {
+  std::vector<MatrixRow> rows;
+  if (servers.empty()) return rows;
+  for (const CheckReport& first : servers[0].report.checks) {
+    MatrixRow row{first.name, first.expected.ToString(), {}, {}, false};
+    for (const ServerResult& s : servers) {
+      const auto k = std::find_if(s.report.checks.begin(), s.report.checks.end(),
+                                  [&](const CheckReport& c) { return c.name == first.name; });
+      row.verdicts.push_back(k == s.report.checks.end() ? "-" : MatrixVerdict(*k));
+      row.passed.push_back(k != s.report.checks.end() && Passed(*k));
+      row.differs = row.differs || row.verdicts.back() != row.verdicts.front();
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
 std::string Summary(const Report& report) {
   const size_t total = report.checks.size();
   const auto matched = static_cast<size_t>(

@@ -227,6 +227,27 @@ const char* ResultWord(const CheckReport& check);
 // a counterexample.
 bool NeedsDetail(const CheckReport& check);
 
+// A server matrix (`check --server A --server B ...`): the same checks, with
+// the same seeds and cases, on each server.
+struct ServerResult {
+  std::string label;  // "redis-7.0.15": its subdirectory of --out
+  std::string dir;    // where its reports and replay files are
+  Report report;      // its check (report.server_version names the server)
+  int exit_code = 0;  // what `check` on that server alone would exit with
+};
+// One check across the servers, in the first server's check order.
+struct MatrixRow {
+  std::string name;
+  std::string expected;
+  // Per server: the observed verdict and the causes of its counterexample's
+  // violations, sorted ("duplicate [crash:after-effect]"; "ok"); "-" when
+  // that server has no such check.
+  std::vector<std::string> verdicts;
+  std::vector<bool> passed;  // per server: Passed() (false without the check)
+  bool differs = false;      // the verdicts are not all the same
+};
+std::vector<MatrixRow> MatrixRows(const std::vector<ServerResult>& servers);
+
 // "2 of 3 checks matched their expectation" (singular for one).
 std::string Summary(const Report& report);
 

@@ -497,4 +497,27 @@ Result<Report> ParseJsonReport(std::string_view text) {
   return report;
 }
 
+std::string RenderMatrixJson(const std::vector<ServerResult>& servers) {
+  json out = json::object();
+  out["schema"] = kSchemaVersion;
+  json list = json::array();
+  for (const ServerResult& s : servers) {
+    list.push_back({{"label", s.label},
+                    {"dir", s.dir},
+                    {"server_version", s.report.server_version},
+                    {"exit_code", s.exit_code}});
+  }
+  out["servers"] = list;
+  json rows = json::array();
+  for (const MatrixRow& r : MatrixRows(servers)) {
+    rows.push_back({{"name", r.name},
+                    {"expected", r.expected},
+                    {"verdicts", r.verdicts},
+                    {"passed", r.passed},
+                    {"differs", r.differs}});
+  }
+  out["rows"] = rows;
+  return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
 }  // namespace xackly::report

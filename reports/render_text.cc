@@ -249,4 +249,38 @@ std::string RenderText(const Report& report, bool color, bool mismatches_only) {
   return out;
 }
 
+std::string RenderMatrixText(const std::vector<ServerResult>& servers, bool color) {
+  const Paint paint(color);
+  std::vector<std::string> header = {"servers", "check", "expected"};
+  for (const ServerResult& s : servers) header.push_back(Printable(Or(s.report.server_version, s.label.c_str())));
+  const std::vector<MatrixRow> rows = MatrixRows(servers);
+  std::vector<std::vector<std::string>> cells;
+  std::vector<std::string> differing;
+  for (const MatrixRow& r : rows) {
+    std::vector<std::string> line = {r.differs ? "DIFFERS" : "same", Printable(r.name), Printable(r.expected)};
+    for (size_t i = 0; i < r.verdicts.size(); ++i) {
+      line.push_back(Printable(r.verdicts[i]) + (r.passed[i] ? "" : " MISMATCH"));
+    }
+    cells.push_back(std::move(line));
+    if (r.differs) differing.push_back(Printable(r.name));
+  }
+  std::string out = Table(header, cells,
+                          [&](size_t r, size_t col, const std::string& cell) {
+                            if (col == 0) return rows[r].differs ? paint.Yellow(cell) : cell;
+                            if (col < 3) return cell;
+                            return rows[r].passed[col - 3] ? cell : paint.Red(cell);
+                          },
+                          paint);
+  out += "\n" + (differing.empty()
+                     ? fmt::format("every check gives the same verdict on all {} servers\n", servers.size())
+                     : paint.Yellow(fmt::format("{} of {} differ by server: {}", Count(differing.size(), "check"),
+                                                rows.size(), fmt::join(differing, ", "))) +
+                           "\n");
+  for (const ServerResult& s : servers) {
+    out += fmt::format("{}: {} (exit {}), reports in {}\n", Printable(Or(s.report.server_version, s.label.c_str())),
+                       Summary(s.report), s.exit_code, Printable(Or(s.dir, s.label.c_str())));
+  }
+  return out;
+}
+
 }  // namespace xackly::report

@@ -28,6 +28,15 @@ namespace xackly::report {
 // terminal view of a many-check run; the report file keeps every block).
 std::string RenderText(const Report& report, bool color, bool mismatches_only = false);
 
+// A server matrix for people: one row per check (MatrixRows), a column per
+// server with its verdict (and "MISMATCH" where it missed the expectation),
+// DIFFERS where the servers' verdicts or causes differ, then a line saying
+// how many rows differ and where each server's reports are.
+std::string RenderMatrixText(const std::vector<ServerResult>& servers, bool color);
+// The same as JSON: "servers" (label, dir, server_version, exit_code) and "rows"
+// (name, expected, verdicts, passed, differs).
+std::string RenderMatrixJson(const std::vector<ServerResult>& servers);
+
 // The same for people, as GitHub-flavoured Markdown: tables, stories as
 // numbered lists, a coverage table per check (never-fired sites flagged).
 std::string RenderMarkdown(const Report& report);

@@ -9,10 +9,12 @@
 // (harness/cli/out_dir.h). The targets come from harness/cli/check_targets.h.
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -21,6 +23,7 @@
 
 #include "harness/case_pool.h"
 #include "harness/check.h"
+#include "harness/files.h"
 #include "harness/cli/check_targets.h"
 #include "harness/cli/command.h"
 #include "harness/cli/in_order.h"
@@ -72,6 +75,9 @@ struct CheckFlags {
   bool no_swarm = false;        // --no-swarm
   int coverage_cap = 0;         // --coverage-cap (0: kDefaultCoverageCapFactor x --cases)
   bool allow_gaps = false;      // --allow-gaps
+  // One server of a matrix (RunServerMatrix): its human lines go to stderr
+  // and its terminal table is left to the matrix.
+  bool matrix_member = false;
   // Which of these the command line set (a scenario's own values apply otherwise).
   bool seed_given = false;
   bool workers_given = false;
@@ -92,6 +98,8 @@ class CheckSession {
   std::optional<int> Open();
   // Runs every check, writes the reports; the command's exit code.
   int Run();
+  // What Run() recorded.
+  const report::Report& report() const { return report_; }
 
  private:
   // The options of one check. A scenario file's seed is the default seed
@@ -197,7 +205,7 @@ std::optional<int> CheckSession::Open() {
     PrintError("check", output_ok);
     return kExitUsage;
   }
-  human_ = HumanOut(output_);
+  human_ = flags_.matrix_member ? stderr : HumanOut(output_);
   jobs_ = flags_.jobs > 0 ? flags_.jobs : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   // Cases run on `jobs` threads. With several protocols, `jobs` checks run
   // at once and share them (one check's shrinking is a chain of small
@@ -507,7 +515,7 @@ int CheckSession::WriteReports() {
       if (!c.matched && c.counterexample) fmt::print(stderr, "replay: {}\n", c.counterexample->replay_command);
     }
   }
-  if (machine_report || flags_.output.quiet) return code;
+  if (machine_report || flags_.output.quiet || flags_.matrix_member) return code;
   if (many && !out_->dir().empty() && output_.stdout_format.empty()) {
     fmt::print("stories and timelines of every counterexample: {}/report.html, {}/report.md\n", out_->dir(),
                out_->dir());
@@ -548,6 +556,97 @@ Result<std::vector<Target>> TargetsOf(const CheckFlags& flags) {
   return targets;
 }
 
+// The version a server binary reports ("redis 7.0.15"), from one server
+// started and stopped.
+Result<std::string> ServerVersionOf(const OutputFlags& output) {
+  CasePool probe(1, ServerOptionsFrom(output));
+  return probe.ServerVersion();
+}
+
+// "redis 7.0.15" -> "redis-7.0.15": a directory name.
+std::string ServerLabel(const std::string& version) {
+  std::string label;
+  for (char c : version) label += std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' ? c : '-';
+  return label.empty() ? "server" : label;
+}
+
+// The exit code of a matrix: a harness failure on any server first, then a
+// mismatch, then coverage gaps; 0 when every server's check passed.
+int MatrixExitCode(const std::vector<report::ServerResult>& servers) {
+  for (int code : {kExitHarnessFailure, kExitVerdictMismatch, kExitCoverageGaps}) {
+    for (const report::ServerResult& s : servers) {
+      if (s.exit_code == code) return code;
+    }
+  }
+  for (const report::ServerResult& s : servers) {
+    if (s.exit_code != kExitOk) return s.exit_code;
+  }
+  return kExitOk;
+}
+
+// `check --server A --server B ...`: the same targets, seeds and cases on
+// each server in turn, each server's reports and replay files in
+// --out/<label>/, then the verdicts side by side (stdout, and matrix.txt and
+// matrix.json in --out). A verdict that differs by server is flagged, not
+// failed: the exit code is each server's own, combined (MatrixExitCode).
+int RunServerMatrix(const std::vector<Target>& targets, const CheckFlags& flags) {
+  OutputFlags base = flags.output;
+  if (Status resolved = ResolveOutput(&base); !resolved.ok()) {
+    PrintError("check", resolved);
+    return kExitUsage;
+  }
+  if (!base.stdout_format.empty()) {
+    PrintError("check", Status::InvalidArgument(
+                            "--format without --out: a server matrix writes each server's reports into "
+                            "--out/<server>/; add --out DIR"));
+    return kExitUsage;
+  }
+  if (Status ok = CheckOutputFlags(base); !ok.ok()) {
+    PrintError("check", ok);
+    return kExitUsage;
+  }
+  OutDir out(base.out_dir);
+  out.ClearPrevious();
+  std::vector<report::ServerResult> servers;
+  std::set<std::string> labels;
+  const size_t count = flags.output.server_paths.size();
+  for (const std::string& path : flags.output.server_paths) {
+    CheckFlags own = flags;
+    own.output.server_paths = {path};
+    own.output.server_path = path;
+    Result<std::string> version = ServerVersionOf(own.output);
+    if (!version.ok()) {
+      PrintError("check", version.status().WithContext(fmt::format("server {} of {}", servers.size() + 1, count)));
+      return kExitHarnessFailure;
+    }
+    std::string label = ServerLabel(*version);
+    for (int n = 2; labels.count(label) > 0; ++n) label = ServerLabel(*version) + "-" + std::to_string(n);
+    labels.insert(label);
+    own.output.out_dir = JoinPath(base.out_dir, label);
+    own.matrix_member = true;
+    if (!flags.output.quiet) fmt::print(stderr, "── {} ({})\n", *version, path);
+    CheckSession session(targets, own);
+    std::optional<int> failed = session.Open();
+    const int code = failed ? *failed : session.Run();
+    if (failed) return code;  // it could not start: nothing to compare
+    servers.push_back({label, own.output.out_dir, session.report(), code});
+  }
+  const std::string text = report::RenderMatrixText(servers, /*color=*/false);
+  for (const auto& [name, content] :
+       {std::pair{"matrix.txt", text}, std::pair{"matrix.json", report::RenderMatrixJson(servers)}}) {
+    if (Status wrote = out.WriteFile(name, content); !wrote.ok()) {
+      PrintError("check", wrote);
+      return kExitHarnessFailure;
+    }
+  }
+  if (Status recorded = out.Record(); !recorded.ok()) {
+    PrintError("check", recorded);
+    return kExitHarnessFailure;
+  }
+  std::printf("\n%s", report::RenderMatrixText(servers, ColorAllowed(stdout)).c_str());
+  return MatrixExitCode(servers);
+}
+
 }  // namespace
 
 void RegisterCheckCommand(CLI::App& app, CommandResult& result) {
@@ -575,7 +674,7 @@ void RegisterCheckCommand(CLI::App& app, CommandResult& result) {
   cmd->add_option("--library", flags->library,
                   "check every scenario of one library in scenarios/library/NAME/ (all: every library; "
                   "docs/libraries.md)");
-  AddOutputFlags(cmd, &flags->output, "xackly-out");
+  AddOutputFlags(cmd, &flags->output, "xackly-out", /*several_servers=*/true);
   cmd->get_option("--quiet")->description(
       "stdout carries one line per check (name, expected, observed, result, cases) and nothing else: no "
       "header, progress, notes or report (the reports are in --out); what changes the exit code (an error, "
@@ -640,6 +739,10 @@ void RegisterCheckCommand(CLI::App& app, CommandResult& result) {
     if (!targets.ok()) {
       PrintError("check", targets.status());
       result.exit_code = kExitUsage;
+      return;
+    }
+    if (flags->output.server_paths.size() > 1) {
+      result.exit_code = RunServerMatrix(*targets, *flags);
       return;
     }
     CheckSession session(*targets, *flags);

@@ -27,6 +27,16 @@ Status OutDir::WriteReports(const report::Report& report, const OutputFlags& out
   return xackly::WriteReports(report, output, &written_);
 }
 
+Status OutDir::WriteFile(const std::string& name, const std::string& text) {
+  if (dir_.empty()) return Status::Ok();
+  const std::string path = JoinPath(dir_, name);
+  // In the manifest before it exists, as WriteReports does.
+  if (Status noted = NoteRunFile(dir_, path); !noted.ok()) return noted;
+  if (Status s = WriteFileAtomically(path, text); !s.ok()) return s;
+  written_.push_back(path);
+  return Status::Ok();
+}
+
 Status OutDir::Record() const {
   if (dir_.empty() || written_.empty()) return Status::Ok();
   return RecordRunFiles(dir_, written_);

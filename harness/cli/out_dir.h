@@ -27,6 +27,8 @@ class OutDir {
                                   const std::string& server);
   // Writes `report` in every format `output` asks for (WriteReports).
   Status WriteReports(const report::Report& report, const OutputFlags& output);
+  // Writes `text` as <dir>/<name>, atomically.
+  Status WriteFile(const std::string& name, const std::string& text);
   // Records every file written so far as this run's (the manifest). Fails
   // when the manifest cannot be written.
   Status Record() const;

@@ -192,10 +192,17 @@ Status ApplyOverrides(const OverrideFlags& f, RunConfig* c) {
   return Status::Ok();
 }
 
-void AddOutputFlags(CLI::App* cmd, OutputFlags* flags, const std::string& default_out) {
-  cmd->add_option("--server", flags->server_path,
-                  "redis-server or valkey-server binary (default: $XACKLY_REDIS_SERVER, else "
-                  "redis-server on PATH)");
+void AddOutputFlags(CLI::App* cmd, OutputFlags* flags, const std::string& default_out, bool several_servers) {
+  const std::string server_help =
+      "redis-server or valkey-server binary (default: $XACKLY_REDIS_SERVER, else redis-server on PATH)";
+  if (several_servers) {
+    cmd->add_option("--server", flags->server_paths,
+                    server_help + "; give it several times for a server matrix: the same checks and cases on each "
+                                  "server, verdicts side by side, reports in --out/<server>/")
+        ->take_all();
+  } else {
+    cmd->add_option("--server", flags->server_path, server_help);
+  }
   flags->default_out = default_out;
   cmd->add_option("--out", flags->out_dir,
                   default_out.empty() ? "directory for reports and the replay file"
@@ -215,6 +222,7 @@ void AddOutputFlags(CLI::App* cmd, OutputFlags* flags, const std::string& defaul
 }
 
 Status ResolveOutput(OutputFlags* flags) {
+  if (!flags->server_paths.empty()) flags->server_path = flags->server_paths.front();
   if (!flags->out_dir.empty() || flags->formats.empty()) {
     if (flags->out_dir.empty()) flags->out_dir = flags->default_out;
     return Status::Ok();

@@ -76,7 +76,9 @@ Status ApplyOverrides(const OverrideFlags& flags, RunConfig* config);
 
 // Where reports go and how the terminal looks.
 struct OutputFlags {
-  std::string server_path;
+  std::string server_path;  // the server (the first of server_paths once resolved)
+  // check: every --server given, in order (several: a server matrix).
+  std::vector<std::string> server_paths;
   std::string out_dir;
   std::string formats;
   bool quiet = false;
@@ -89,8 +91,9 @@ struct OutputFlags {
   std::string stdout_format;
 };
 // `default_out`: the --out default ("" for none). --out and --format are
-// resolved by ResolveOutput.
-void AddOutputFlags(CLI::App* cmd, OutputFlags* flags, const std::string& default_out);
+// resolved by ResolveOutput. `several_servers`: --server may be repeated
+// (check's server matrix), into server_paths.
+void AddOutputFlags(CLI::App* cmd, OutputFlags* flags, const std::string& default_out, bool several_servers = false);
 
 // The convention of every report-writing command: `--format F` without
 // `--out` prints format F on stdout (one format only) and no report file is

@@ -12,6 +12,7 @@
 
 #include "harness/exit_codes.h"
 #include "harness/files.h"
+#include "harness/redis_server.h"
 #include "reports/report.h"
 #include "tests/harness/test_util.h"
 
@@ -192,6 +193,70 @@ TEST(SuiteTest, QuietPrintsOneLinePerRowOnStdout) {
     }
   }
   EXPECT_TRUE(fs::exists(out + "/report.txt"));
+}
+
+// The server matrix: `check --server A --server B` runs the same cases on
+// each server, each server's reports in --out/<server>/, and prints the
+// verdicts side by side. One server given twice must agree with itself.
+TEST(ServerMatrixTest, OneServerTwiceGivesTheSameVerdictsInTwoReportDirectories) {
+  ScopedTempRoot root;
+  Result<std::string> redis = FindServerBinary("");
+  ASSERT_TRUE(redis.ok()) << redis.status().ToString();
+  const std::string out = root.path() + "/out";
+  CommandOutput matrix = StdoutOf(
+      SmallCheck({"check", "--protocol", "no-dedupe", "--server", *redis, "--server", *redis, "--out", out}));
+  EXPECT_EQ(matrix.exit_code, kExitOk) << matrix.output;
+  EXPECT_TRUE(Contains(matrix.output, "every check gives the same verdict on all 2 servers")) << matrix.output;
+  std::vector<std::string> dirs;
+  for (const auto& e : fs::directory_iterator(out)) {
+    if (e.is_directory()) dirs.push_back(e.path().filename().string());
+  }
+  std::sort(dirs.begin(), dirs.end());
+  ASSERT_EQ(dirs.size(), 2u) << matrix.output;
+  EXPECT_TRUE(dirs[0].starts_with("redis-7.")) << dirs[0];
+  EXPECT_EQ(dirs[1], dirs[0] + "-2");
+  for (const std::string& d : dirs) {
+    const report::Report r = ReadJsonReport(out + "/" + d + "/report.json");
+    ASSERT_EQ(r.checks.size(), 1u);
+    EXPECT_EQ(r.checks[0].observed, "duplicate");
+    EXPECT_TRUE(fs::exists(out + "/" + d + "/no-dedupe.replay.toml")) << d;
+  }
+  Result<std::string> json = ReadFile(out + "/matrix.json");
+  ASSERT_TRUE(json.ok());
+  EXPECT_TRUE(Contains(*json, "\"differs\": false")) << *json;
+  // Several servers print one table, so their reports cannot share stdout.
+  CommandOutput json_out =
+      RunXackly(SmallCheck({"check", "--protocol", "no-dedupe", "--server", *redis, "--server", *redis, "--format",
+                            "json"}));
+  EXPECT_EQ(json_out.exit_code, kExitUsage) << json_out.output;
+  EXPECT_TRUE(Contains(json_out.output, "add --out DIR")) << json_out.output;
+}
+
+// Valkey 8.0.1 (from bookworm-backports, unpacked by `.ci/setup --tests`)
+// beside the default redis-server: the same verdicts on a broken and a
+// correct protocol, in one table with a column per server.
+TEST(ServerMatrixTest, RedisAndValkeyGiveTheSameVerdictsSideBySide) {
+  if (!fs::exists(XACKLY_TEST_VALKEY_SERVER)) {
+    GTEST_SKIP() << XACKLY_TEST_VALKEY_SERVER << " is missing: bash .ci/setup --servers unpacks it";
+  }
+  ScopedTempRoot root;
+  Result<std::string> redis = FindServerBinary("");
+  ASSERT_TRUE(redis.ok());
+  const std::string suite = WriteSuite(root);
+  const std::string out = root.path() + "/out";
+  CommandOutput matrix = StdoutOf(SmallCheck(
+      {"check", "--scenario", suite, "--server", *redis, "--server", XACKLY_TEST_VALKEY_SERVER, "--out", out}));
+  EXPECT_EQ(matrix.exit_code, kExitOk) << matrix.output;
+  EXPECT_TRUE(Contains(matrix.output, "valkey 8.0.1")) << matrix.output;
+  EXPECT_TRUE(std::regex_search(matrix.output, std::regex("same +no-dedupe-script +duplicate:crash:after-effect +"
+                                                          "duplicate \\[crash:after-effect\\] +duplicate "
+                                                          "\\[crash:after-effect\\]")))
+      << matrix.output;
+  EXPECT_TRUE(Contains(matrix.output, "every check gives the same verdict on all 2 servers")) << matrix.output;
+  const report::Report valkey = ReadJsonReport(out + "/valkey-8.0.1/report.json");
+  EXPECT_EQ(valkey.server_version, "valkey 8.0.1");
+  CommandOutput doctor = RunXackly({"doctor", "--server", XACKLY_TEST_VALKEY_SERVER});
+  EXPECT_EQ(doctor.exit_code, kExitOk) << doctor.output;
 }
 
 // What cannot be one suite is exit 2 before anything runs, naming what.

@@ -1,6 +1,7 @@
 // The terminal summary: control characters only when colour is asked for,
 // the table, and a failure that ends with its replay command.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "reports/report.h"
 #include "tests/reports/report_test_util.h"
@@ -128,6 +129,56 @@ TEST(TextTest, AGreenCheckSaysWhichFaultsFiredWhere) {
   const std::string text = RenderText(ReportOf({fired, quiet}), false);
   EXPECT_NE(text.find("  txn-dedupe: crash@after-commit 3, lost-reply@XACK 1\n"), std::string::npos) << text;
   EXPECT_NE(text.find("  no-faults: none\n"), std::string::npos) << text;
+}
+
+// A server matrix: one row per check, a column per server; a row whose
+// verdict or cause differs by server says DIFFERS, a server that missed the
+// expectation says MISMATCH, and the JSON carries the same rows.
+TEST(MatrixTest, ARowWhoseVerdictOrCauseDiffersByServerIsFlagged) {
+  auto check = [](const std::string& name, const std::string& expected, const std::string& observed,
+                  const std::string& cause) {
+    CheckReport k;
+    k.name = name;
+    std::string why;
+    EXPECT_TRUE(Expectation::Parse(expected, &k.expected, &why)) << why;
+    k.observed = observed;
+    k.matched = observed == expected.substr(0, expected.find(':'));
+    k.cases_run = 10;
+    if (!cause.empty()) {
+      k.counterexample = CaseReport{};
+      k.counterexample->violations.push_back({VerdictKind::kDuplicate, "order:1", cause, "", 2});
+    }
+    return k;
+  };
+  Report redis = ReportOf({check("same-ok", "ok", "ok", ""),
+                           check("other-cause", "duplicate", "duplicate", "crash:after-effect"),
+                           check("missed", "duplicate", "duplicate", "stall")});
+  redis.server_version = "redis 7.0.15";
+  Report valkey = ReportOf({check("same-ok", "ok", "ok", ""), check("other-cause", "duplicate", "duplicate", "stall"),
+                            check("missed", "duplicate", "ok", "")});
+  valkey.server_version = "valkey 8.0.1";
+  const std::vector<ServerResult> servers = {{"redis-7.0.15", "out/redis-7.0.15", redis, 0},
+                                             {"valkey-8.0.1", "out/valkey-8.0.1", valkey, 1}};
+  const std::vector<MatrixRow> rows = MatrixRows(servers);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_FALSE(rows[0].differs);
+  EXPECT_TRUE(rows[1].differs);
+  EXPECT_EQ(rows[1].verdicts, (std::vector<std::string>{"duplicate [crash:after-effect]", "duplicate [stall]"}));
+  EXPECT_TRUE(rows[2].differs);
+  EXPECT_EQ(rows[2].passed, (std::vector<bool>{true, false}));
+  const std::string text = RenderMatrixText(servers, false);
+  EXPECT_NE(text.find("redis 7.0.15"), std::string::npos) << text;
+  EXPECT_NE(text.find("valkey 8.0.1"), std::string::npos) << text;
+  EXPECT_NE(text.find("ok MISMATCH"), std::string::npos) << text;
+  EXPECT_NE(text.find("2 checks of 3 differ by server: other-cause, missed"), std::string::npos) << text;
+  EXPECT_NE(text.find("valkey 8.0.1: 2 of 3 checks matched"), std::string::npos) << text;
+  EXPECT_NE(text.find("(exit 1), reports in out/valkey-8.0.1"), std::string::npos) << text;
+  const nlohmann::json json = nlohmann::json::parse(RenderMatrixJson(servers));
+  ASSERT_EQ(json["rows"].size(), 3u);
+  EXPECT_EQ(json["rows"][1]["differs"], true);
+  EXPECT_EQ(json["rows"][0]["differs"], false);
+  EXPECT_EQ(json["servers"][1]["server_version"], "valkey 8.0.1");
+  EXPECT_EQ(json["servers"][1]["exit_code"], 1);
 }
 
 }  // namespace
