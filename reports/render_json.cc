@@ -17,8 +17,20 @@ namespace {
 // ordered: "schema" comes first and fields keep the model's order.
 using json = nlohmann::ordered_json;
 
+json ExpectTermJson(const ExpectTerm& t) { return {{"kind", VerdictKindName(t.kind)}, {"cause", t.cause}}; }
+
+// Its first term, and every alternative when there are several ("lost|stuck"):
+// merge judges shards by the expectation it reads back.
 json ExpectationJson(const Expectation& e) {
-  return {{"kind", VerdictKindName(e.kind)}, {"cause", e.cause}};
+  json out = ExpectTermJson(ExpectTerm{e.kind, e.cause});
+  json alternatives = json::array();
+  for (const std::vector<ExpectTerm>& terms : e.alternatives) {
+    json combination = json::array();
+    for (const ExpectTerm& t : terms) combination.push_back(ExpectTermJson(t));
+    alternatives.push_back(std::move(combination));
+  }
+  out["alternatives"] = std::move(alternatives);
+  return out;
 }
 
 json FaultSpecJson(const FaultSpec& f) {
@@ -94,6 +106,7 @@ json CaseJson(const CaseReport& c) {
                       {"sink", i.sink},
                       {"consumer", i.consumer},
                       {"persistence", i.persistence},
+                      {"key", i.key},
                       {"payload_missing", i.payload_missing}});
     }
     histories[event] = std::move(list);
@@ -236,12 +249,14 @@ class Reader {
   // Calls each(element, element_path) for every element of array `key`.
   template <typename Each>
   void ForArray(const json& obj, const std::string& path, const char* key, Each each) {
-    const json* v = Member(obj, path, key);
-    if (v == nullptr) return;
-    if (!v->is_array()) return Fail(Join(path, key), "expected an array");
-    for (size_t i = 0; i < v->size() && !failed(); ++i) {
-      each((*v)[i], Join(path, key) + "[" + std::to_string(i) + "]");
-    }
+    if (const json* v = Member(obj, path, key)) ForElements(*v, Join(path, key), each);
+  }
+  // The same for the array `v` found at `path`.
+  template <typename Each>
+  void ForElements(const json& v, const std::string& path, Each each) {
+    if (failed()) return;
+    if (!v.is_array()) return Fail(path, "expected an array");
+    for (size_t i = 0; i < v.size() && !failed(); ++i) each(v[i], path + "[" + std::to_string(i) + "]");
   }
   // Calls each(name, value, value_path) for every member of object `key`.
   template <typename Each>
@@ -302,6 +317,15 @@ void ReadExpectation(Reader& r, const json& obj, const std::string& path, const 
   const std::string p = Reader::Join(path, key);
   r.ReadEnum(*e, p, "kind", &out->kind, ParseVerdictKind, "verdict kind");
   r.Read(*e, p, "cause", &out->cause);
+  if (!e->contains("alternatives")) return;  // absent before it was added
+  r.ForArray(*e, p, "alternatives", [&](const json& combination, const std::string& cp) {
+    std::vector<ExpectTerm>& terms = out->alternatives.emplace_back();
+    r.ForElements(combination, cp, [&](const json& term, const std::string& tp) {
+      ExpectTerm& t = terms.emplace_back();
+      r.ReadEnum(term, tp, "kind", &t.kind, ParseVerdictKind, "verdict kind");
+      r.Read(term, tp, "cause", &t.cause);
+    });
+  });
 }
 
 void ReadFaultSpec(Reader& r, const json& f, const std::string& p, FaultSpec* out) {
@@ -376,24 +400,23 @@ void ReadCase(Reader& r, const json& j, const std::string& p, CaseReport* c) {
   });
   r.ForObject(j, p, "histories", [&](const std::string& event, const json& list, const std::string& hp) {
     std::vector<HistoryItem>& items = c->histories[event];
-    if (!list.is_array()) return r.Fail(hp, "expected an array");
-    for (size_t i = 0; i < list.size() && !r.failed(); ++i) {
-      const std::string ip = hp + "[" + std::to_string(i) + "]";
+    r.ForElements(list, hp, [&](const json& item, const std::string& ip) {
       HistoryItem& out = items.emplace_back();
-      r.ReadEnum(list[i], ip, "kind", &out.kind, ParseHistoryKind, "history kind");
-      r.Read(list[i], ip, "t_ms", &out.t_ms);
-      r.Read(list[i], ip, "line", &out.line);
-      r.Read(list[i], ip, "actor", &out.actor);
-      r.Read(list[i], ip, "stream_id", &out.stream_id);
-      r.Read(list[i], ip, "detail", &out.detail);
-      r.Read(list[i], ip, "value", &out.value);
-      r.Read(list[i], ip, "command", &out.command);
-      r.Read(list[i], ip, "site", &out.site);
-      r.Read(list[i], ip, "sink", &out.sink);
-      r.Read(list[i], ip, "consumer", &out.consumer);
-      r.Read(list[i], ip, "persistence", &out.persistence);
-      r.Read(list[i], ip, "payload_missing", &out.payload_missing);
-    }
+      r.ReadEnum(item, ip, "kind", &out.kind, ParseHistoryKind, "history kind");
+      r.Read(item, ip, "t_ms", &out.t_ms);
+      r.Read(item, ip, "line", &out.line);
+      r.Read(item, ip, "actor", &out.actor);
+      r.Read(item, ip, "stream_id", &out.stream_id);
+      r.Read(item, ip, "detail", &out.detail);
+      r.Read(item, ip, "value", &out.value);
+      r.Read(item, ip, "command", &out.command);
+      r.Read(item, ip, "site", &out.site);
+      r.Read(item, ip, "sink", &out.sink);
+      r.Read(item, ip, "consumer", &out.consumer);
+      r.Read(item, ip, "persistence", &out.persistence);
+      if (item.contains("key")) r.Read(item, ip, "key", &out.key);  // absent before it was added
+      r.Read(item, ip, "payload_missing", &out.payload_missing);
+    });
   });
   r.Read(j, p, "replay_file", &c->replay_file);
   r.Read(j, p, "replay_command", &c->replay_command);

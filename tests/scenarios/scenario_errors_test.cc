@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "sim/faults.h"
 #include "sim/protocol.h"
 #include "sim/verdict.h"
+#include "tests/rc_cases.h"
 
 namespace xackly {
 namespace {
@@ -202,18 +204,19 @@ TEST(ScenarioErrors, LongValuesAreCutAndControlCharactersEscaped) {
 // The number keys of one scenario table, read off its schema description
 // (scenarios/schema.h), so that a key added there is tested here unedited.
 struct NumberKeys {
-  struct Duration {
+  struct Integer {
     std::string key;
     int64_t min, max;
   };
-  std::vector<Duration> durations;  // Int keys ending in _ms
-  std::vector<std::string> rates;   // Rate keys (0..1)
+  std::vector<Integer> durations;  // Int keys ending in _ms
+  std::vector<Integer> counts;     // every other Int key
+  std::vector<std::string> rates;  // Rate keys (0..1)
 
   template <typename T, typename S>
   void Int(const char* key, T S::*, int64_t min, int64_t max, const char*) {
     const std::string k = key;
     max = std::min<int64_t>(max, std::numeric_limits<T>::max());  // as TableReader::Int
-    if (k.size() > 3 && k.ends_with("_ms")) durations.push_back({k, min, max});
+    (k.size() > 3 && k.ends_with("_ms") ? durations : counts).push_back({k, min, max});
   }
   template <typename M>
   void Rate(const char* key, M, const char*) {
@@ -251,6 +254,7 @@ std::vector<NumberTable> NumberTables() {
   namespace s = scenario_schema;
   const std::string inline_protocol = "[protocol]\nsteps = [\"effect\", \"ack\"]\n";
   return {
+      TableOf("workload", "protocol = \"no-dedupe\"\n[workload]\n", [](NumberKeys& k) { s::DescribeWorkload(k); }),
       TableOf("faults", "protocol = \"no-dedupe\"\n[faults]\n", [](NumberKeys& k) { s::DescribeFaults(k); }),
       TableOf("timing", "protocol = \"no-dedupe\"\n[timing]\n", [](NumberKeys& k) { s::DescribeTiming(k); }),
       TableOf("protocol", inline_protocol, [](NumberKeys& k) { s::DescribeProtocol(k); }),
@@ -300,7 +304,7 @@ TEST(ScenarioNumberKeys, EveryRateRefusesNanInfinityAndNumbersOutside0To1) {
 TEST(ScenarioNumberKeys, EveryDurationRefusesNanInfinityFractionsAndNumbersOutOfRange) {
   int durations = 0;
   for (const NumberTable& t : NumberTables()) {
-    for (const NumberKeys::Duration& d : t.keys.durations) {
+    for (const NumberKeys::Integer& d : t.keys.durations) {
       ++durations;
       SCOPED_TRACE(t.path + "." + d.key);
       // The range's ends are values of the key; a scenario may still refuse
@@ -319,6 +323,69 @@ TEST(ScenarioNumberKeys, EveryDurationRefusesNanInfinityFractionsAndNumbersOutOf
     }
   }
   EXPECT_GE(durations, 15) << "the schema's _ms keys were not found";
+}
+
+// A value no number key takes: NaN or an infinity in any spelling, and for
+// an integer key a fraction, an exponent, a string, or an integer past
+// either end of its range (as far as TOML's 64-bit integers reach); for a
+// rate a number below 0 or above 1.
+rc::Gen<std::string> AnyBadValue(const NumberKeys::Integer* integer) {
+  const auto non_finite = rc::gen::elementOf(std::vector<std::string>{"nan", "+nan", "-nan", "inf", "+inf", "-inf"});
+  const auto quoted = rc::gen::map(rc::gen::arbitrary<int>(), [](int n) { return fmt::format("\"{}\"", n); });
+  if (integer == nullptr) {
+    const auto below = rc::gen::map(rc::gen::inRange<int64_t>(1, 1'000'000'000'000),
+                                    [](int64_t n) { return fmt::format("-{}e-6", n); });
+    const auto above = rc::gen::map(rc::gen::inRange<int64_t>(1, 1'000'000'000'000),
+                                    [](int64_t n) { return fmt::format("{}", 1.0 + static_cast<double>(n) * 1e-6); });
+    return rc::gen::oneOf(non_finite, quoted, below, above, rc::gen::just(std::string("true")));
+  }
+  const int64_t min = integer->min, max = integer->max;
+  const auto fraction = rc::gen::map(rc::gen::inRange<int64_t>(min, std::min<int64_t>(max, min + 1'000'000)),
+                                     [](int64_t n) { return fmt::format("{}.5", n); });
+  const auto exponent = rc::gen::map(rc::gen::inRange(1, 19), [](int e) { return fmt::format("1e{}", e); });
+  const auto below = rc::gen::map(rc::gen::inRange<int64_t>(std::numeric_limits<int64_t>::min(), min),
+                                  [](int64_t n) { return std::to_string(n); });
+  const auto above = rc::gen::map(rc::gen::inRange<int64_t>(max, std::numeric_limits<int64_t>::max()),
+                                  [](int64_t n) { return std::to_string(n + 1); });
+  return rc::gen::oneOf(non_finite, quoted, fraction, exponent, below, above, rc::gen::just(std::to_string(min - 1)),
+                        rc::gen::just(std::to_string(max + 1)));
+}
+
+// 2000 generated values (the count is the test's, RC_PARAMS gives only the
+// seed), each for a key drawn from the schema's own tables (NumberTables:
+// a key added to the schema is drawn unedited): a value out of the key's
+// type or range is refused at its file, line and field, saying what the key
+// takes; a value in range is never refused as the value.
+TEST(ScenarioNumberKeys, EveryNumberKeyRefusesWhatItCannotHoldAndTakesItsRange) {
+  struct Key {
+    const NumberTable* table;
+    std::string name;
+    std::optional<NumberKeys::Integer> integer;  // none: a rate
+  };
+  const std::vector<NumberTable> tables = NumberTables();
+  std::vector<Key> keys;
+  for (const NumberTable& t : tables) {
+    for (const auto* list : {&t.keys.durations, &t.keys.counts}) {
+      for (const NumberKeys::Integer& i : *list) keys.push_back({&t, i.key, i});
+    }
+    for (const std::string& rate : t.keys.rates) keys.push_back({&t, rate, std::nullopt});
+  }
+  ASSERT_GE(keys.size(), 30u) << "the schema's number keys were not found";
+  testing::CheckCases(2000, [&] {
+    const Key& k = *rc::gen::elementOf(keys);
+    const NumberKeys::Integer* integer = k.integer ? &*k.integer : nullptr;
+    const std::string bad = *AnyBadValue(integer);
+    const std::string refused = ParseLast(*k.table, k.name, bad);
+    const std::string want =
+        Where(*k.table, k.name) + (integer ? "expected an integer " : "expected a number in 0..1, got ");
+    RC_LOG() << k.table->path << "." << k.name << " = " << bad << ": " << refused;
+    RC_ASSERT(refused.substr(0, want.size()) == want);
+    const std::string good = integer ? std::to_string(*rc::gen::inRange(integer->min, integer->max) + 1)
+                                     : fmt::format("{}", *rc::gen::inRange(0, 1000001) * 1e-6);
+    const std::string taken = ParseLast(*k.table, k.name, good);
+    RC_LOG() << k.table->path << "." << k.name << " = " << good << ": " << taken;
+    RC_ASSERT(taken.find("expected") == std::string::npos);
+  });
 }
 
 }  // namespace
