@@ -109,9 +109,9 @@ void DescribeServer(V& v) {
 // [workload] (members of RunConfig)
 template <typename V>
 void DescribeWorkload(V& v) {
-  v.Int("producers", &RunConfig::producers, 1, 16, nullptr);
-  v.Int("workers", &RunConfig::workers, 1, 64, nullptr);
-  v.Int("events", &RunConfig::events, 1, 100000, nullptr);
+  v.Int("producers", &RunConfig::producers, 1, kMaxProducers, nullptr);
+  v.Int("workers", &RunConfig::workers, 1, kMaxWorkers, nullptr);
+  v.Int("events", &RunConfig::events, 1, kMaxEvents, nullptr);
   v.Enum("restart_naming", &RunConfig::naming, RestartNamings(),
          "a restarted worker's consumer name");
 }

@@ -29,6 +29,9 @@ inline constexpr int64_t kMaxRunSpanMs = 100 * kMaxDurationMs;
 inline constexpr int64_t kMaxSteps = 10'000'000;
 // events of a run (and so the highest event a fault can name).
 inline constexpr int kMaxEvents = 100'000;
+// workers and producers of a run.
+inline constexpr int kMaxWorkers = 64;
+inline constexpr int kMaxProducers = 16;
 // Counts that are not actors or events: read/claim counts, trim length,
 // deliveries before dead-lettering, scheduled and poison fault counts.
 inline constexpr int kMaxCount = 100'000;

@@ -116,9 +116,15 @@ int64_t TimeBudgetMs(const RunConfig& c) {
 
 Status ValidateRunConfig(const RunConfig& c) {
   auto bad = [](std::string why) { return Status::InvalidArgument(std::move(why)); };
-  if (c.workers < 1 || c.workers > 64) return bad(fmt::format("workers must be in 1..64 (got {})", c.workers));
-  if (c.producers < 1 || c.producers > 16) return bad(fmt::format("producers must be in 1..16 (got {})", c.producers));
-  if (c.events < 1 || c.events > 100000) return bad(fmt::format("events must be in 1..100000 (got {})", c.events));
+  if (c.workers < 1 || c.workers > kMaxWorkers) {
+    return bad(fmt::format("workers must be in 1..{} (got {})", kMaxWorkers, c.workers));
+  }
+  if (c.producers < 1 || c.producers > kMaxProducers) {
+    return bad(fmt::format("producers must be in 1..{} (got {})", kMaxProducers, c.producers));
+  }
+  if (c.events < 1 || c.events > kMaxEvents) {
+    return bad(fmt::format("events must be in 1..{} (got {})", kMaxEvents, c.events));
+  }
   // Every number within the limits of sim/limits.h; messages start with the
   // field's path in a scenario file.
   const Timing& t = c.timing;

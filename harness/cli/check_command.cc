@@ -29,6 +29,7 @@
 #include "harness/cli/in_order.h"
 #include "harness/cli/out_dir.h"
 #include "harness/cli/shared_flags.h"
+#include "sim/limits.h"
 #include "harness/progress.h"
 #include "harness/results.h"
 #include "harness/search_defaults.h"
@@ -689,7 +690,7 @@ void RegisterCheckCommand(CLI::App& app, CommandResult& result) {
                       fmt::format("most workers in a generated case (default {}; a scenario file's [workload] "
                                   "workers)",
                                   kDefaultMaxWorkers))
-          ->check(CLI::Range(1, 64));
+          ->check(CLI::Range(1, kMaxWorkers));
   CLI::Option* events =
       cmd->add_option("--max-events", flags->max_events,
                       fmt::format("most events in a generated case (default {}; a scenario file's [workload] "

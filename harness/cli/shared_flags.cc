@@ -1,4 +1,5 @@
 #include "harness/cli/shared_flags.h"
+#include "sim/limits.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -140,9 +141,12 @@ void AddOverrideFlags(CLI::App* cmd, OverrideFlags* flags, bool with_seed) {
                     "scenario's, else 1)")
         ->check(SeedValidator());
   }
-  cmd->add_option("--workers", flags->workers, "consumer workers (1..64)");
-  cmd->add_option("--events", flags->events, "events to produce (1..100000)");
-  cmd->add_option("--producers", flags->producers, "producers (1..16)");
+  cmd->add_option("--workers", flags->workers, fmt::format("consumer workers (1..{})", kMaxWorkers))
+      ->check(CLI::Range(1, kMaxWorkers));
+  cmd->add_option("--events", flags->events, fmt::format("events to produce (1..{})", kMaxEvents))
+      ->check(CLI::Range(1, kMaxEvents));
+  cmd->add_option("--producers", flags->producers, fmt::format("producers (1..{})", kMaxProducers))
+      ->check(CLI::Range(1, kMaxProducers));
   cmd->add_option("--persistence", flags->persistence, "server persistence: none, rdb, aof-always")
       ->check(CLI::IsMember({"none", "rdb", "aof-always"}));
   cmd->add_option("--naming", flags->naming,

@@ -199,6 +199,14 @@ TEST(FirstHourTest, UsageErrorsHaveOneShapeAndAHint) {
   }
   CommandOutput seed = RunXackly({"run", "--protocol", "no-dedupe", "--seed", "-1"});
   EXPECT_TRUE(Contains(seed.output, "0..2^64-1")) << seed.output;
+  // A workload size out of range names its flag (it used to say only
+  // "workers must be in 1..64", as if from a file).
+  for (const auto& [flag, value] : {std::pair{"--workers", "0"}, std::pair{"--events", "-5"},
+                                    std::pair{"--producers", "17"}, std::pair{"--workers", "65"}}) {
+    CommandOutput range = RunXackly({"run", "--protocol", "no-dedupe", flag, value});
+    EXPECT_EQ(range.exit_code, kExitUsage) << flag << range.output;
+    EXPECT_TRUE(range.output.starts_with(std::string("xackly run: error: ") + flag + ": ")) << range.output;
+  }
 }
 
 TEST(FirstHourTest, CheckRemovesTheReplayFilesOfThePreviousRun) {
