@@ -123,6 +123,14 @@ Result<report::Report> MergeReports(const std::vector<report::Report>& shards) {
     if (r.seed != first.seed) {
       return Status::InvalidArgument(fmt::format("shards of seed {} and seed {} do not belong together", first.seed, r.seed));
     }
+    if (r.server_version != first.server_version) {
+      // The same cases on another server are another search: replies (and
+      // so traces and verdicts) may differ (a server matrix's columns).
+      return Status::InvalidArgument(fmt::format(
+          "shards {} and {} ran on different servers ({} and {}): their cases are not parts of one search; merge "
+          "each server's shards separately",
+          first.shard, r.shard, first.server_version, r.server_version));
+    }
     if (const std::string d = first.search.DifferenceFrom(r.search); !d.empty()) {
       return Status::InvalidArgument(fmt::format(
           "shards {} and {} searched differently ({}): their cases are not parts of one search; run every shard "

@@ -18,13 +18,20 @@ bool NeedsQuoting(const std::string& s) {
   return s.empty();
 }
 
+// `s` as one word of a POSIX shell.
+std::string ShellWord(const std::string& s) {
+  if (!NeedsQuoting(s)) return s;
+  std::string quoted = "'";
+  for (char c : s) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
 }  // namespace
 
-std::string ReplayCommand(const std::string& file) {
-  if (!NeedsQuoting(file)) return "xackly replay " + file;
-  std::string quoted = "'";
-  for (char c : file) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return "xackly replay " + quoted + "'";
+std::string ReplayCommand(const std::string& file, const std::vector<std::string>& flags) {
+  std::string command = "xackly replay " + ShellWord(file);
+  for (const std::string& f : flags) command += " " + ShellWord(f);
+  return command;
 }
 
 std::string CaseSize(const RunConfig& config, const RunResult& result) {

@@ -12,8 +12,9 @@
 
 namespace xackly {
 
-// The quoted command that replays `file`: `xackly replay <file>`.
-std::string ReplayCommand(const std::string& file);
+// The quoted command that replays `file`: `xackly replay <file>`, then
+// `flags` (each one shell word: `--expect 'lost|stuck'`).
+std::string ReplayCommand(const std::string& file, const std::vector<std::string>& flags = {});
 
 report::CaseReport ToCaseReport(const RunConfig& config, const RunResult& result,
                                 const std::string& scenario_file);

@@ -523,6 +523,7 @@ Result<Report> ParseJsonReport(std::string_view text) {
 std::string RenderMatrixJson(const std::vector<ServerResult>& servers) {
   json out = json::object();
   out["schema"] = kSchemaVersion;
+  out["shard"] = servers.empty() ? "" : servers[0].report.shard;
   json list = json::array();
   for (const ServerResult& s : servers) {
     list.push_back({{"label", s.label},

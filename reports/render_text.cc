@@ -249,7 +249,7 @@ std::string RenderText(const Report& report, bool color, bool mismatches_only) {
   return out;
 }
 
-std::string RenderMatrixText(const std::vector<ServerResult>& servers, bool color) {
+std::string RenderMatrixText(const std::vector<ServerResult>& servers, bool color, bool rows_only) {
   const Paint paint(color);
   std::vector<std::string> header = {"servers", "check", "expected"};
   for (const ServerResult& s : servers) header.push_back(Printable(Or(s.report.server_version, s.label.c_str())));
@@ -271,6 +271,7 @@ std::string RenderMatrixText(const std::vector<ServerResult>& servers, bool colo
                             return rows[r].passed[col - 3] ? cell : paint.Red(cell);
                           },
                           paint);
+  if (rows_only) return out.substr(out.find('\n') + 1);  // without the header line
   out += "\n" + (differing.empty()
                      ? fmt::format("every check gives the same verdict on all {} servers\n", servers.size())
                      : paint.Yellow(fmt::format("{} of {} differ by server: {}", Count(differing.size(), "check"),
@@ -279,6 +280,12 @@ std::string RenderMatrixText(const std::vector<ServerResult>& servers, bool colo
   for (const ServerResult& s : servers) {
     out += fmt::format("{}: {} (exit {}), reports in {}\n", Printable(Or(s.report.server_version, s.label.c_str())),
                        Summary(s.report), s.exit_code, Printable(Or(s.dir, s.label.c_str())));
+  }
+  if (!servers.empty() && !servers[0].report.shard.empty()) {
+    out += fmt::format(
+        "shard {}: these are the verdicts of this shard's cases only; merge each server's directory across the "
+        "shards (xackly merge SHARD1/{} SHARD2/{} ...), never two servers together\n",
+        Printable(servers[0].report.shard), Printable(servers[0].label), Printable(servers[0].label));
   }
   return out;
 }

@@ -31,8 +31,9 @@ std::string RenderText(const Report& report, bool color, bool mismatches_only = 
 // A server matrix for people: one row per check (MatrixRows), a column per
 // server with its verdict (and "MISMATCH" where it missed the expectation),
 // DIFFERS where the servers' verdicts or causes differ, then a line saying
-// how many rows differ and where each server's reports are.
-std::string RenderMatrixText(const std::vector<ServerResult>& servers, bool color);
+// how many rows differ and where each server's reports are; for shards, how
+// to merge them. `rows_only` (--quiet): the rows' lines and nothing else.
+std::string RenderMatrixText(const std::vector<ServerResult>& servers, bool color, bool rows_only = false);
 // The same as JSON: "servers" (label, dir, server_version, exit_code) and "rows"
 // (name, expected, verdicts, passed, differs).
 std::string RenderMatrixJson(const std::vector<ServerResult>& servers);

@@ -327,6 +327,7 @@ std::string CheckSession::WriteUnfinishedCase(size_t k, const RunConfig& failed,
 }
 
 void CheckSession::PrintRowLine(const report::CheckReport& row, const CheckOutcome& outcome) const {
+  if (flags_.matrix_member && flags_.output.quiet) return;  // the matrix prints the rows
   fmt::print(human_, "{:<24} expected {:<28} observed {:<14} {} ({}{}{}{}, {} for determinism, {:.1f} s)\n",
              row.name, row.expected.ToString(), row.observed, report::ResultWord(row), Plural(row.cases_run, "case"),
              row.cases_for_coverage > 0 ? fmt::format(" ({} for coverage)", row.cases_for_coverage) : "",
@@ -644,7 +645,11 @@ int RunServerMatrix(const std::vector<Target>& targets, const CheckFlags& flags)
     PrintError("check", recorded);
     return kExitHarnessFailure;
   }
-  std::printf("\n%s", report::RenderMatrixText(servers, ColorAllowed(stdout)).c_str());
+  if (flags.output.quiet) {
+    std::printf("%s", report::RenderMatrixText(servers, /*color=*/false, /*rows_only=*/true).c_str());
+  } else {
+    std::printf("\n%s", report::RenderMatrixText(servers, ColorAllowed(stdout)).c_str());
+  }
   return MatrixExitCode(servers);
 }
 

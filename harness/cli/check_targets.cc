@@ -140,6 +140,12 @@ Status RequireDistinctNames(const std::vector<Target>& targets) {
   for (const Target& t : targets) {
     auto [seen, added] = first_named.emplace(t.scenario.name, &t);
     if (added) continue;
+    std::error_code ec;
+    if (!t.scenario_file.empty() && std::filesystem::equivalent(seen->second->scenario_file, t.scenario_file, ec)) {
+      return Status::InvalidArgument(fmt::format(
+          "{} is named twice (once through a directory that holds it, or as two paths): name it once",
+          t.scenario_file));
+    }
     return Status::InvalidArgument(fmt::format(
         "two scenarios are named '{}': {} and {}; their replay files, report rows and JUnit testcases would "
         "collide: give one another name (name = \"...\" at the top of its file)",

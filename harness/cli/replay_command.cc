@@ -66,6 +66,8 @@ int Replay(const char* command, const ReplayFlags& flags, bool timeline) {
     scenario->trace_hash.reset();
     options.verdict_is_news = flags.expect.empty();
   }
+  if (flags.current) options.replay_flags.push_back("--current");
+  if (!flags.expect.empty()) options.replay_flags.insert(options.replay_flags.end(), {"--expect", flags.expect});
   options.output = flags.output;
   options.trace_file = flags.trace_file;
   options.write_replay = false;
@@ -92,7 +94,9 @@ void RegisterReplayCommand(CLI::App& app, CommandResult& result) {
       "script and includes it ran, so it replays wherever it lies; --current runs the files as they are now "
       "instead (\"your protocol changed\", then the new verdict), and --expect ok turns a fixed "
       "counterexample into a regression test.\n"
-      "Exit 0: the verdict matches the file's expectation; 1: it does not; 2: the file is malformed, or its handler is C++ code in your own test (replay it there: ReplayCaseFile); "
+      "Exit 0: the verdict matches the file's expectation (--expect's, when given; with --current and no "
+      "--expect, whatever the changed protocol gives: the file's expectation was the old protocol's); 1: it does "
+      "not; 2: the file is malformed, or its handler is C++ code in your own test (replay it there: ReplayCaseFile); "
       "3: the trace differs from the file's hash (nondeterminism, or another server: both are named) "
       "or the harness failed.");
   AddReplayFlags(cmd, flags.get());

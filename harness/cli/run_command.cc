@@ -308,7 +308,9 @@ int RunAndReport(const char* command, const Scenario& scenario, const std::strin
   }
   check.counterexample->replay_file = replay_file.empty() ? scenario_file : replay_file;
   check.counterexample->replay_command =
-      !check.counterexample->replay_file.empty() ? ReplayCommand(check.counterexample->replay_file) : CommandLine();
+      !check.counterexample->replay_file.empty()
+          ? ReplayCommand(check.counterexample->replay_file, options.replay_flags)
+          : CommandLine();
   rep.checks.push_back(check);
   rep.all_matched = run->matched;
 
@@ -321,8 +323,14 @@ int RunAndReport(const char* command, const Scenario& scenario, const std::strin
     return kExitHarnessFailure;
   }
   PrintMachineReport(rep, options.output);
-  fmt::print(human, "observed {} (expected {}): {}\n", run->observed, config.expected.ToString(),
-             run->matched ? "matched" : "DOES NOT MATCH");
+  if (options.verdict_is_news) {
+    // Not a mismatch: the file's expectation was the old protocol's.
+    fmt::print(human, "observed {} (the file expected {} of the protocol as it was recorded)\n", run->observed,
+               config.expected.ToString());
+  } else {
+    fmt::print(human, "observed {} (expected {}): {}\n", run->observed, config.expected.ToString(),
+               run->matched ? "matched" : "DOES NOT MATCH");
+  }
   PrintViolationsAndStory(human, *run, *check.counterexample, "what happened:\n");
   std::string fired;
   for (const auto& [site, n] : run->coverage.fired) {
@@ -331,7 +339,7 @@ int RunAndReport(const char* command, const Scenario& scenario, const std::strin
   fmt::print(human, "faults fired: {}\n", fired.empty() ? "none" : fired);
   PrintTimeline(human, options.timeline, *run, *check.counterexample);
   for (const std::string& note : run->notes) fmt::print(human, "note: {}\n", note);
-  fmt::print(human, "{}", NoHitHint(scenario, config, *run));
+  if (!options.verdict_is_news) fmt::print(human, "{}", NoHitHint(scenario, config, *run));
   fmt::print(human, "trace {}, {} steps, {} trace lines, {} virtual, {} round trips ({} by the harness)\n",
              run->TraceHashHex(), run->steps, run->trace_lines,
              report::FormatDuration(std::max<int64_t>(run->virtual_ms, 0)),

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "harness/cli/shared_flags.h"
 #include "reports/model.h"
@@ -28,6 +29,9 @@ struct RunOptions {
   // expectation was the old protocol's), so the exit code is 0 unless the
   // harness failed.
   bool verdict_is_news = false;
+  // replay: the flags the replay command repeats after the file
+  // (--current, --expect VERDICT).
+  std::vector<std::string> replay_flags;
 };
 
 // Runs `config` once on a fresh server; the server version goes to

@@ -181,6 +181,13 @@ TEST(ParallelTest, MergeRefusesShardsThatDoNotBelongTogether) {
   other.seed = 6;
   EXPECT_FALSE(MergeReports({AsReport({k}, "1/2"), other}).ok());                  // another seed
   EXPECT_FALSE(MergeReports({AsReport({k}, "")}).ok());                            // not a shard
+  // Another server (a server matrix's other column): the same cases, but
+  // not one search.
+  report::Report valkey = AsReport({k}, "2/2");
+  valkey.server_version = "valkey 8.0.1";
+  Result<report::Report> mixed = MergeReports({AsReport({k}, "1/2"), valkey});
+  ASSERT_FALSE(mixed.ok());
+  EXPECT_NE(mixed.status().message().find("ran on different servers"), std::string::npos) << mixed.status().message();
 }
 
 // `xackly merge` reads each shard from its report.json: a shard whose cases

@@ -224,6 +224,12 @@ TEST(ServerMatrixTest, OneServerTwiceGivesTheSameVerdictsInTwoReportDirectories)
   Result<std::string> json = ReadFile(out + "/matrix.json");
   ASSERT_TRUE(json.ok());
   EXPECT_TRUE(Contains(*json, "\"differs\": false")) << *json;
+  // --quiet: one line per check on stdout, the matrix row.
+  CommandOutput quiet = StdoutOf(SmallCheck(
+      {"check", "--protocol", "no-dedupe", "--server", *redis, "--server", *redis, "--out", out, "--quiet"}));
+  EXPECT_EQ(quiet.exit_code, kExitOk) << quiet.output;
+  ASSERT_EQ(SplitLines(quiet.output).size(), 1u) << quiet.output;
+  EXPECT_TRUE(quiet.output.starts_with("same     no-dedupe")) << quiet.output;
   // Several servers print one table, so their reports cannot share stdout.
   CommandOutput json_out =
       RunXackly(SmallCheck({"check", "--protocol", "no-dedupe", "--server", *redis, "--server", *redis, "--format",
@@ -273,6 +279,10 @@ TEST(SuiteTest, ASuiteThatCannotRunIsAnInputError) {
   EXPECT_TRUE(Contains(twice.output, "'no-dedupe-script': " + suite + "/no-dedupe.toml and " + root.path() +
                                          "/twin/no-dedupe.toml"))
       << twice.output;
+  // One file named twice is not two scenarios with one name: say so.
+  CommandOutput same = RunXackly({"check", "--scenario", suite, suite + "/no-dedupe.toml"});
+  EXPECT_EQ(same.exit_code, kExitUsage) << same.output;
+  EXPECT_TRUE(Contains(same.output, suite + "/no-dedupe.toml is named twice")) << same.output;
   // A directory without scenario files (replay files do not count).
   fs::create_directories(root.path() + "/empty");
   ASSERT_TRUE(WriteFileAtomically(root.path() + "/empty/old.replay.toml", "name = \"old\"\n").ok());
