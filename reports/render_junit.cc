@@ -89,7 +89,8 @@ std::string SystemOut(const CheckReport& k, const CaseTexts& texts) {
       }
     }
   }
-  out += "\nfault-point coverage:\n";
+  out += fmt::format("\nfault-point coverage (times each site fired over the {} searched, not in the counterexample):\n",
+                     Count(k.cases_run, "case"));
   for (const CoverageRow& row : CoverageRows(k)) {
     out += fmt::format("  {} {}{}\n", row.site, row.fired, row.never_fired ? " (never fired)" : "");
   }
