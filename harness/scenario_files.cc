@@ -25,11 +25,17 @@ Result<std::string> ReadScriptFile(const std::string& scenario_file, const std::
   fs::path on_disk(named);
   if (on_disk.is_relative()) on_disk = fs::path(scenario_file).parent_path() / on_disk;
   std::error_code ec;
+  const std::string beside = on_disk.lexically_normal().string();  // where it is looked for first
   if (has_copy && !fs::exists(on_disk, ec) && !embedded->from.empty()) on_disk = embedded->from;
   const std::string shown = on_disk.lexically_normal().string();
   Result<std::string> text = ReadFile(shown);
+  if (!text.ok() && shown != beside) {
+    // --current looked beside the file, then where the file was recorded.
+    return Status::NotFound(fmt::format("{} (not beside the file as {}, nor where it was recorded: {})", named,
+                                        beside, text.status().message()));
+  }
   if (!text.ok()) return text.status();
-  if (has_copy && ContentHash(*text) != embedded->hash) s->changed_files.push_back(named);
+  if (has_copy && ContentHash(*text) != embedded->hash) s->changed_files.push_back(shown);
   EmbeddedFile read{named, fs::absolute(on_disk, ec).lexically_normal().string(), ContentHash(*text), *text};
   if (has_copy) {
     *embedded = std::move(read);

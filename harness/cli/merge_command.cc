@@ -78,6 +78,9 @@ void RegisterMergeCommand(CLI::App& app, CommandResult& result) {
                   fmt::format("with --out: formats to write there: {} (default: all); without --out: the one "
                               "format to print on stdout (nothing is written)",
                               fmt::join(report::FormatNames(), ", ")));
+  cmd->add_flag("--quiet", flags->output.quiet,
+                "stdout carries one line per merged check (name, expected, observed, result, cases) and nothing "
+                "else; a mismatch's replay command is one line on stderr");
   cmd->callback([flags, &result] {
     OutputFlags output = flags->output;
     if (Status resolved = ResolveOutput(&output); !resolved.ok()) {
@@ -124,6 +127,14 @@ void RegisterMergeCommand(CLI::App& app, CommandResult& result) {
     const bool gaps = std::any_of(merged->checks.begin(), merged->checks.end(), report::FailedOnlyByGaps);
     result.exit_code = !merged->all_matched ? kExitVerdictMismatch : gaps ? kExitCoverageGaps : kExitOk;
     if (PrintMachineReport(*merged, output)) return;
+    if (output.quiet) {
+      for (const report::CheckReport& c : merged->checks) {
+        fmt::print("{:<24} expected {:<28} observed {:<14} {} ({})\n", c.name, c.expected.ToString(), c.observed,
+                   report::ResultWord(c), report::CaseCountsText(c));
+        if (!c.matched && c.counterexample) fmt::print(stderr, "replay: {}\n", c.counterexample->replay_command);
+      }
+      return;
+    }
     for (const std::string& f : written) fmt::print("wrote {}\n", f);
     std::printf("%s", report::RenderText(*merged, ColorAllowed(stdout), /*mismatches_only=*/true).c_str());
   });

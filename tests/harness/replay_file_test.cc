@@ -97,6 +97,19 @@ TEST_F(ReplayFileTest, AFixedScriptReJudgedAgainstTheOldCounterexampleSaysThePro
   EXPECT_TRUE(Contains(again.output, "replay: " + ReplayCommand(file, {"--current", "--expect", "ok"}))) << again.output;
 }
 
+// --current looks for the script beside the replay file (by the path it
+// names), then where it was recorded: when neither has it, the error names
+// both places, and nothing runs.
+TEST_F(ReplayFileTest, CurrentNamesBothPlacesItLookedForTheScript) {
+  const std::string file = RecordCounterexample();
+  std::filesystem::remove_all(dir_.path() + "/project");
+  CommandOutput replay = RunXackly({"replay", file, "--current"});
+  EXPECT_EQ(replay.exit_code, kExitUsage) << replay.output;
+  EXPECT_TRUE(Contains(replay.output, "not beside the file as " + dir_.path() + "/src/orders.lua")) << replay.output;
+  EXPECT_TRUE(Contains(replay.output, "nor where it was recorded: " + dir_.path() + "/project/src/orders.lua"))
+      << replay.output;
+}
+
 TEST_F(ReplayFileTest, AnEmbeddedScriptEditedByHandIsRefusedAtItsLine) {
   const std::string file = RecordCounterexample();
   Result<std::string> text = ReadFile(file);

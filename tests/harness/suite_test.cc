@@ -143,6 +143,14 @@ TEST(SuiteTest, TwoShardsOfASuiteMergeToTheUnshardedVerdicts) {
   for (size_t c = 0; c < merged.checks.size(); ++c) ExpectSameVerdict(merged.checks[c], unsharded.checks[c]);
   EXPECT_EQ(TestcaseNames(*ReadFile(root.path() + "/merged/junit.xml")),
             (std::vector<std::string>{"ack-first-script", "no-dedupe-script"}));
+  // merge --quiet, as check --quiet: one line per check on stdout.
+  CommandOutput quiet = StdoutOf({"merge", root.path() + "/shard1", root.path() + "/shard2", "--out",
+                                  root.path() + "/merged-quiet", "--quiet"});
+  EXPECT_EQ(quiet.exit_code, whole.exit_code) << quiet.output;
+  const std::vector<std::string> lines = SplitLines(quiet.output);
+  ASSERT_EQ(lines.size(), 2u) << quiet.output;
+  EXPECT_TRUE(lines[0].starts_with("ack-first-script ")) << lines[0];
+  EXPECT_TRUE(lines[1].starts_with("no-dedupe-script ")) << lines[1];
 }
 
 // merge --out holds everything a reader of the merged report needs: each
