@@ -151,6 +151,11 @@ class Simulation : private FaultHost {
   }
 
   // --- Run loop helpers ---
+  // A ready actor whose step is due now (it may still wait for the store).
+  bool Due(const Actor& a) const;
+  // REQUIRES: Due(a). Its step is SQL and another incarnation holds the
+  // store's open transaction.
+  bool WaitsForStore(const Actor& a) const;
   bool Runnable(const Actor& a) const;
   // Marks `a` waiting since now when its ready SQL step cannot run because
   // another incarnation holds the store's transaction (once per wait).

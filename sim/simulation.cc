@@ -196,17 +196,18 @@ Status ValidateRunConfig(const RunConfig& c) {
 
 namespace run_internal {
 
-bool Simulation::Runnable(const Actor& a) const {
-  if (a.state != ActorState::kReady || a.ready_at_ms > now_ || a.pending == nullptr) return false;
-  if (InfoOf(a.pending->op).channel == Channel::kSql && store_.Busy(a.owner_id)) return false;
-  return true;
+bool Simulation::Due(const Actor& a) const {
+  return a.state == ActorState::kReady && a.ready_at_ms <= now_ && a.pending != nullptr;
 }
 
+bool Simulation::WaitsForStore(const Actor& a) const {
+  return InfoOf(a.pending->op).channel == Channel::kSql && store_.Busy(a.owner_id);
+}
+
+bool Simulation::Runnable(const Actor& a) const { return Due(a) && !WaitsForStore(a); }
+
 void Simulation::NoteStoreWait(Actor& a) {
-  if (a.store_wait_since_ms >= 0 || a.state != ActorState::kReady || a.ready_at_ms > now_ || a.pending == nullptr ||
-      InfoOf(a.pending->op).channel != Channel::kSql || !store_.Busy(a.owner_id)) {
-    return;
-  }
+  if (a.store_wait_since_ms >= 0 || !Due(a) || !WaitsForStore(a)) return;
   a.store_wait_since_ms = now_;
   a.store_wait_for.clear();
   for (const auto& holder : actors_) {
