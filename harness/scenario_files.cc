@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "harness/files.h"
+#include "harness/real_consumer.h"
 #include "sim/lua/script_actor.h"
 
 namespace xackly {
@@ -86,6 +87,18 @@ Result<Scenario> LoadScenarioFile(const std::string& path, ScriptFiles which) {
     if (!script.ok()) return script.status();
     p.script = std::move(script).value();
   }
+  if (!p.consumer_command.empty()) {  // [protocol] command: the user's own consumer, run from the file's directory
+    RealConsumerOptions options;
+    options.command = p.consumer_command;
+    std::error_code ec;
+    options.working_dir =
+        std::filesystem::absolute(std::filesystem::path(path), ec).lexically_normal().parent_path().string();
+    auto consumer = RealConsumer::Create(std::move(options));
+    if (!consumer.ok()) {
+      return Status::InvalidArgument(fmt::format("{}: protocol.command: {}", path, consumer.status().message()));
+    }
+    p.script = std::move(consumer).value();
+  }
   return scenario;
 }
 
@@ -102,6 +115,12 @@ void RebaseScriptPaths(Scenario* s, const std::string& from_file, const std::str
     if (!moved.empty()) *path = moved.string();
   };
   rebase(&s->config.protocol.script_path);
+  // A command's arguments that name files beside the scenario (consumer.py)
+  // move with it; the program and other arguments stay as written.
+  for (std::string& arg : s->config.protocol.consumer_command) {
+    if (arg.empty() || fs::path(arg).is_absolute() || !fs::is_regular_file(from_dir / arg, ec)) continue;
+    rebase(&arg);
+  }
   for (std::string& include : s->script_includes) rebase(&include);
   for (EmbeddedFile& f : s->embedded) rebase(&f.path);
 }

@@ -36,8 +36,8 @@ std::vector<char*> CStringArray(const std::vector<std::string>& strings) {
 
 // Runs in the child between fork and exec: async-signal-safe calls only.
 [[noreturn]] void ExecChild(pid_t parent, int null_fd, int out_fd, int errno_pipe,
-                            const cpu_set_t* cpus, const char* path, char* const* argv,
-                            char* const* envp) {
+                            const cpu_set_t* cpus, const char* cwd, const char* path,
+                            char* const* argv, char* const* envp) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   // The parent may have died between fork() and prctl(); then the death
   // signal will never come, so stop here.
@@ -55,7 +55,8 @@ std::vector<char*> CStringArray(const std::vector<std::string>& strings) {
     (void)!write(errno_pipe, &err, sizeof(err));
     _exit(127);
   }
-  if (dup2(null_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0) {
+  if ((cwd != nullptr && chdir(cwd) != 0) || dup2(null_fd, 0) < 0 || dup2(out_fd, 1) < 0 ||
+      dup2(out_fd, 2) < 0) {
     int err = errno;
     (void)!write(errno_pipe, &err, sizeof(err));
     _exit(127);
@@ -174,7 +175,8 @@ Result<pid_t> Spawn(const SpawnOptions& options) {
   const pid_t pid = ::fork();
   if (pid == 0) {
     ExecChild(parent, null_fd, out_fd, errno_pipe[1], options.cpu >= 0 ? &cpus : nullptr,
-              options.path.c_str(), argv.data(), envp.data());
+              options.working_dir.empty() ? nullptr : options.working_dir.c_str(), options.path.c_str(),
+              argv.data(), envp.data());
   }
   int fork_errno = errno;
   if (pid > 0) ::setpgid(pid, pid);  // as the child does: the group exists from here on

@@ -17,6 +17,7 @@ struct SpawnOptions {
   std::vector<std::string> env;   // the whole environment, "NAME=value" each
   std::string output_path;        // stdout and stderr are appended here
   int cpu = -1;                   // >= 0: the child runs on this CPU alone
+  std::string working_dir;        // non-empty: the child starts there (else xackly's)
 };
 
 // Starts `options.path` as a child of the calling thread. The child:

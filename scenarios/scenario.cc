@@ -566,6 +566,7 @@ class ScenarioParser {
   void ReadProtocol();
   ProtocolDef ReadInlineProtocol(const toml::table& t);
   // [protocol.params] of table `protocol` into s_.script_params.
+  void ReadConsumerCommand(const toml::node& command, const toml::table& protocol, ProtocolDef* p);
   void ReadScriptParams(const toml::table& params, const toml::table& protocol);
   // [protocol] include into s_.script_includes.
   void ReadScriptIncludes(const toml::node& include, const toml::table& protocol);
@@ -698,6 +699,11 @@ void ScenarioParser::ReadProtocol() {
     } else if (by_running) {
       p.faults.crash_points.clear();
       p.faults.lost_sites.clear();
+    } else {
+      // The base's sites, narrowed to those the amended steps still visit
+      // (changed steps or effect may leave some unreachable; written out,
+      // such a site would be refused as one no fault could fire at).
+      p.faults = WithoutUnvisitedSites(p);
     }
     s_.config = RunConfig::For(p);
     s_.config.faults = p.faults;  // [faults] amends the protocol's own model
@@ -745,7 +751,7 @@ ProtocolDef ScenarioParser::ReadInlineProtocol(const toml::table& t) {
     }
   }
   ReadTable(e_, &t, "protocol", &p, DescribeProtocol<TableReader<ProtocolDef>>,
-            {"base", "loop", "janitor", "script", "params", "include", "handler"});
+            {"base", "loop", "janitor", "script", "params", "include", "handler", "command"});
   if (const toml::node* handler = t.get("handler")) {  // the handler is C++ code outside the file
     if (auto form = ReadEnum(e_, *handler, "protocol.handler", HandlerForms())) s_.handler = *form;
     if (s_.handler == HandlerForm::kCpp && t.get("script") != nullptr) {
@@ -761,9 +767,10 @@ ProtocolDef ScenarioParser::ReadInlineProtocol(const toml::table& t) {
     }
     if (path) p.script_path = *path;
   }
+  if (const toml::node* command = t.get("command")) ReadConsumerCommand(*command, t, &p);
   if (const toml::table* params = SubTable(e_, t, "protocol", "params")) ReadScriptParams(*params, t);
   if (const toml::node* include = t.get("include")) ReadScriptIncludes(*include, t);
-  if (base == nullptr && t.get("steps") == nullptr && t.get("script") == nullptr) {
+  if (base == nullptr && t.get("steps") == nullptr && t.get("script") == nullptr && t.get("command") == nullptr) {
     e_->Fail(t, "protocol.steps",
              fmt::format("expected an array of steps ({}) when there is no base, got nothing",
                          HandlerOps().List()));
@@ -773,6 +780,31 @@ ProtocolDef ScenarioParser::ReadInlineProtocol(const toml::table& t) {
   ReadTable(e_, SubTable(e_, t, "protocol", "janitor"), "protocol.janitor", &p.janitor,
             DescribeJanitor<TableReader<JanitorConfig>>);
   return p;
+}
+
+void ScenarioParser::ReadConsumerCommand(const toml::node& command, const toml::table& protocol, ProtocolDef* p) {
+  const char* expected = "an array of 1..64 strings: the program and its arguments (your consumer, "
+                         "docs/real-consumers.md), e.g. [\"python3\", \"consumer.py\"]";
+  if (protocol.get("script") != nullptr) {
+    e_->Fail(command, "protocol.command", "expected either a script or a command, got both");
+    return;
+  }
+  const toml::array* args = command.as_array();
+  if (args == nullptr || args->empty() || args->size() > 64) {
+    e_->Fail(command, "protocol.command", fmt::format("expected {}, got {}", expected, Got(command)));
+    return;
+  }
+  std::vector<std::string> argv;
+  for (const toml::node& arg : *args) {
+    std::optional<std::string> text = ReadString(e_, arg, "protocol.command", expected);
+    if (!text) return;
+    if (text->find('\0') != std::string::npos || (argv.empty() && text->empty())) {
+      e_->Fail(arg, "protocol.command", fmt::format("expected {}, got {}", expected, Quoted(*text)));
+      return;
+    }
+    argv.push_back(std::move(*text));
+  }
+  p->consumer_command = std::move(argv);
 }
 
 void ScenarioParser::ReadScriptParams(const toml::table& params, const toml::table& protocol) {

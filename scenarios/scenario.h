@@ -118,6 +118,11 @@
 //                             timers count (claim_min_idle_ms, claim_every_ms,
 //                             block_ms, dedupe_ttl_ms: timers the script keeps
 //                             where no command shows them).
+//   command = ["python3", "consumer.py"]   Instead of `script`: your own
+//                             consumer program, one process per worker, behind
+//                             xackly's RESP front (docs/real-consumers.md); it
+//                             starts in this file's directory. Of the loop's keys
+//                             only the timers count, as for a script.
 //   include = ["../common.lua"]   Only with `script`: Lua files (relative to this
 //                             file) that run before the script, each as its own
 //                             chunk (errors name that file), sharing its globals:

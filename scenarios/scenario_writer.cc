@@ -176,6 +176,11 @@ std::string ProtocolTables(const ProtocolDef& p, HandlerForm handler,
                            const std::vector<std::string>& includes = {}) {
   std::string out;
   std::string script = p.script_path.empty() ? "" : WithComment("script = " + Quote(p.script_path), "a protocol script (docs/scripts.md)") + "\n";
+  if (!p.consumer_command.empty()) {
+    std::string args;
+    for (const std::string& arg : p.consumer_command) args += (args.empty() ? "" : ", ") + Quote(arg);
+    script += WithComment("command = [" + args + "]", "your consumer process (docs/real-consumers.md)") + "\n";
+  }
   if (handler == HandlerForm::kCpp) {
     script += WithComment("handler = " + Quote(HandlerForms().NameOf(handler)),
                           "C++ code in a test; `steps` only documents it: replay with xackly::ReplayCaseFile") +
@@ -188,7 +193,7 @@ std::string ProtocolTables(const ProtocolDef& p, HandlerForm handler,
   }
   // A script's run still reads the declarative keys: its declared timers
   // (loop, TTL) size the quiet window and the search, so they are kept.
-  const bool is_script = !p.script_path.empty();
+  const bool is_script = HasScriptOrCommand(p);
   Section(&out, "protocol",
           is_script ? "a protocol script: of the keys below only dedupe_ttl_ms and the loop's timers count "
                       "(the timers it declares, docs/scripts.md)"

@@ -182,7 +182,7 @@ Status ValidateProtocol(const ProtocolDef& p) {
   auto bad = [&](std::string why) {
     return Status::InvalidArgument(fmt::format("protocol '{}': {}", p.name, why));
   };
-  if (!p.script_path.empty()) return Status::Ok();  // the script is checked when it loads
+  if (HasScriptOrCommand(p)) return Status::Ok();  // the script is checked when it loads
   if (p.steps.empty()) return bad("needs at least one step (valid steps: " + HandlerOpList() + ")");
   bool open = false;
   int groups = 0;
@@ -241,8 +241,12 @@ const ProtocolDef* FindProtocol(std::string_view name) {
   return nullptr;
 }
 
+bool HasScriptOrCommand(const ProtocolDef& p) {
+  return !p.script_path.empty() || !p.consumer_command.empty();
+}
+
 bool SitesFoundByRunning(const ProtocolDef& p) {
-  if (!p.script_path.empty() || p.script != nullptr) return true;
+  if (HasScriptOrCommand(p) || p.script != nullptr) return true;
   if (p.cpp_handler == nullptr) return false;
   for (const ProtocolDef& c : Catalog()) {
     if (c.cpp_handler == p.cpp_handler) return false;  // the catalog's own: its steps say what it does

@@ -111,6 +111,10 @@ struct ProtocolDef {
   // loaded it. Steps, loop and janitor settings are then unused, except the
   // loop's timeouts for the quiet window.
   std::string script_path;
+  // Or a real consumer (harness/real_consumer.h): the command that starts
+  // one consumer process, run by the harness behind its RESP front; the
+  // harness sets `script` to it. Relative paths are the scenario file's.
+  std::vector<std::string> consumer_command;
   std::shared_ptr<const ProtocolScript> script;
 
   // Defaults for runs of this protocol (a scenario may override them).
@@ -139,6 +143,10 @@ std::vector<std::string> LostSitesOf(const ProtocolDef& p);
 // code does). Such a protocol's empty site lists mean "every site it
 // visits", and `check` finds them with probe runs (WithVisitedSites).
 bool SitesFoundByRunning(const ProtocolDef& p);
+
+// Whether `p`'s consumer is code outside the protocol's steps: a protocol
+// script or a real consumer command (its steps are then unused).
+bool HasScriptOrCommand(const ProtocolDef& p);
 
 // The fault model an inline protocol without one is checked under: what a
 // correct protocol must survive (crashes at every point it visits, stalls,

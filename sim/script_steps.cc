@@ -101,6 +101,7 @@ class SimScriptWorld final : public ScriptWorld {
   }
 
   int64_t NowMs() const override { return *env_->now_ms; }
+  int64_t ReadyAtMs() const override { return std::max(*env_->now_ms, actor_->ready_at_ms); }
   std::string Where() const override {
     return "actor " + actor_->name + ", step " + std::to_string(*env_->steps + 1);
   }

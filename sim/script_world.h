@@ -75,6 +75,10 @@ class ScriptWorld {
 
   // Virtual milliseconds since the run started (no step).
   virtual int64_t NowMs() const = 0;
+  // When the actor's next step can run at the earliest: NowMs() plus what
+  // its last step keeps it busy (a sleep, an effect's duration, a stall).
+  // A process that reads its own clock between two steps reads this.
+  virtual int64_t ReadyAtMs() const { return NowMs(); }
   // "actor w1, step 57": where the script is, for error messages.
   virtual std::string Where() const = 0;
   // A line the script printed (print()).

@@ -51,7 +51,8 @@ void AddTargetFlags(CLI::App* cmd, TargetFlags* flags, ScenarioCount count) {
       "a catalog protocol (`xackly protocols` lists them), run with its own defaults");
   const std::string file_help =
       "a scenario file (TOML, see scenarios/example.toml); its [protocol] may be a Lua script (script = "
-      "\"my_consumer.lua\", docs/scripts.md)";
+      "\"my_consumer.lua\", docs/scripts.md) or your own consumer program (command = [\"python3\", "
+      "\"consumer.py\"], docs/real-consumers.md)";
   CLI::Option* scenario = cmd->add_option(
       "--scenario", flags->scenarios,
       count == ScenarioCount::kOne

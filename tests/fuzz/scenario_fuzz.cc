@@ -4,6 +4,7 @@
 // back to the same text (the same run).
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <string_view>
@@ -21,6 +22,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   std::string written = xackly::WriteScenario(*parsed);
   xackly::Result<xackly::Scenario> again = xackly::ParseScenario(written, "fuzz.toml");
-  if (!again.ok() || xackly::WriteScenario(*again) != written) std::abort();
+  if (!again.ok()) {
+    std::fprintf(stderr, "round trip: the written scenario does not parse: %s\n--- written:\n%s\n",
+                 again.status().message().c_str(), written.c_str());
+    std::abort();
+  }
+  if (std::string rewritten = xackly::WriteScenario(*again); rewritten != written) {
+    std::fprintf(stderr, "round trip: written twice, two texts\n--- first:\n%s\n--- second:\n%s\n",
+                 written.c_str(), rewritten.c_str());
+    std::abort();
+  }
   return 0;
 }

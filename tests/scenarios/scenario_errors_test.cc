@@ -160,6 +160,13 @@ std::vector<ErrorCase> Cases() {
       {"CppHandlerWithAScript", "[protocol]\nscript = \"consumer.lua\"\nhandler = \"c++\"\n",
        "bad.toml:3: protocol.handler: expected \"steps\" or no handler key with a script (the script is "
        "the handler), got \"c++\""},
+      {"CommandNotAnArray", "[protocol]\ncommand = \"python3 consumer.py\"\n",
+       "bad.toml:2: protocol.command: expected an array of 1..64 strings: the program and its arguments",
+       false},
+      {"CommandWithAnEmptyProgram", "[protocol]\ncommand = [\"\", \"consumer.py\"]\n",
+       "bad.toml:2: protocol.command: expected an array of 1..64 strings", false},
+      {"CommandAndScript", "[protocol]\nscript = \"consumer.lua\"\ncommand = [\"python3\"]\n",
+       "bad.toml:3: protocol.command: expected either a script or a command, got both"},
   };
 }
 

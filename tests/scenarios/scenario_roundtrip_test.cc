@@ -1,5 +1,7 @@
 // WriteScenario → ParseScenario gives back the same scenario: a replay file
 // reproduces exactly the run that wrote it.
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "scenarios/scenario.h"
@@ -191,6 +193,44 @@ TEST(ScenarioRoundTrip, AnInlineRunWithItsOwnFaultModelReplaysThatModel) {
   Result<Scenario> back = ParseScenario(text, "own-model.toml");
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   testing::ExpectSameRunSettings(back->config, s.config);
+}
+
+// Found by the fuzzer (tests/fuzz/corpus/scenario/base-with-amended-effect.toml):
+// a base whose steps or effect the file amends keeps only the base's fault
+// sites the amended protocol still visits. Before, txn-dedupe's COMMIT site
+// stayed in a protocol that no longer sends COMMIT, and the written file
+// was refused as naming a site no fault could fire at.
+TEST(ScenarioRoundTrip, AnAmendedBaseKeepsOnlyTheSitesItsStepsStillVisit) {
+  const char* text = R"(name = "amended"
+[protocol]
+base = "txn-dedupe"
+steps = ["begin", "mark-done", "effect", "commit", "ack"]
+dedupe = "redis"
+effect = "redis"
+)";
+  Result<Scenario> s = ParseScenario(text, "amended.toml");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  const std::vector<std::string>& lost = s->config.faults.lost_sites;
+  EXPECT_EQ(std::find(lost.begin(), lost.end(), "COMMIT"), lost.end());
+  EXPECT_NE(std::find(lost.begin(), lost.end(), "XACK"), lost.end());
+  std::string written = ExpectRoundTrip(*s);
+  Result<Scenario> back = ParseScenario(written, "written.toml");
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(WriteScenario(*back), written);
+}
+
+TEST(ScenarioRoundTrip, ARealConsumerCommandSurvivesWriteAndParse) {
+  Result<Scenario> s = ParseScenario(
+      "name = \"real\"\n[protocol]\ncommand = [\"/usr/bin/python3\", \"my consumer.py\", \"--group=\\\"a\\\"\"]\n",
+      "real.toml");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  const std::vector<std::string> want = {"/usr/bin/python3", "my consumer.py", "--group=\"a\""};
+  EXPECT_EQ(s->config.protocol.consumer_command, want);
+  std::string written = WriteScenario(*s);
+  Result<Scenario> back = ParseScenario(written, "written.toml");
+  ASSERT_TRUE(back.ok()) << back.status().ToString() << "\n" << written;
+  EXPECT_EQ(back->config.protocol.consumer_command, want);
+  EXPECT_EQ(WriteScenario(*back), written);
 }
 
 TEST(ScenarioRoundTrip, RatesKeepTheirExactPartsPerMillion) {

@@ -1,0 +1,482 @@
+#include "harness/real_consumer.h"
+
+#include <fcntl.h>
+#include <hiredis/hiredis.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "harness/server_dir.h"
+#include "harness/subprocess.h"
+#include "harness/virtual_clock.h"
+#include "sim/limits.h"
+
+namespace xackly {
+
+namespace {
+
+constexpr char kFrontSocketName[] = "front.sock";
+constexpr char kClockPageName[] = "clock";
+constexpr char kOutputName[] = "consumer.log";
+// The largest request frame a process may send (a client's bulk strings are
+// capped at 512 MiB by Redis; a consumer's requests are small).
+constexpr size_t kMaxFrameBytes = size_t{16} << 20;
+// How long a BLOCK 0 read parks before it looks again (it looks forever).
+constexpr int64_t kForeverParkMs = 3'600'000;
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::toupper(static_cast<unsigned char>(x)) == std::toupper(static_cast<unsigned char>(y));
+         });
+}
+
+std::optional<int64_t> ParseMs(std::string_view text) {
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v < 0 || v > kMaxDurationMs) return std::nullopt;
+  return v;
+}
+
+void AppendResp2(std::string* out, const Reply& r) {
+  auto line = [out](char kind, std::string_view text) {
+    *out += kind;
+    for (char c : text) *out += (c == '\r' || c == '\n') ? ' ' : c;
+    *out += "\r\n";
+  };
+  switch (r.type()) {
+    case Reply::Type::kNil: *out += "$-1\r\n"; return;
+    case Reply::Type::kInteger: line(':', std::to_string(r.integer())); return;
+    case Reply::Type::kStatus: line('+', r.str()); return;
+    case Reply::Type::kError: line('-', r.str()); return;
+    case Reply::Type::kString:
+      *out += fmt::format("${}\r\n", r.str().size());
+      *out += r.str();
+      *out += "\r\n";
+      return;
+    case Reply::Type::kArray:
+      *out += fmt::format("*{}\r\n", r.size());
+      for (const Reply& e : r.elements()) AppendResp2(out, e);
+      return;
+  }
+}
+
+// The last lines a process printed (for an error about it), at most ~1 KB.
+std::string OutputTail(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream all;
+  all << in.rdbuf();
+  std::string text = all.str();
+  if (text.size() > 1000) text = "..." + text.substr(text.size() - 1000);
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  if (text.empty()) return "it printed nothing";
+  for (char& c : text) {
+    if (c == '\n') c = '|';
+  }
+  return "its last output: " + text;
+}
+
+// One request a process sent: which of its connections, and the command.
+struct Frame {
+  size_t connection = 0;
+  std::vector<std::string> argv;
+};
+
+// One running consumer process and the front's side of its connections.
+// Destroying it SIGKILLs the process (with its process group) and removes
+// its directory: a crash, or the end of the run.
+class ConsumerProcess {
+ public:
+  ConsumerProcess() = default;
+  ~ConsumerProcess() {
+    for (Connection& c : connections_) Close(c);
+    if (listener_ >= 0) ::close(listener_);
+    if (pid_ > 0) KillAndReap(pid_);
+  }
+  ConsumerProcess(const ConsumerProcess&) = delete;
+  ConsumerProcess& operator=(const ConsumerProcess&) = delete;
+
+  Status Start(const RealConsumerOptions& options, const std::string& program, const ScriptActorInfo& info,
+               const std::string& clock_library, int64_t epoch_ms) {
+    Result<std::unique_ptr<ServerDir>> dir = ServerDir::Create(DefaultTempRoot());
+    if (!dir.ok()) return dir.status();
+    dir_ = std::move(dir).value();
+    Result<std::unique_ptr<VirtualClock>> clock = VirtualClock::Create(dir_->File(kClockPageName), epoch_ms);
+    if (!clock.ok()) return clock.status();
+    clock_ = std::move(clock).value();
+    const std::string socket_path = dir_->File(kFrontSocketName);
+    listener_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path, socket_path.c_str(), socket_path.size() + 1);  // ServerDir checked the length
+    if (listener_ < 0 || ::bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+        ::listen(listener_, 16) != 0) {
+      return Status::IoError(fmt::format("cannot listen on {}: {}", socket_path, std::strerror(errno)));
+    }
+    const char* preload = std::getenv("LD_PRELOAD");
+    SpawnOptions spawn;
+    spawn.path = program;
+    spawn.args.assign(options.command.begin() + 1, options.command.end());
+    spawn.working_dir = options.working_dir;
+    spawn.output_path = output_path_ = dir_->File(kOutputName);
+    spawn.env = EnvironmentWith({
+        "REDIS_URL=unix://" + socket_path,
+        "XACKLY_WORKER=" + info.name,
+        "XACKLY_SLOT=" + info.slot,
+        fmt::format("XACKLY_INCARNATION={}", info.incarnation),
+        "XACKLY_STREAM=" + info.stream,
+        "XACKLY_GROUP=" + info.group,
+        fmt::format("XACKLY_EVENTS={}", info.events),
+        fmt::format("LD_PRELOAD={}{}{}", clock_library, preload != nullptr && *preload ? ":" : "",
+                    preload != nullptr ? preload : ""),
+        fmt::format("{}={}", kClockPageEnv, clock_->page_path()),
+        "PYTHONHASHSEED=0",
+        "PYTHONUNBUFFERED=1",
+    });
+    Result<pid_t> pid = Spawn(spawn);
+    if (!pid.ok()) return pid.status();
+    pid_ = *pid;
+    return Status::Ok();
+  }
+
+  // What the process reads as the wall clock from now on.
+  void SetClock(int64_t epoch_ms) { clock_->SetMs(std::max(epoch_ms, clock_->NowMs())); }
+
+  // The next request, in the order the process sent them (a pipeline's
+  // frames one by one), or nullopt once the process has exited (*exit_status
+  // set). Fails when it sends no request within `timeout_ms` of wall time,
+  // or bytes that are not a RESP request.
+  Result<std::optional<Frame>> Next(int64_t timeout_ms, int* exit_status) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    for (;;) {
+      std::erase_if(connections_, [](const Connection& c) { return c.fd == -1; });
+      for (size_t i = 0; i < connections_.size(); ++i) {
+        Result<std::optional<Frame>> f = Parsed(i);
+        if (!f.ok() || f->has_value()) return f;
+      }
+      if (ReapIfExited(pid_, exit_status)) {
+        pid_ = -1;
+        return std::optional<Frame>();
+      }
+      if (std::chrono::steady_clock::now() > deadline) {
+        return Status::Timeout(fmt::format(
+            "sent no request for {} ms of wall time after its last reply (a busy loop, a real sleep such as "
+            "time.sleep -- use XACKLY.SLEEP or XREADGROUP BLOCK, which run on the virtual clock -- or a "
+            "wait the front cannot see); {}",
+            timeout_ms, OutputTail(output_path_)));
+      }
+      std::vector<pollfd> fds;
+      fds.push_back({listener_, POLLIN, 0});
+      for (const Connection& c : connections_) fds.push_back({c.fd, static_cast<short>(c.fd >= 0 ? POLLIN : 0), 0});
+      int n = ::poll(fds.data(), fds.size(), 20);
+      if (n < 0 && errno != EINTR) return Status::IoError(fmt::format("poll: {}", std::strerror(errno)));
+      if (n <= 0) continue;
+      if (fds[0].revents & POLLIN) Accept();
+      for (size_t i = 1; i < fds.size(); ++i) {
+        if (fds[i].fd >= 0 && fds[i].revents != 0) Receive(connections_[i - 1]);
+      }
+    }
+  }
+
+  // Sends `reply` on the connection a frame came from. A connection the
+  // process has closed takes nothing (it will not read it).
+  void Send(size_t connection, const Reply& reply) {
+    if (connection >= connections_.size()) return;
+    std::string bytes;
+    AppendResp2(&bytes, reply);
+    size_t sent = 0;
+    while (sent < bytes.size()) {
+      ssize_t n = ::send(connections_[connection].fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        pollfd p{connections_[connection].fd, POLLOUT, 0};
+        ::poll(&p, 1, 1000);
+        continue;
+      }
+      if (n <= 0) return;
+      sent += static_cast<size_t>(n);
+    }
+  }
+
+  std::string OutputTailText() const { return OutputTail(output_path_); }
+
+ private:
+  struct Connection {
+    int fd = -1;
+    redisReader* reader = nullptr;
+  };
+
+  static void Close(Connection& c) {
+    if (c.reader != nullptr) redisReaderFree(c.reader);
+    if (c.fd >= 0) ::close(c.fd);  // -2: closed already; -1: dropped
+    c.reader = nullptr;
+    c.fd = -1;
+  }
+
+  void Accept() {
+    for (;;) {
+      int fd = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (fd < 0) return;
+      Connection c;
+      c.fd = fd;
+      c.reader = redisReaderCreate();
+      connections_.push_back(c);
+    }
+  }
+
+  void Receive(Connection& c) {
+    char buf[65536];
+    ssize_t n = ::recv(c.fd, buf, sizeof(buf), 0);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    if (n <= 0) {  // the process closed it (or it broke): frames it sent before still count
+      ::close(c.fd);
+      c.fd = -2;  // closed; frames may remain in its reader
+      return;
+    }
+    redisReaderFeed(c.reader, buf, static_cast<size_t>(n));
+  }
+
+  Result<std::optional<Frame>> Parsed(size_t i) {
+    Connection& c = connections_[i];
+    if (c.reader == nullptr) return std::optional<Frame>();
+    void* raw = nullptr;
+    if (redisReaderGetReply(c.reader, &raw) != REDIS_OK) {
+      return Status::ProtocolError(fmt::format("sent bytes that are not a RESP request: {}", c.reader->errstr));
+    }
+    if (raw == nullptr) {
+      if (c.reader->len - c.reader->pos > kMaxFrameBytes) {
+        return Status::ProtocolError(fmt::format("sent a request of more than {} MiB", kMaxFrameBytes >> 20));
+      }
+      if (c.fd == -2) {  // closed, nothing left to read: dropped by the next Next
+        redisReaderFree(c.reader);
+        c.reader = nullptr;
+        c.fd = -1;
+      }
+      return std::optional<Frame>();
+    }
+    std::unique_ptr<redisReply, void (*)(void*)> reply(static_cast<redisReply*>(raw), freeReplyObject);
+    Frame f;
+    f.connection = i;
+    if (reply->type != REDIS_REPLY_ARRAY || reply->elements == 0) {
+      return Status::ProtocolError("sent a request that is not an array of bulk strings (inline commands are not supported)");
+    }
+    for (size_t k = 0; k < reply->elements; ++k) {
+      const redisReply* e = reply->element[k];
+      if (e->type != REDIS_REPLY_STRING) {
+        return Status::ProtocolError("sent a request whose arguments are not bulk strings");
+      }
+      f.argv.emplace_back(e->str, e->len);
+    }
+    return std::optional<Frame>(std::move(f));
+  }
+
+  std::unique_ptr<ServerDir> dir_;
+  std::unique_ptr<VirtualClock> clock_;
+  std::string output_path_;
+  int listener_ = -1;
+  pid_t pid_ = -1;
+  std::vector<Connection> connections_;
+};
+
+Reply EffectReply(EffectOutcome o) {
+  switch (o) {
+    case EffectOutcome::kOk: return Reply::StatusText("OK");
+    case EffectOutcome::kDuplicate: return Reply::StatusText("DUPLICATE");
+    case EffectOutcome::kUnavailable: return Reply::Error("UNAVAILABLE the effect's service is unavailable: nothing ran");
+    case EffectOutcome::kFailed: return Reply::Error("FAILED the effect failed for good (a poison event)");
+    case EffectOutcome::kTimeout: return Reply::Error("TIMEOUT gave up waiting: the effect may or may not have run");
+  }
+  return Reply::Error("ERR xackly: unknown effect outcome");
+}
+
+// XACKLY.EFFECT <event> [KEY k] [KEY_TTL ms] [ENTRY id] [DURATION ms] [TIMEOUT ms]
+Result<EffectCall> ParseEffect(const std::vector<std::string>& argv) {
+  const char* usage = "XACKLY.EFFECT <event> [KEY k] [KEY_TTL ms] [ENTRY stream-id] [DURATION ms] [TIMEOUT ms]";
+  if (argv.size() < 2 || argv[1].empty() || argv.size() % 2 != 0) {
+    return Status::InvalidArgument(fmt::format("ERR xackly: usage: {}", usage));
+  }
+  EffectCall call;
+  call.event_id = argv[1];
+  call.origin = "XACKLY.EFFECT";
+  for (size_t i = 2; i + 1 < argv.size(); i += 2) {
+    const std::string& option = argv[i];
+    const std::string& value = argv[i + 1];
+    if (EqualsIgnoreCase(option, "KEY")) {
+      call.key = value;
+      continue;
+    }
+    if (EqualsIgnoreCase(option, "ENTRY")) {
+      call.stream_id = value;
+      continue;
+    }
+    std::optional<int64_t> ms = ParseMs(value);
+    int64_t* field = EqualsIgnoreCase(option, "KEY_TTL")    ? &call.key_ttl_ms
+                     : EqualsIgnoreCase(option, "DURATION") ? &call.duration_ms
+                     : EqualsIgnoreCase(option, "TIMEOUT")  ? &call.timeout_ms
+                                                            : nullptr;
+    if (field == nullptr) {
+      return Status::InvalidArgument(fmt::format("ERR xackly: unknown option {} (usage: {})", option, usage));
+    }
+    if (!ms) {
+      return Status::InvalidArgument(
+          fmt::format("ERR xackly: {} takes milliseconds 0..{}, got {}", option, kMaxDurationMs, value));
+    }
+    *field = *ms;
+  }
+  return call;
+}
+
+// Where an XREADGROUP's BLOCK option is (its index), or 0 when it has none.
+size_t BlockOption(const std::vector<std::string>& argv) {
+  for (size_t i = 1; i + 1 < argv.size(); ++i) {
+    if (EqualsIgnoreCase(argv[i], "STREAMS")) return 0;
+    if (EqualsIgnoreCase(argv[i], "BLOCK")) return i;
+  }
+  return 0;
+}
+
+bool ReadsOnlyNew(const std::vector<std::string>& argv) {
+  for (size_t i = 1; i < argv.size(); ++i) {
+    if (!EqualsIgnoreCase(argv[i], "STREAMS")) continue;
+    const size_t keys = (argv.size() - i - 1) / 2;
+    if (keys == 0) return false;
+    for (size_t k = i + 1 + keys; k < argv.size(); ++k) {
+      if (argv[k] != ">") return false;
+    }
+    return true;
+  }
+  return false;
+}
+
+// Performs one request as the world's step(s) and returns its reply.
+Task<Reply> Perform(ScriptWorld& world, std::vector<std::string> argv) {
+  const std::string& verb = argv[0];
+  if (EqualsIgnoreCase(verb, "XACKLY.EFFECT")) {
+    Result<EffectCall> call = ParseEffect(argv);
+    if (!call.ok()) co_return Reply::Error(call.status().message());
+    EffectOutcome o = co_await world.Effect(std::move(call).value());
+    co_return EffectReply(o);
+  }
+  if (EqualsIgnoreCase(verb, "XACKLY.POINT") || EqualsIgnoreCase(verb, "XACKLY.SLEEP")) {
+    const bool point = EqualsIgnoreCase(verb, "XACKLY.POINT");
+    std::optional<int64_t> ms = argv.size() == 2 && !point ? ParseMs(argv[1]) : std::nullopt;
+    if (argv.size() != 2 || argv[1].empty() || (!point && !ms)) {
+      co_return Reply::Error(point ? "ERR xackly: usage: XACKLY.POINT <name>"
+                                   : fmt::format("ERR xackly: usage: XACKLY.SLEEP <ms 0..{}>", kMaxDurationMs));
+    }
+    if (point) {
+      co_await world.Point(argv[1]);
+    } else {
+      co_await world.Sleep(*ms);
+    }
+    co_return Reply::StatusText("OK");
+  }
+  // Connection set-up a client library may send: the front is the server.
+  if ((EqualsIgnoreCase(verb, "CLIENT") && argv.size() >= 2 &&
+       (EqualsIgnoreCase(argv[1], "SETNAME") || EqualsIgnoreCase(argv[1], "SETINFO"))) ||
+      (EqualsIgnoreCase(verb, "SELECT") && argv.size() == 2 && argv[1] == "0")) {
+    co_return Reply::StatusText("OK");
+  }
+  if (EqualsIgnoreCase(verb, "XREADGROUP")) {
+    if (size_t block = BlockOption(argv); block != 0) {
+      std::optional<int64_t> ms = ParseMs(argv[block + 1]);
+      if (!ms) co_return Reply::Error("ERR timeout is not an integer or out of range");
+      argv.erase(argv.begin() + static_cast<std::ptrdiff_t>(block),
+                 argv.begin() + static_cast<std::ptrdiff_t>(block) + 2);
+      const bool parks = ReadsOnlyNew(argv);
+      for (;;) {
+        Reply r = co_await world.Redis(argv);
+        if (!r.is_nil() || !parks) co_return r;
+        bool woken = co_await world.Park(*ms == 0 ? kForeverParkMs : *ms);
+        if (!woken && *ms != 0) co_return r;
+      }
+    }
+  }
+  Reply r = co_await world.Redis(std::move(argv));
+  co_return r;
+}
+
+// argv[0] as a path: with a '/', relative to `dir`; else the first PATH
+// entry that has it as an executable file.
+Result<std::string> ResolveProgram(const std::string& name, const std::string& dir) {
+  namespace fs = std::filesystem;
+  if (name.find('/') != std::string::npos) {
+    fs::path p(name);
+    if (p.is_relative()) p = fs::path(dir) / p;
+    if (::access(p.c_str(), X_OK) != 0) {
+      return Status::InvalidArgument(fmt::format("{} is not an executable file", p.lexically_normal().string()));
+    }
+    return p.lexically_normal().string();
+  }
+  const char* path = std::getenv("PATH");
+  std::string_view entries = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+  while (!entries.empty()) {
+    size_t colon = entries.find(':');
+    std::string_view entry = entries.substr(0, colon);
+    entries = colon == std::string_view::npos ? std::string_view() : entries.substr(colon + 1);
+    if (entry.empty()) continue;
+    fs::path p = fs::path(entry) / name;
+    std::error_code ec;
+    if (fs::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0) return p.string();
+  }
+  return Status::InvalidArgument(fmt::format("{} is not in PATH ({})", name, path != nullptr ? path : ""));
+}
+
+}  // namespace
+
+std::string EncodeResp2(const Reply& reply) {
+  std::string out;
+  AppendResp2(&out, reply);
+  return out;
+}
+
+Result<std::shared_ptr<const RealConsumer>> RealConsumer::Create(RealConsumerOptions options) {
+  XACKLY_CHECK(!options.command.empty());
+  std::string shown;
+  for (const std::string& arg : options.command) shown += (shown.empty() ? "" : " ") + arg;
+  Result<std::string> program = ResolveProgram(options.command[0], options.working_dir);
+  if (!program.ok()) return Status::InvalidArgument(fmt::format("command {}: {}", shown, program.status().message()));
+  Result<std::string> clock = FindClockLibrary(options.clock_library);
+  if (!clock.ok()) return Status::InvalidArgument(fmt::format("command {}: {}", shown, clock.status().message()));
+  options.clock_library = *clock;
+  return std::shared_ptr<const RealConsumer>(
+      new RealConsumer(std::move(options), std::move(program).value(), std::move(shown)));
+}
+
+Task<Status> RealConsumer::Run(ScriptActorInfo info, ScriptWorld& world) const {
+  auto fail = [&](const std::string& why) {
+    return Status::InvalidArgument(fmt::format("{}: {} ({})", shown_, why, world.Where()));
+  };
+  ConsumerProcess process;
+  Status started = process.Start(options_, program_, info, options_.clock_library, info.epoch_ms + world.NowMs());
+  if (!started.ok()) co_return fail("cannot start: " + started.message());
+  for (;;) {
+    int exit_status = 0;
+    Result<std::optional<Frame>> frame = process.Next(options_.request_timeout_ms, &exit_status);
+    if (!frame.ok()) co_return fail(frame.status().message());
+    if (!frame->has_value()) {
+      if (WIFEXITED(exit_status) && WEXITSTATUS(exit_status) == 0) co_return Status::Ok();
+      co_return fail(fmt::format("{}; {}", DescribeWaitStatus(exit_status), process.OutputTailText()));
+    }
+    Frame f = std::move(**frame);
+    Reply reply = co_await Perform(world, std::move(f.argv));
+    // The process reads the clock as soon as it has the reply: set it first.
+    process.SetClock(info.epoch_ms + world.ReadyAtMs());
+    process.Send(f.connection, reply);
+  }
+}
+
+}  // namespace xackly

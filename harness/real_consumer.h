@@ -1,0 +1,95 @@
+// Your real consumer, not a model of it: `[protocol] command = [...]` runs
+// the user's own consumer program, one process per worker, behind a RESP
+// front (docs/real-consumers.md).
+//
+// Each worker incarnation starts the command as a child process whose Redis
+// is a Unix socket of the front's (REDIS_URL=unix://...), never the server
+// itself. The front reads one request frame at a time and performs it as one
+// simulator step on the worker's ScriptWorld, exactly as a protocol script's
+// w:redis call is: the seeded scheduler decides when it reaches the real
+// server, faults fire at the step's named sites (before-XACK, after-XACK,
+// ...), and the reply goes back to the process only once the step ran. So
+// the processes run in lockstep: while one computes its next request every
+// other one waits for a reply the front holds, and the run is the same for
+// the same seed as long as each process is a function of the replies it gets
+// (single-threaded; its wall clock is the run's, see below).
+//
+// What the process sees:
+//   REDIS_URL          unix://<front socket>
+//   XACKLY_WORKER      its consumer name (the same after a restart when the
+//                      run's restart_naming is "same")
+//   XACKLY_SLOT, XACKLY_INCARNATION, XACKLY_STREAM, XACKLY_GROUP, XACKLY_EVENTS
+//   its wall clock     gettimeofday, time and clock_gettime(CLOCK_REALTIME)
+//                      read the run's virtual clock (the clock preload that
+//                      redis-server runs with); PYTHONHASHSEED=0
+// Commands the front answers itself, never forwarded:
+//   XACKLY.EFFECT <event> [KEY k] [KEY_TTL ms] [ENTRY id] [DURATION ms] [TIMEOUT ms]
+//       the side effect the oracle judges (an external call; KEY: the
+//       service dedupes by it). Replies +OK, +DUPLICATE, -UNAVAILABLE ...,
+//       -FAILED ... or -TIMEOUT ... as w:effect's outcomes.
+//   XACKLY.POINT <name>   a named crash point (w:point)
+//   XACKLY.SLEEP <ms>     a sleep on the virtual clock (w:sleep)
+//   CLIENT SETNAME/SETINFO, SELECT 0   +OK (connection set-up)
+// XREADGROUP ... BLOCK ms reading ">" parks the worker on the virtual clock
+// (as w:read does); everything else is one step (w:redis's rules: blocking
+// and server-control commands are refused with an error reply).
+//
+// Not yet (said, not hidden): a crash is SIGKILL of the process at a step's
+// crash point, and a lost request or reply ends the process too (its
+// supervisor restarts it after the reconnect delay), where a real client
+// would see a reset connection; sleeps outside XACKLY.SLEEP (time.sleep) and
+// CLOCK_MONOTONIC are real time; getrandom is not controlled; effects written
+// to the consumer's own database are not read by the oracle.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/script_world.h"
+#include "sim/status.h"
+
+namespace xackly {
+
+struct RealConsumerOptions {
+  // argv of one consumer process. argv[0] is looked up in PATH unless it
+  // holds a '/' (then it is relative to working_dir).
+  std::vector<std::string> command;
+  std::string working_dir;      // where the process starts: the scenario's directory
+  std::string clock_library;    // libxackly_clock.so ("" finds it as redis-server's)
+  // Wall-clock time a process may take to send its next request (or exit)
+  // after it got a reply: longer is a harness finding (a busy loop, a real
+  // sleep, a thread the front does not see), never a hang.
+  int64_t request_timeout_ms = 20'000;
+};
+
+class RealConsumer final : public ProtocolScript {
+ public:
+  // Resolves argv[0] (PATH, or relative to working_dir) and the clock
+  // library. Errors (kInvalidArgument) name what is missing.
+  static Result<std::shared_ptr<const RealConsumer>> Create(RealConsumerOptions options);
+
+  // The command as one line ("python3 consumer.py"): messages and reports.
+  const std::string& path() const override { return shown_; }
+  bool Defines(ScriptRole role) const override { return role == ScriptRole::kConsumer; }
+  // Starts one process and serves its requests until it exits (Ok when with
+  // status 0) or the task is destroyed (a crash: the process is SIGKILLed
+  // with its process group). Errors (kInvalidArgument, "<command>: ... (actor
+  // w1, step 57)"): it could not start, exited with another status (its last
+  // output lines are in the message), sent something that is not a RESP
+  // request, or sent nothing for request_timeout_ms.
+  Task<Status> Run(ScriptActorInfo info, ScriptWorld& world) const override;
+
+ private:
+  RealConsumer(RealConsumerOptions options, std::string program, std::string shown)
+      : options_(std::move(options)), program_(std::move(program)), shown_(std::move(shown)) {}
+  RealConsumerOptions options_;
+  std::string program_;  // argv[0] resolved to a path
+  std::string shown_;
+};
+
+// The RESP2 encoding of `reply` (what a client reads).
+std::string EncodeResp2(const Reply& reply);
+
+}  // namespace xackly

@@ -1,0 +1,166 @@
+// Real consumers (issue 33): `[protocol] command` runs the user's own
+// consumer program behind the RESP front. The examples in
+// examples/real/python (Debian's python3-redis) are judged as their
+// expectations say, shrunk, replayed in a fresh process to the same trace,
+// and the same seed gives the same trace; a consumer that fails is a harness
+// error that shows what it printed, never a verdict.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "harness/exit_codes.h"
+#include "harness/files.h"
+#include "harness/real_consumer.h"
+#include "reports/report.h"
+#include "tests/harness/test_util.h"
+
+namespace xackly {
+namespace {
+
+const std::string kExamples = std::string(XACKLY_SOURCE_DIR) + "/examples/real/python/";
+
+// The examples need Debian's python3 with its redis module (.ci/setup
+// installs python3-redis): a failure here says so instead of skipping.
+void RequirePythonRedis() {
+  CommandOutput probe = RunProgram("/usr/bin/python3", {"-c", "import redis"});
+  ASSERT_EQ(probe.exit_code, 0) << "the real-consumer examples need /usr/bin/python3 with python3-redis "
+                                   "(apt-get install python3-redis, or bash .ci/setup --tests): "
+                                << probe.output;
+}
+
+struct Judged {
+  CommandOutput run;
+  report::CheckReport row;
+};
+
+Judged CheckExample(const ScopedTempRoot& dir, const std::string& example, int cases) {
+  Judged out;
+  out.run = RunXackly({"check", "--scenario", kExamples + example + ".toml", "--cases", std::to_string(cases),
+                       "--out", dir.path() + "/" + example, "--format", "json,text"});
+  Result<std::string> text = ReadFile(dir.path() + "/" + example + "/report.json");
+  EXPECT_TRUE(text.ok()) << out.run.output;
+  if (!text.ok()) return out;
+  Result<report::Report> json = report::ParseJsonReport(*text);
+  EXPECT_TRUE(json.ok()) << json.status().ToString();
+  if (json.ok() && json->checks.size() == 1) out.row = json->checks[0];
+  return out;
+}
+
+TEST(RealConsumerTest, RepliesAreEncodedAsRedisWouldSendThem) {
+  EXPECT_EQ(EncodeResp2(Reply::Nil()), "$-1\r\n");
+  EXPECT_EQ(EncodeResp2(Reply::Integer(-3)), ":-3\r\n");
+  EXPECT_EQ(EncodeResp2(Reply::StatusText("OK")), "+OK\r\n");
+  EXPECT_EQ(EncodeResp2(Reply::String(std::string("a\r\nb\0c", 6))), std::string("$6\r\na\r\nb\0c\r\n", 12));
+  // An error or status line cannot carry a line break: it would end the frame.
+  EXPECT_EQ(EncodeResp2(Reply::Error("ERR two\nlines")), "-ERR two lines\r\n");
+  EXPECT_EQ(EncodeResp2(Reply::Array({Reply::String("1-0"), Reply::Array({}), Reply::Nil()})),
+            "*3\r\n$3\r\n1-0\r\n*0\r\n$-1\r\n");
+}
+
+TEST(RealConsumerTest, ThePythonExamplesAreJudgedAsTheyExpect) {
+  RequirePythonRedis();
+  ScopedTempRoot dir;
+  Judged correct = CheckExample(dir, "correct", 20);
+  EXPECT_EQ(correct.run.exit_code, kExitOk) << correct.run.output;
+  EXPECT_EQ(correct.row.observed, "ok");
+  // Evidence: crashes fired between the effect and the XACK, and lost replies at XACK.
+  EXPECT_GT(correct.row.fired_totals["crash@after-effect"], 0) << correct.run.output;
+  EXPECT_GT(correct.row.fired_totals["crash@before-XACK"], 0) << correct.run.output;
+  EXPECT_GT(correct.row.fired_totals["lost-reply@XACK"], 0) << correct.run.output;
+
+  Judged finally = CheckExample(dir, "ack-in-finally", 20);
+  EXPECT_EQ(finally.run.exit_code, kExitOk) << finally.run.output;
+  EXPECT_EQ(finally.row.observed, "lost");
+  EXPECT_TRUE(Contains(finally.run.output, "acked-without-effect")) << finally.run.output;
+
+  Judged no_key = CheckExample(dir, "no-idempotency-key", 20);
+  EXPECT_EQ(no_key.run.exit_code, kExitOk) << no_key.run.output;
+  EXPECT_EQ(no_key.row.observed, "duplicate");
+  // Shrunk: one event and one worker are enough to run an effect twice.
+  EXPECT_TRUE(Contains(no_key.run.output, "1 event, 1 worker")) << no_key.run.output;
+
+  // The replay file, run by a fresh process from another directory,
+  // reproduces the counterexample's trace.
+  const std::string replay = dir.path() + "/no-idempotency-key/python-no-idempotency-key.replay.toml";
+  CommandOutput again = RunXackly({"replay", replay, "--quiet"});
+  EXPECT_EQ(again.exit_code, kExitOk) << again.output;
+  EXPECT_TRUE(Contains(again.output, "observed duplicate (expected duplicate): matched")) << again.output;
+  ASSERT_TRUE(no_key.row.counterexample.has_value()) << no_key.run.output;
+  EXPECT_TRUE(Contains(again.output, "trace " + no_key.row.counterexample->trace_hash)) << again.output;
+}
+
+TEST(RealConsumerTest, OneSeedGivesOneTraceByteForByte) {
+  RequirePythonRedis();
+  ScopedTempRoot dir;
+  for (const char* name : {"a", "b"}) {
+    CommandOutput run = RunXackly({"run", "--scenario", kExamples + "no-idempotency-key.toml", "--seed", "7",
+                                   "--trace", dir.path() + "/" + name + ".trace"});
+    ASSERT_EQ(run.exit_code, kExitOk) << run.output;
+  }
+  Result<std::string> a = ReadFile(dir.path() + "/a.trace");
+  Result<std::string> b = ReadFile(dir.path() + "/b.trace");
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_GT(a->size(), 1000u);
+  EXPECT_EQ(*a, *b);
+}
+
+// time.time() in the consumer is the run's virtual clock, including the
+// minute each XACKLY.SLEEP spends (it is never waited for in real time).
+TEST(RealConsumerTest, TheConsumersWallClockIsTheRunsVirtualClock) {
+  RequirePythonRedis();
+  ScopedTempRoot dir;
+  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/clock.py",
+                                  "import os, time, redis\n"
+                                  "r = redis.Redis.from_url(os.environ['REDIS_URL'])\n"
+                                  "for i in range(3):\n"
+                                  "    r.echo(f'at {time.time():.3f}')\n"
+                                  "    r.execute_command('XACKLY.SLEEP', 60000)\n")
+                  .ok());
+  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/clock.toml",
+                                  "name = \"clock\"\nexpect = \"lost\"\n[workload]\nworkers = 1\nevents = 1\n"
+                                  "[protocol]\ncommand = [\"/usr/bin/python3\", \"clock.py\"]\n"
+                                  "[faults]\nkinds = []\n")
+                  .ok());
+  CommandOutput run = RunXackly({"run", "--scenario", dir.path() + "/clock.toml", "--trace", dir.path() + "/t"});
+  ASSERT_EQ(run.exit_code, kExitOk) << run.output;
+  Result<std::string> trace = ReadFile(dir.path() + "/t");
+  ASSERT_TRUE(trace.ok());
+  // The run starts at 1700000000000 ms (Unix); each sleep moves it 60 s on.
+  EXPECT_TRUE(Contains(*trace, "ECHO \"at 1700000000.000\"")) << *trace;
+  EXPECT_TRUE(Contains(*trace, "ECHO \"at 1700000060.002\"")) << *trace;
+  EXPECT_TRUE(Contains(*trace, "ECHO \"at 1700000120.003\"")) << *trace;
+}
+
+TEST(RealConsumerTest, AConsumerThatFailsIsAHarnessErrorThatShowsWhatItPrinted) {
+  RequirePythonRedis();
+  ScopedTempRoot dir;
+  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/crashy.py",
+                                  "import os, redis\n"
+                                  "r = redis.Redis.from_url(os.environ['REDIS_URL'])\n"
+                                  "r.ping()\n"
+                                  "raise RuntimeError('my consumer broke')\n")
+                  .ok());
+  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/crashy.toml",
+                                  "name = \"crashy\"\nexpect = \"ok\"\n\n[protocol]\n"
+                                  "command = [\"/usr/bin/python3\", \"crashy.py\"]\n")
+                  .ok());
+  CommandOutput run = RunXackly({"run", "--scenario", dir.path() + "/crashy.toml"});
+  // As a protocol script's runtime error: the user's input is at fault (2).
+  EXPECT_EQ(run.exit_code, kExitUsage) << run.output;
+  EXPECT_TRUE(Contains(run.output, "exited with status 1")) << run.output;
+  EXPECT_TRUE(Contains(run.output, "RuntimeError: my consumer broke")) << run.output;
+  EXPECT_FALSE(Contains(run.output, "observed")) << run.output;  // no verdict
+
+  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/nowhere.toml",
+                                  "name = \"nowhere\"\n\n[protocol]\ncommand = [\"./no-such-consumer\"]\n")
+                  .ok());
+  CommandOutput missing = RunXackly({"run", "--scenario", dir.path() + "/nowhere.toml"});
+  EXPECT_EQ(missing.exit_code, kExitUsage) << missing.output;
+  EXPECT_TRUE(Contains(missing.output, "nowhere.toml: protocol.command")) << missing.output;
+  EXPECT_TRUE(Contains(missing.output, "no-such-consumer is not an executable file")) << missing.output;
+}
+
+}  // namespace
+}  // namespace xackly
