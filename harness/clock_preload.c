@@ -51,8 +51,10 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -287,9 +289,133 @@ static int RawClockGettime(clockid_t clock_id, struct timespec* ts) {
   return rc;
 }
 
+/* --- a real consumer's clocks and sleeps --------------------------------
+ *
+ * Only in a consumer process that xackly runs behind its RESP front
+ * (harness/real_consumer.h), which sets XACKLY_FRONT_SOCKET to the front's
+ * socket. Its monotonic clocks are the virtual clock too, and a sleep
+ * (nanosleep, clock_nanosleep, usleep, sleep) is not slept: it is sent to
+ * the front as XACKLY.SLEEP <ms> on a connection of its own, which the
+ * scheduler runs as a sleep step on the virtual clock; the call returns once
+ * the front answers. A sleep that cannot reach the front ends the process
+ * (status 71): a silently real sleep would make the run nondeterministic. */
+
+enum { kExitNoFront = 71 };
+
+static const char* FrontSocket(void) {
+  const char* path = getenv("XACKLY_FRONT_SOCKET");
+  return path != NULL && *path != '\0' ? path : NULL;
+}
+
+static int IsMonotonic(clockid_t id) {
+  return id == CLOCK_MONOTONIC || id == CLOCK_MONOTONIC_COARSE || id == CLOCK_MONOTONIC_RAW ||
+         id == CLOCK_BOOTTIME;
+}
+
+static void DieFront(const char* what, const char* path) {
+  WriteStderr("xackly clock preload: a sleep ");
+  WriteStderr(what);
+  WriteStderr(" XACKLY_FRONT_SOCKET=");
+  WriteStderr(path);
+  WriteStderr("\n");
+  _exit(kExitNoFront);
+}
+
+/* Appends the decimal digits of v >= 0 at p; returns the end. */
+static char* AppendDecimal(char* p, int64_t v) {
+  char digits[24];
+  int n = 0;
+  do {
+    digits[n++] = (char)('0' + v % 10);
+    v /= 10;
+  } while (v > 0);
+  while (n > 0) *p++ = digits[--n];
+  return p;
+}
+
+/* Sends XACKLY.SLEEP <ms> to the front and waits for its reply line. */
+static void VirtualSleepMs(const char* path, int64_t ms) {
+  if (ms <= 0) return;
+  long fd = syscall(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) DieFront("cannot open a socket to", path);
+  struct sockaddr_un addr;
+  memset(&addr, 0, sizeof addr);
+  addr.sun_family = AF_UNIX;
+  if (strlen(path) >= sizeof addr.sun_path) DieFront("names too long a path:", path);
+  memcpy(addr.sun_path, path, strlen(path) + 1);
+  if (syscall(SYS_connect, fd, &addr, sizeof addr) != 0) DieFront("cannot connect to", path);
+  char number[24];
+  char* end = AppendDecimal(number, ms);
+  char frame[96];
+  char* p = frame;
+  const char* head = "*2\r\n$12\r\nXACKLY.SLEEP\r\n$";
+  memcpy(p, head, strlen(head));
+  p += strlen(head);
+  p = AppendDecimal(p, end - number);
+  *p++ = '\r';
+  *p++ = '\n';
+  memcpy(p, number, (size_t)(end - number));
+  p += end - number;
+  *p++ = '\r';
+  *p++ = '\n';
+  for (char* q = frame; q < p;) {
+    long n = syscall(SYS_write, fd, q, (size_t)(p - q));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) DieFront("cannot write to", path);
+    q += n;
+  }
+  char c = 0;
+  int seen_cr = 0;
+  for (;;) {  /* the reply is one line: +OK */
+    long n = syscall(SYS_read, fd, &c, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) DieFront("got no answer from", path);
+    if (seen_cr && c == '\n') break;
+    seen_cr = c == '\r';
+  }
+  syscall(SYS_close, fd);
+}
+
+/* How long a sleep until `req` (absolute on `clock_id` when `absolute`)
+ * lasts, in whole milliseconds rounded up. */
+static int64_t SleepMs(clockid_t clock_id, int absolute, const struct timespec* req);
+
+__attribute__((visibility("default"))) int clock_nanosleep(clockid_t clock_id, int flags,
+                                                           const struct timespec* req,
+                                                           struct timespec* rem) {
+  const char* front = FrontSocket();
+  if (front == NULL || Page() == NULL) {
+    long rc = syscall(SYS_clock_nanosleep, clock_id, flags, req, rem);
+    return rc == 0 ? 0 : errno;  /* clock_nanosleep returns the error number */
+  }
+  if (req->tv_sec < 0 || req->tv_nsec < 0 || req->tv_nsec >= 1000000000) return EINVAL;
+  VirtualSleepMs(front, SleepMs(clock_id, (flags & TIMER_ABSTIME) != 0, req));
+  if (rem != NULL && (flags & TIMER_ABSTIME) == 0) memset(rem, 0, sizeof *rem);
+  return 0;
+}
+
+__attribute__((visibility("default"))) int nanosleep(const struct timespec* req, struct timespec* rem) {
+  int rc = clock_nanosleep(CLOCK_MONOTONIC, 0, req, rem);
+  if (rc == 0) return 0;
+  errno = rc;
+  return -1;
+}
+
+__attribute__((visibility("default"))) int usleep(useconds_t us) {
+  struct timespec ts = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000};
+  return nanosleep(&ts, NULL);
+}
+
+__attribute__((visibility("default"))) unsigned int sleep(unsigned int seconds) {
+  struct timespec ts = {(time_t)seconds, 0};
+  return nanosleep(&ts, NULL) == 0 ? 0 : seconds;
+}
+
 __attribute__((visibility("default"))) int clock_gettime(clockid_t clock_id, struct timespec* ts) {
   int64_t ns;
-  if ((clock_id == CLOCK_REALTIME || clock_id == CLOCK_REALTIME_COARSE) && VirtualNs(&ns)) {
+  if ((clock_id == CLOCK_REALTIME || clock_id == CLOCK_REALTIME_COARSE ||
+       (IsMonotonic(clock_id) && FrontSocket() != NULL)) &&
+      VirtualNs(&ns)) {
     ts->tv_sec = (time_t)(ns / 1000000000);
     ts->tv_nsec = (long)(ns % 1000000000);
     return 0;
@@ -314,4 +440,14 @@ __attribute__((visibility("default"))) time_t time(time_t* out) {
   if (clock_gettime(CLOCK_REALTIME, &ts) != 0) return (time_t)-1;
   if (out != NULL) *out = ts.tv_sec;
   return ts.tv_sec;
+}
+
+static int64_t SleepMs(clockid_t clock_id, int absolute, const struct timespec* req) {
+  int64_t ns = (int64_t)req->tv_sec * 1000000000 + req->tv_nsec;
+  if (absolute) {
+    struct timespec now;
+    if (clock_gettime(clock_id, &now) != 0) return 0;
+    ns -= (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+  }
+  return ns <= 0 ? 0 : (ns + 999999) / 1000000;
 }

@@ -134,6 +134,7 @@ class ConsumerProcess {
     spawn.output_path = output_path_ = dir_->File(kOutputName);
     spawn.env = EnvironmentWith({
         "REDIS_URL=unix://" + socket_path,
+        "XACKLY_FRONT_SOCKET=" + socket_path,  // the preload sends its sleeps here
         "XACKLY_WORKER=" + info.name,
         "XACKLY_SLOT=" + info.slot,
         fmt::format("XACKLY_INCARNATION={}", info.incarnation),
@@ -173,10 +174,10 @@ class ConsumerProcess {
       }
       if (std::chrono::steady_clock::now() > deadline) {
         return Status::Timeout(fmt::format(
-            "sent no request for {} ms of wall time after its last reply (a busy loop, a real sleep such as "
-            "time.sleep -- use XACKLY.SLEEP or XREADGROUP BLOCK, which run on the virtual clock -- or a "
-            "wait the front cannot see); {}",
-            timeout_ms, OutputTail(output_path_)));
+            "sent no request for {} ms of wall time after its last reply: a busy loop, or a wait the front "
+            "cannot see (select/poll/epoll timeouts, a condition variable, a thread, a Go sleep); sleeps "
+            "and XREADGROUP BLOCK run on the virtual clock ({} sets this limit); {}",
+            timeout_ms, kRequestTimeoutEnv, OutputTail(output_path_)));
       }
       std::vector<pollfd> fds;
       fds.push_back({listener_, POLLIN, 0});
@@ -192,9 +193,11 @@ class ConsumerProcess {
   }
 
   // Sends `reply` on the connection a frame came from. A connection the
-  // process has closed takes nothing (it will not read it).
-  void Send(size_t connection, const Reply& reply) {
-    if (connection >= connections_.size()) return;
+  // process has closed takes nothing (it will not read it). Fails when the
+  // process reads none of it for `timeout_ms` of wall time (it is writing a
+  // pipeline larger than the socket buffers before it reads any reply).
+  Status Send(size_t connection, const Reply& reply, int64_t timeout_ms) {
+    if (connection >= connections_.size() || connections_[connection].fd < 0) return Status::Ok();
     std::string bytes;
     AppendResp2(&bytes, reply);
     size_t sent = 0;
@@ -203,12 +206,15 @@ class ConsumerProcess {
       if (n < 0 && errno == EINTR) continue;
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
         pollfd p{connections_[connection].fd, POLLOUT, 0};
-        ::poll(&p, 1, 1000);
+        if (::poll(&p, 1, static_cast<int>(std::min<int64_t>(timeout_ms, INT32_MAX))) == 0) {
+          return Status::Timeout(fmt::format("read none of a reply for {} ms of wall time", timeout_ms));
+        }
         continue;
       }
-      if (n <= 0) return;
+      if (n <= 0) return Status::Ok();  // it closed the connection
       sent += static_cast<size_t>(n);
     }
+    return Status::Ok();
   }
 
   std::string OutputTailText() const { return OutputTail(output_path_); }
@@ -390,6 +396,14 @@ Task<Reply> Perform(ScriptWorld& world, std::vector<std::string> argv) {
       (EqualsIgnoreCase(verb, "SELECT") && argv.size() == 2 && argv[1] == "0")) {
     co_return Reply::StatusText("OK");
   }
+  // INFO as a client library's ready check reads it (ioredis: loading:0).
+  // The server's own INFO differs between two runs of one seed (pid, memory,
+  // CPU time, paths), so it is never forwarded.
+  if (EqualsIgnoreCase(verb, "INFO")) {
+    co_return Reply::String(
+        "# Server\r\nredis_version:7.0.0\r\nredis_mode:standalone\r\nxackly_front:1\r\n\r\n"
+        "# Persistence\r\nloading:0\r\n\r\n# Replication\r\nrole:master\r\n");
+  }
   if (EqualsIgnoreCase(verb, "XREADGROUP")) {
     if (size_t block = BlockOption(argv); block != 0) {
       std::optional<int64_t> ms = ParseMs(argv[block + 1]);
@@ -449,6 +463,14 @@ Result<std::shared_ptr<const RealConsumer>> RealConsumer::Create(RealConsumerOpt
   for (const std::string& arg : options.command) shown += (shown.empty() ? "" : " ") + arg;
   Result<std::string> program = ResolveProgram(options.command[0], options.working_dir);
   if (!program.ok()) return Status::InvalidArgument(fmt::format("command {}: {}", shown, program.status().message()));
+  if (const char* limit = std::getenv(kRequestTimeoutEnv); limit != nullptr && *limit != '\0') {
+    std::optional<int64_t> ms = ParseMs(limit);
+    if (!ms || *ms == 0) {
+      return Status::InvalidArgument(fmt::format("{}={}: expected milliseconds 1..{}", kRequestTimeoutEnv, limit,
+                                                 kMaxDurationMs));
+    }
+    options.request_timeout_ms = *ms;
+  }
   Result<std::string> clock = FindClockLibrary(options.clock_library);
   if (!clock.ok()) return Status::InvalidArgument(fmt::format("command {}: {}", shown, clock.status().message()));
   options.clock_library = *clock;
@@ -475,7 +497,9 @@ Task<Status> RealConsumer::Run(ScriptActorInfo info, ScriptWorld& world) const {
     Reply reply = co_await Perform(world, std::move(f.argv));
     // The process reads the clock as soon as it has the reply: set it first.
     process.SetClock(info.epoch_ms + world.ReadyAtMs());
-    process.Send(f.connection, reply);
+    if (Status sent = process.Send(f.connection, reply, options_.request_timeout_ms); !sent.ok()) {
+      co_return fail(sent.message());
+    }
   }
 }
 

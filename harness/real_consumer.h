@@ -19,9 +19,12 @@
 //   XACKLY_WORKER      its consumer name (the same after a restart when the
 //                      run's restart_naming is "same")
 //   XACKLY_SLOT, XACKLY_INCARNATION, XACKLY_STREAM, XACKLY_GROUP, XACKLY_EVENTS
-//   its wall clock     gettimeofday, time and clock_gettime(CLOCK_REALTIME)
-//                      read the run's virtual clock (the clock preload that
-//                      redis-server runs with); PYTHONHASHSEED=0
+//   its clocks         gettimeofday, time and clock_gettime (REALTIME and
+//                      MONOTONIC) read the run's virtual clock, and its
+//                      sleeps (nanosleep, clock_nanosleep, usleep, sleep) are
+//                      sleep steps on it: the clock preload that redis-server
+//                      runs with, in consumer mode (XACKLY_FRONT_SOCKET,
+//                      harness/clock_preload.c); PYTHONHASHSEED=0
 // Commands the front answers itself, never forwarded:
 //   XACKLY.EFFECT <event> [KEY k] [KEY_TTL ms] [ENTRY id] [DURATION ms] [TIMEOUT ms]
 //       the side effect the oracle judges (an external call; KEY: the
@@ -30,6 +33,8 @@
 //   XACKLY.POINT <name>   a named crash point (w:point)
 //   XACKLY.SLEEP <ms>     a sleep on the virtual clock (w:sleep)
 //   CLIENT SETNAME/SETINFO, SELECT 0   +OK (connection set-up)
+//   INFO                  a fixed reply (loading:0, role:master): the
+//                         server's own differs from run to run (pid, memory)
 // XREADGROUP ... BLOCK ms reading ">" parks the worker on the virtual clock
 // (as w:read does); everything else is one step (w:redis's rules: blocking
 // and server-control commands are refused with an error reply).
@@ -37,9 +42,9 @@
 // Not yet (said, not hidden): a crash is SIGKILL of the process at a step's
 // crash point, and a lost request or reply ends the process too (its
 // supervisor restarts it after the reconnect delay), where a real client
-// would see a reset connection; sleeps outside XACKLY.SLEEP (time.sleep) and
-// CLOCK_MONOTONIC are real time; getrandom is not controlled; effects written
-// to the consumer's own database are not read by the oracle.
+// would see a reset connection; timeouts of select/poll/epoll and condition
+// variables are real time; getrandom is not controlled; effects written to
+// the consumer's own database are not read by the oracle.
 #pragma once
 
 #include <cstdint>
@@ -52,6 +57,9 @@
 
 namespace xackly {
 
+// Overrides RealConsumerOptions::request_timeout_ms (milliseconds).
+inline constexpr char kRequestTimeoutEnv[] = "XACKLY_REQUEST_TIMEOUT_MS";
+
 struct RealConsumerOptions {
   // argv of one consumer process. argv[0] is looked up in PATH unless it
   // holds a '/' (then it is relative to working_dir).
@@ -59,8 +67,9 @@ struct RealConsumerOptions {
   std::string working_dir;      // where the process starts: the scenario's directory
   std::string clock_library;    // libxackly_clock.so ("" finds it as redis-server's)
   // Wall-clock time a process may take to send its next request (or exit)
-  // after it got a reply: longer is a harness finding (a busy loop, a real
-  // sleep, a thread the front does not see), never a hang.
+  // after it got a reply: longer is a harness finding (a busy loop, a wait
+  // the front does not see), never a hang. $XACKLY_REQUEST_TIMEOUT_MS
+  // overrides it (Create reads it).
   int64_t request_timeout_ms = 20'000;
 };
 

@@ -19,15 +19,20 @@
 namespace xackly {
 namespace {
 
-const std::string kExamples = std::string(XACKLY_SOURCE_DIR) + "/examples/real/python/";
+const std::string kExamples = std::string(XACKLY_SOURCE_DIR) + "/examples/real/";
 
-// The examples need Debian's python3 with its redis module (.ci/setup
-// installs python3-redis): a failure here says so instead of skipping.
+// The examples need Debian's python3 with its redis module, and ioredis
+// under examples/real/node (.ci/setup --tests installs both): a failure
+// here says so instead of skipping.
 void RequirePythonRedis() {
   CommandOutput probe = RunProgram("/usr/bin/python3", {"-c", "import redis"});
   ASSERT_EQ(probe.exit_code, 0) << "the real-consumer examples need /usr/bin/python3 with python3-redis "
                                    "(apt-get install python3-redis, or bash .ci/setup --tests): "
                                 << probe.output;
+}
+void RequireNodeIoredis() {
+  ASSERT_TRUE(std::filesystem::is_directory(kExamples + "node/node_modules/ioredis"))
+      << "examples/real/node needs ioredis: bash .ci/setup --tests (npm ci in examples/real/node)";
 }
 
 struct Judged {
@@ -35,17 +40,52 @@ struct Judged {
   report::CheckReport row;
 };
 
+// `check` of examples/real/<example>.toml ("python/correct").
 Judged CheckExample(const ScopedTempRoot& dir, const std::string& example, int cases) {
   Judged out;
+  const std::string out_dir = dir.path() + "/" + example;
   out.run = RunXackly({"check", "--scenario", kExamples + example + ".toml", "--cases", std::to_string(cases),
-                       "--out", dir.path() + "/" + example, "--format", "json,text"});
-  Result<std::string> text = ReadFile(dir.path() + "/" + example + "/report.json");
+                       "--out", out_dir, "--format", "json,text"});
+  Result<std::string> text = ReadFile(out_dir + "/report.json");
   EXPECT_TRUE(text.ok()) << out.run.output;
   if (!text.ok()) return out;
   Result<report::Report> json = report::ParseJsonReport(*text);
   EXPECT_TRUE(json.ok()) << json.status().ToString();
   if (json.ok() && json->checks.size() == 1) out.row = json->checks[0];
   return out;
+}
+
+// One language's three examples: the correct consumer is ok with the
+// crashes and losses around XACK fired; acking in a finally is lost, no
+// idempotency key duplicate, shrunk; the replay file, run by a fresh
+// process, reproduces the counterexample's trace.
+void ExpectTheExamplesJudged(const std::string& language, int cases) {
+  ScopedTempRoot dir;
+  Judged correct = CheckExample(dir, language + "/correct", cases);
+  EXPECT_EQ(correct.run.exit_code, kExitOk) << correct.run.output;
+  EXPECT_EQ(correct.row.observed, "ok");
+  EXPECT_GT(correct.row.fired_totals["crash@after-effect"], 0) << correct.run.output;
+  EXPECT_GT(correct.row.fired_totals["crash@before-XACK"], 0) << correct.run.output;
+  EXPECT_GT(correct.row.fired_totals["lost-reply@XACK"], 0) << correct.run.output;
+
+  Judged finally = CheckExample(dir, language + "/ack-in-finally", cases);
+  EXPECT_EQ(finally.run.exit_code, kExitOk) << finally.run.output;
+  EXPECT_EQ(finally.row.observed, "lost");
+  EXPECT_TRUE(Contains(finally.run.output, "acked-without-effect")) << finally.run.output;
+
+  Judged no_key = CheckExample(dir, language + "/no-idempotency-key", cases);
+  EXPECT_EQ(no_key.run.exit_code, kExitOk) << no_key.run.output;
+  EXPECT_EQ(no_key.row.observed, "duplicate");
+  // Shrunk: one event and one worker are enough to run an effect twice.
+  EXPECT_TRUE(Contains(no_key.run.output, "1 event, 1 worker")) << no_key.run.output;
+
+  const std::string replay =
+      dir.path() + "/" + language + "/no-idempotency-key/" + language + "-no-idempotency-key.replay.toml";
+  CommandOutput again = RunXackly({"replay", replay, "--quiet"});
+  EXPECT_EQ(again.exit_code, kExitOk) << again.output;
+  EXPECT_TRUE(Contains(again.output, "observed duplicate (expected duplicate): matched")) << again.output;
+  ASSERT_TRUE(no_key.row.counterexample.has_value()) << no_key.run.output;
+  EXPECT_TRUE(Contains(again.output, "trace " + no_key.row.counterexample->trace_hash)) << again.output;
 }
 
 TEST(RealConsumerTest, RepliesAreEncodedAsRedisWouldSendThem) {
@@ -61,41 +101,21 @@ TEST(RealConsumerTest, RepliesAreEncodedAsRedisWouldSendThem) {
 
 TEST(RealConsumerTest, ThePythonExamplesAreJudgedAsTheyExpect) {
   RequirePythonRedis();
-  ScopedTempRoot dir;
-  Judged correct = CheckExample(dir, "correct", 20);
-  EXPECT_EQ(correct.run.exit_code, kExitOk) << correct.run.output;
-  EXPECT_EQ(correct.row.observed, "ok");
-  // Evidence: crashes fired between the effect and the XACK, and lost replies at XACK.
-  EXPECT_GT(correct.row.fired_totals["crash@after-effect"], 0) << correct.run.output;
-  EXPECT_GT(correct.row.fired_totals["crash@before-XACK"], 0) << correct.run.output;
-  EXPECT_GT(correct.row.fired_totals["lost-reply@XACK"], 0) << correct.run.output;
+  ExpectTheExamplesJudged("python", 20);
+}
 
-  Judged finally = CheckExample(dir, "ack-in-finally", 20);
-  EXPECT_EQ(finally.run.exit_code, kExitOk) << finally.run.output;
-  EXPECT_EQ(finally.row.observed, "lost");
-  EXPECT_TRUE(Contains(finally.run.output, "acked-without-effect")) << finally.run.output;
-
-  Judged no_key = CheckExample(dir, "no-idempotency-key", 20);
-  EXPECT_EQ(no_key.run.exit_code, kExitOk) << no_key.run.output;
-  EXPECT_EQ(no_key.row.observed, "duplicate");
-  // Shrunk: one event and one worker are enough to run an effect twice.
-  EXPECT_TRUE(Contains(no_key.run.output, "1 event, 1 worker")) << no_key.run.output;
-
-  // The replay file, run by a fresh process from another directory,
-  // reproduces the counterexample's trace.
-  const std::string replay = dir.path() + "/no-idempotency-key/python-no-idempotency-key.replay.toml";
-  CommandOutput again = RunXackly({"replay", replay, "--quiet"});
-  EXPECT_EQ(again.exit_code, kExitOk) << again.output;
-  EXPECT_TRUE(Contains(again.output, "observed duplicate (expected duplicate): matched")) << again.output;
-  ASSERT_TRUE(no_key.row.counterexample.has_value()) << no_key.run.output;
-  EXPECT_TRUE(Contains(again.output, "trace " + no_key.row.counterexample->trace_hash)) << again.output;
+TEST(RealConsumerTest, TheNodeExamplesAreJudgedAsTheyExpect) {
+  RequireNodeIoredis();
+  // The Node consumer sends the very requests the Python one does (the same
+  // seed gives the same trace): fewer cases, for the suite's time.
+  ExpectTheExamplesJudged("node", 10);
 }
 
 TEST(RealConsumerTest, OneSeedGivesOneTraceByteForByte) {
   RequirePythonRedis();
   ScopedTempRoot dir;
   for (const char* name : {"a", "b"}) {
-    CommandOutput run = RunXackly({"run", "--scenario", kExamples + "no-idempotency-key.toml", "--seed", "7",
+    CommandOutput run = RunXackly({"run", "--scenario", kExamples + "python/no-idempotency-key.toml", "--seed", "7",
                                    "--trace", dir.path() + "/" + name + ".trace"});
     ASSERT_EQ(run.exit_code, kExitOk) << run.output;
   }
@@ -106,17 +126,19 @@ TEST(RealConsumerTest, OneSeedGivesOneTraceByteForByte) {
   EXPECT_EQ(*a, *b);
 }
 
-// time.time() in the consumer is the run's virtual clock, including the
-// minute each XACKLY.SLEEP spends (it is never waited for in real time).
-TEST(RealConsumerTest, TheConsumersWallClockIsTheRunsVirtualClock) {
+// The consumer's clocks are the run's virtual clock, and its sleeps are
+// sleep steps on it: an hour of time.sleep between polls is never waited
+// for in real time (the run would not finish within the test's timeout).
+TEST(RealConsumerTest, TheConsumersClocksAndSleepsAreTheRunsVirtualClock) {
   RequirePythonRedis();
   ScopedTempRoot dir;
   ASSERT_TRUE(WriteFileAtomically(dir.path() + "/clock.py",
                                   "import os, time, redis\n"
                                   "r = redis.Redis.from_url(os.environ['REDIS_URL'])\n"
+                                  "start = time.monotonic()\n"
                                   "for i in range(3):\n"
-                                  "    r.echo(f'at {time.time():.3f}')\n"
-                                  "    r.execute_command('XACKLY.SLEEP', 60000)\n")
+                                  "    r.echo(f'at {time.time():.3f} after {time.monotonic() - start:.3f}')\n"
+                                  "    time.sleep(3600)\n")
                   .ok());
   ASSERT_TRUE(WriteFileAtomically(dir.path() + "/clock.toml",
                                   "name = \"clock\"\nexpect = \"lost\"\n[workload]\nworkers = 1\nevents = 1\n"
@@ -127,10 +149,38 @@ TEST(RealConsumerTest, TheConsumersWallClockIsTheRunsVirtualClock) {
   ASSERT_EQ(run.exit_code, kExitOk) << run.output;
   Result<std::string> trace = ReadFile(dir.path() + "/t");
   ASSERT_TRUE(trace.ok());
-  // The run starts at 1700000000000 ms (Unix); each sleep moves it 60 s on.
-  EXPECT_TRUE(Contains(*trace, "ECHO \"at 1700000000.000\"")) << *trace;
-  EXPECT_TRUE(Contains(*trace, "ECHO \"at 1700000060.002\"")) << *trace;
-  EXPECT_TRUE(Contains(*trace, "ECHO \"at 1700000120.003\"")) << *trace;
+  // The run starts at 1700000000000 ms (Unix); each sleep is one step of an
+  // hour (plus the 1 ms the next step takes).
+  EXPECT_TRUE(Contains(*trace, "sleep 3600000 ms")) << *trace;
+  EXPECT_TRUE(Contains(*trace, "ECHO \"at 1700000000.000 after 0.000\"")) << *trace;
+  EXPECT_TRUE(Contains(*trace, "ECHO \"at 1700003600.002 after 3600.002\"")) << *trace;
+  EXPECT_TRUE(Contains(*trace, "ECHO \"at 1700007200.003 after 7200.003\"")) << *trace;
+}
+
+// A consumer that computes forever without a request is reported, with
+// what it printed, once the wall-clock limit passes: never a hang.
+TEST(RealConsumerTest, ABusyLoopIsReportedOnceTheLimitPasses) {
+  RequirePythonRedis();
+  ScopedTempRoot dir;
+  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/busy.py",
+                                  "import os, redis\n"
+                                  "r = redis.Redis.from_url(os.environ['REDIS_URL'])\n"
+                                  "r.ping()\n"
+                                  "print('spinning', flush=True)\n"
+                                  "while True:\n"
+                                  "    pass\n")
+                  .ok());
+  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/busy.toml",
+                                  "name = \"busy\"\n[workload]\nworkers = 1\nevents = 1\n"
+                                  "[protocol]\ncommand = [\"/usr/bin/python3\", \"busy.py\"]\n")
+                  .ok());
+  CommandOutput run =
+      RunXackly({"run", "--scenario", dir.path() + "/busy.toml"}, {std::string(kRequestTimeoutEnv) + "=1500"});
+  EXPECT_EQ(run.exit_code, kExitUsage) << run.output;
+  EXPECT_TRUE(Contains(run.output, "sent no request for 1500 ms of wall time after its last reply: a busy loop"))
+      << run.output;
+  EXPECT_TRUE(Contains(run.output, "its last output: spinning")) << run.output;
+  EXPECT_FALSE(Contains(run.output, "observed")) << run.output;
 }
 
 TEST(RealConsumerTest, AConsumerThatFailsIsAHarnessErrorThatShowsWhatItPrinted) {
