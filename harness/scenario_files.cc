@@ -7,6 +7,7 @@
 
 #include "harness/files.h"
 #include "harness/real_consumer.h"
+#include "reports/text_util.h"
 #include "sim/lua/script_actor.h"
 
 namespace xackly {
@@ -44,6 +45,23 @@ Result<std::string> ReadScriptFile(const std::string& scenario_file, const std::
     s->embedded.push_back(std::move(read));
   }
   return text;
+}
+
+// Whether the command argument `arg` of the scenario file `scenario_file`
+// names a file of the consumer's own to carry in a replay file: a relative
+// path to a text file (UTF-8, no NUL) of at most kMaxConsumerFileBytes beside
+// the scenario, or one a replay file already carries.
+bool IsConsumerTextFile(const std::string& scenario_file, const std::string& arg, const Scenario& s) {
+  namespace fs = std::filesystem;
+  if (arg.empty() || fs::path(arg).is_absolute()) return false;
+  if (std::any_of(s.embedded.begin(), s.embedded.end(), [&](const EmbeddedFile& f) { return f.path == arg; })) {
+    return true;
+  }
+  const fs::path beside = fs::path(scenario_file).parent_path() / arg;
+  std::error_code ec;
+  if (!fs::is_regular_file(beside, ec) || fs::file_size(beside, ec) > kMaxConsumerFileBytes) return false;
+  Result<std::string> text = ReadFile(beside.string());
+  return text.ok() && text->find('\0') == std::string::npos && report::ValidUtf8(*text) == *text;
 }
 
 }  // namespace
@@ -88,6 +106,16 @@ Result<Scenario> LoadScenarioFile(const std::string& path, ScriptFiles which) {
     p.script = std::move(script).value();
   }
   if (!p.consumer_command.empty()) {  // [protocol] command: the user's own consumer, run from the file's directory
+    // The consumer's own text files among its arguments (consumer.py) go
+    // into the replay file with their hashes, read from disk every time (the
+    // process runs the file on disk): a replay after they changed says so.
+    for (const std::string& arg : p.consumer_command) {
+      if (!IsConsumerTextFile(path, arg, *scenario)) continue;
+      Result<std::string> read = ReadScriptFile(path, arg, ScriptFiles::kCurrent, &*scenario);
+      if (!read.ok()) {
+        return Status::InvalidArgument(fmt::format("{}: protocol.command: {}", path, read.status().message()));
+      }
+    }
     RealConsumerOptions options;
     options.command = p.consumer_command;
     std::error_code ec;

@@ -27,11 +27,18 @@ enum class ScriptFiles : uint8_t {
 // taken from the file's embedded copy (`which`), and loaded, with
 // [protocol.params] and the includes run before its first line; every file
 // read ends up in Scenario::embedded (so a replay file written from the
-// result carries it). Errors name the file and field (exit 2 material).
+// result carries it). A real consumer's command ([protocol] command) is
+// resolved, and the text files among its arguments (consumer.py) are
+// read from disk and carried the same way (changed_files names those that
+// differ from a replay file's copy; the process always runs the file on
+// disk). Errors name the file and field (exit 2 material).
 // Lua chunk names are the files' names (no directory).
 Result<Scenario> LoadScenarioFile(const std::string& path, ScriptFiles which = ScriptFiles::kEmbeddedCopies);
 // The most a protocol script and all its includes may add up to.
 inline constexpr size_t kMaxScriptBytes = size_t{16} << 20;
+// The largest file of a real consumer's (an argument of [protocol] command
+// naming a text file beside the scenario) that a replay file carries.
+inline constexpr size_t kMaxConsumerFileBytes = size_t{1} << 20;
 // A protocol script's paths (script, include) are relative to the scenario
 // file: rewrites them for a copy of `*s` written to `to_file` instead of
 // `from_file`, so a replay file in --out still finds its script. Paths that

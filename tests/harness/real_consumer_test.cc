@@ -183,6 +183,39 @@ TEST(RealConsumerTest, ABusyLoopIsReportedOnceTheLimitPasses) {
   EXPECT_FALSE(Contains(run.output, "observed")) << run.output;
 }
 
+// A replay file carries the consumer's own files with their hashes: replayed
+// after consumer.py changed, it says so and judges the recorded workload and
+// faults anew instead of reporting a trace that no longer applies.
+TEST(RealConsumerTest, AReplayAfterTheConsumerChangedSaysSo) {
+  RequirePythonRedis();
+  ScopedTempRoot dir;
+  for (const char* file : {"consumer.py", "xackly_effect.py", "no-idempotency-key.toml"}) {
+    Result<std::string> text = ReadFile(kExamples + "python/" + file);
+    ASSERT_TRUE(text.ok());
+    ASSERT_TRUE(WriteFileAtomically(dir.path() + "/" + file, *text).ok());
+  }
+  CommandOutput run = RunXackly({"run", "--scenario", dir.path() + "/no-idempotency-key.toml", "--seed", "3",
+                                 "--out", dir.path() + "/out", "--format", "text"});
+  ASSERT_EQ(run.exit_code, kExitOk) << run.output;
+  const std::string replay = dir.path() + "/out/python-no-idempotency-key.replay.toml";
+  Result<std::string> recorded = ReadFile(replay);
+  ASSERT_TRUE(recorded.ok()) << run.output;
+  EXPECT_TRUE(Contains(*recorded, "path = \"../consumer.py\"")) << *recorded;
+  EXPECT_FALSE(Contains(*recorded, "xackly_effect.py")) << "not an argument of the command";
+
+  CommandOutput same = RunXackly({"replay", replay, "--quiet"});
+  EXPECT_EQ(same.exit_code, kExitOk) << same.output;
+  EXPECT_FALSE(Contains(same.output, "changed")) << same.output;
+
+  Result<std::string> source = ReadFile(dir.path() + "/consumer.py");
+  ASSERT_TRUE(source.ok());
+  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/consumer.py", *source + "\n# edited\n").ok());
+  CommandOutput changed = RunXackly({"replay", replay});
+  EXPECT_TRUE(Contains(changed.output, "your protocol changed since")) << changed.output;
+  EXPECT_TRUE(Contains(changed.output, "consumer.py")) << changed.output;
+  EXPECT_FALSE(Contains(changed.output, "DOES NOT MATCH")) << changed.output;
+}
+
 TEST(RealConsumerTest, AConsumerThatFailsIsAHarnessErrorThatShowsWhatItPrinted) {
   RequirePythonRedis();
   ScopedTempRoot dir;
