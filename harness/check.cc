@@ -777,6 +777,9 @@ class Search {
  private:
   // The determinism self-check of one batch: a rerun on (possibly) another
   // server must give the same trace, byte for byte.
+  // Where two runs of a case that gave two traces first differ (it runs
+  // the case twice more, keeping their traces), for the self-check's message.
+  std::string FirstDifference(RunConfig config);
   Status SelfCheck(const std::vector<Result<RunResult>>& results, size_t searched, const std::vector<size_t>& rechecked,
                    const std::vector<int>& batch, const std::vector<rc::Shrinkable<GeneratedCase>>& cases);
   // Greedy shrinking over RapidCheck's shrink tree: the first smaller case
@@ -875,10 +878,43 @@ Status Search::SelfCheck(const std::vector<Result<RunResult>>& results, size_t s
     const size_t k = rechecked[n];
     const std::string which =
         fmt::format("case {} of seed {} ({})", batch[k], options_.seed, cases[k].value().ToString());
-    if (Status s = CompareRerun(results[k], results[searched + n], which); !s.ok()) return s;
+    if (Status s = CompareRerun(results[k], results[searched + n], which); !s.ok()) {
+      if (!results[k].ok() || !results[searched + n].ok()) return s;
+      return Status::Internal(s.message() + "; " + FirstDifference(ApplyCase(base_, cases[k].value())));
+    }
     if (results[k].ok()) ++out_.determinism_reruns;
   }
   return Status::Ok();
+}
+
+std::string Search::FirstDifference(RunConfig config) {
+  // Searches keep no trace lines: run the case twice more, keeping them.
+  config.keep_trace = true;
+  std::vector<Result<RunResult>> twice = pool_.RunAll({config, config});
+  std::string out;
+  if (!twice[0].ok() || !twice[1].ok()) {
+    out = "two more runs keeping their traces did not both finish";
+  } else {
+    const std::vector<TraceLine>& a = twice[0]->trace;
+    const std::vector<TraceLine>& b = twice[1]->trace;
+    size_t i = 0;
+    while (i < a.size() && i < b.size() && Trace::Render(a[i]) == Trace::Render(b[i])) ++i;
+    auto shown = [](const std::vector<TraceLine>& lines, size_t at) {
+      if (at >= lines.size()) return std::string("(the trace ends)");
+      std::string line = Trace::Render(lines[at]);
+      return line.size() > 240 ? line.substr(0, 240) + "..." : line;
+    };
+    out = i == a.size() && i == b.size()
+              ? "two more runs keeping their traces agreed: the difference comes and goes"
+              : fmt::format("two more runs first differ at trace line {}: `{}` then `{}`", i + 1, shown(a, i),
+                            shown(b, i));
+  }
+  if (!config.protocol.consumer_command.empty()) {
+    out += "; a real consumer must be a function of the replies it gets: single-threaded, with no randomness "
+           "(uuid4, os.urandom) and no reply it reads from a server command that differs per run "
+           "(docs/real-consumers.md)";
+  }
+  return out;
 }
 
 // Coverage cases run in batches of this many, whatever -j is.

@@ -89,6 +89,12 @@ std::string OutputTail(const std::string& path) {
   return "its last output: " + text;
 }
 
+// The last line of `text` (lines joined by '|'), at most 200 characters.
+std::string LastLine(const std::string& text) {
+  std::string line = text.substr(text.rfind('|') == std::string::npos ? 0 : text.rfind('|') + 1);
+  return line.size() > 200 ? line.substr(0, 200) + "..." : line;
+}
+
 // One request a process sent: which of its connections, and the command.
 struct Frame {
   size_t connection = 0;
@@ -485,14 +491,22 @@ Task<Status> RealConsumer::Run(ScriptActorInfo info, ScriptWorld& world) const {
   ConsumerProcess process;
   Status started = process.Start(options_, program_, info, options_.clock_library, info.epoch_ms + world.NowMs());
   if (!started.ok()) co_return fail("cannot start: " + started.message());
+  int64_t requests = 0;
   for (;;) {
     int exit_status = 0;
     Result<std::optional<Frame>> frame = process.Next(options_.request_timeout_ms, &exit_status);
     if (!frame.ok()) co_return fail(frame.status().message());
     if (!frame->has_value()) {
       if (WIFEXITED(exit_status) && WEXITSTATUS(exit_status) == 0) co_return Status::Ok();
-      co_return fail(fmt::format("{}; {}", DescribeWaitStatus(exit_status), process.OutputTailText()));
+      const std::string how = fmt::format("{}; {}", DescribeWaitStatus(exit_status), process.OutputTailText());
+      // Before its first request it could not start (a syntax error, a
+      // missing module): the user's to fix. After, it died on its own (an
+      // exception it let escape): a crash, restarted as a supervisor would.
+      if (requests == 0) co_return fail(how);
+      co_await world.Exit(fmt::format("{} {}: {}", shown_, DescribeWaitStatus(exit_status), LastLine(how)));
+      co_return fail(how);  // only a world that cannot take it down gets here
     }
+    ++requests;
     Frame f = std::move(**frame);
     Reply reply = co_await Perform(world, std::move(f.argv));
     // The process reads the clock as soon as it has the reply: set it first.

@@ -84,10 +84,13 @@ class RealConsumer final : public ProtocolScript {
   bool Defines(ScriptRole role) const override { return role == ScriptRole::kConsumer; }
   // Starts one process and serves its requests until it exits (Ok when with
   // status 0) or the task is destroyed (a crash: the process is SIGKILLed
-  // with its process group). Errors (kInvalidArgument, "<command>: ... (actor
-  // w1, step 57)"): it could not start, exited with another status (its last
-  // output lines are in the message), sent something that is not a RESP
-  // request, or sent nothing for request_timeout_ms.
+  // with its process group). A process that exits with another status after
+  // its first request died on its own: world.Exit takes the actor down as a
+  // crash (its supervisor restarts it). Errors (kInvalidArgument,
+  // "<command>: ... (actor w1, step 57)"): it could not start or exited
+  // before its first request (its last output lines are in the message),
+  // sent something that is not a RESP request, or sent nothing for
+  // request_timeout_ms.
   Task<Status> Run(ScriptActorInfo info, ScriptWorld& world) const override;
 
  private:

@@ -92,6 +92,13 @@ class SimScriptWorld final : public ScriptWorld {
     co_await Request<bool>(actor_, std::move(s), &TakeNothing);
   }
 
+  Task<void> Exit(std::string why) override {
+    Step s;
+    s.op = Op::kExit;
+    s.label = std::move(why);
+    co_await Request<bool>(actor_, std::move(s), &TakeNothing);
+  }
+
   Task<bool> Park(int64_t max_ms) override {
     Step s;
     s.op = Op::kPark;

@@ -72,6 +72,14 @@ class ScriptWorld {
   virtual Task<void> Sleep(int64_t ms) = 0;
   // Waits for new entries or `max_ms`; true when woken by new entries.
   virtual Task<bool> Park(int64_t max_ms) = 0;
+  // The actor's process died on its own (`why`: "exited with status 1:
+  // ..."): the simulator takes it down as a crash and starts a replacement
+  // after the restart delay, so this never returns there. A world that
+  // cannot (a test's fake) returns.
+  virtual Task<void> Exit(std::string why) {
+    (void)why;
+    co_return;
+  }
 
   // Virtual milliseconds since the run started (no step).
   virtual int64_t NowMs() const = 0;

@@ -33,6 +33,7 @@ const OpInfo& InfoOf(Op op) {
       {"checkpoint", Channel::kLocal, nullptr, nullptr},
       {"command", Channel::kRedis, nullptr, nullptr},
       {"sql", Channel::kSql, nullptr, nullptr},
+      {"exit", Channel::kLocal, nullptr, nullptr},
   };
   // One row per Op, in the enum's order: a new Op without its row (or a row
   // too many) does not compile.

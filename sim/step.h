@@ -55,9 +55,13 @@ enum class Op : uint8_t {
   // COMMIT), so InfoOf has none; see ScriptCrashPoint / ScriptSite.
   kCommand,
   kSqlStatement,
+  // A real consumer's process exited on its own (harness/real_consumer.h):
+  // the scheduler takes the actor down as a crash, and its supervisor
+  // restarts it. `label` says how it ended.
+  kExit,
 };
 // How many Ops there are (InfoOf's table has one row per Op, in this order).
-inline constexpr size_t kOpCount = static_cast<size_t>(Op::kSqlStatement) + 1;
+inline constexpr size_t kOpCount = static_cast<size_t>(Op::kExit) + 1;
 
 struct OpInfo {
   const char* name;         // stable name used in traces and reports

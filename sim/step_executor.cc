@@ -304,6 +304,17 @@ Status Simulation::ExecuteStep(Actor& a) {
   }
   switch (info.channel) {
     case Channel::kLocal: {
+      if (s.op == Op::kExit) {
+        // TakeDown destroys the coroutine that holds `s`: nothing of it after.
+        const std::string why = s.label;
+        const int64_t delay_ms = config_.timing.restart_delay_ms;
+        oracle_.SetLine(trace_.size());
+        oracle_.WorkerFault(HistoryKind::kCrash, now_, a.name, "process exit", {});
+        TakeDown(a, delay_ms, /*new_process=*/true);
+        trace_.Add(now_, a.name, LineKind::kFault, fmt::format("!{} (replacement starts in {} ms)", why, delay_ms),
+                   "", {.event = LineEvent::kCrash, .site = "process exit", .duration_ms = delay_ms});
+        return Status::Ok();
+      }
       if (s.op == Op::kPark && a.kind == ActorKind::kWorker && produced_ > a.produced_seen) {
         // [search] Issue 15 item 2: XREADGROUP BLOCK returns as soon as an
         // entry arrives, including one added between the empty read and

@@ -216,13 +216,77 @@ TEST(RealConsumerTest, AReplayAfterTheConsumerChangedSaysSo) {
   EXPECT_FALSE(Contains(changed.output, "DOES NOT MATCH")) << changed.output;
 }
 
+// A process that dies on its own after it has started (an exception it
+// lets escape) is a crash, not a harness error: its supervisor restarts it
+// and the run is judged. This one acks nothing and reads only new entries
+// after its restart, so the entry it held is never handled (stuck).
+TEST(RealConsumerTest, AProcessThatDiesAfterItStartedIsACrashAndTheRunIsJudged) {
+  RequirePythonRedis();
+  ScopedTempRoot dir;
+  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/dies.py",
+                                  "import os, redis\n"
+                                  "r = redis.Redis.from_url(os.environ['REDIS_URL'])\n"
+                                  "g, me, st = os.environ['XACKLY_GROUP'], os.environ['XACKLY_WORKER'], "
+                                  "os.environ['XACKLY_STREAM']\n"
+                                  "while True:\n"
+                                  "    for _, entries in r.xreadgroup(g, me, {st: '>'}, count=1, block=2000) or []:\n"
+                                  "        raise RuntimeError('cannot handle ' + entries[0][0].decode())\n")
+                  .ok());
+  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/dies.toml",
+                                  "name = \"dies\"\nexpect = \"stuck\"\n[workload]\nworkers = 1\nevents = 1\n"
+                                  "[protocol]\ncommand = [\"/usr/bin/python3\", \"dies.py\"]\n[faults]\nkinds = []\n")
+                  .ok());
+  CommandOutput run = RunXackly({"run", "--scenario", dir.path() + "/dies.toml", "--trace", dir.path() + "/t"});
+  EXPECT_EQ(run.exit_code, kExitOk) << run.output;
+  EXPECT_TRUE(Contains(run.output, "observed stuck (expected stuck): matched")) << run.output;
+  Result<std::string> trace = ReadFile(dir.path() + "/t");
+  ASSERT_TRUE(trace.ok());
+  EXPECT_TRUE(Contains(*trace, "dies.py exited with status 1: RuntimeError: cannot handle 0-1 (replacement starts in"))
+      << *trace;
+  EXPECT_TRUE(Contains(run.output, "w1 crashes at process exit")) << run.output;
+}
+
+// A consumer that is not a function of its replies (it writes a uuid4) is
+// named by check's determinism self-check with the first trace line where
+// two runs of one case differ, never judged.
+TEST(RealConsumerTest, ANondeterministicConsumerIsShownWhereItsRunsDiffer) {
+  RequirePythonRedis();
+  ScopedTempRoot dir;
+  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/drifts.py",
+                                  "import os, uuid, redis\n"
+                                  "r = redis.Redis.from_url(os.environ['REDIS_URL'])\n"
+                                  "g, me, st = os.environ['XACKLY_GROUP'], os.environ['XACKLY_WORKER'], "
+                                  "os.environ['XACKLY_STREAM']\n"
+                                  "while True:\n"
+                                  "    for _, entries in r.xreadgroup(g, me, {st: '>'}, count=10, block=2000) or []:\n"
+                                  "        for id, fields in entries:\n"
+                                  "            r.set('run-id', uuid.uuid4().hex)\n"
+                                  "            try:\n"
+                                  "                r.execute_command('XACKLY.EFFECT', fields[b'event_id'], 'KEY', "
+                                  "fields[b'event_id'])\n"
+                                  "            except redis.ResponseError:\n"
+                                  "                continue\n"
+                                  "            r.xack(st, g, id)\n")
+                  .ok());
+  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/drifts.toml",
+                                  "name = \"drifts\"\nexpect = \"ok\"\n[workload]\nworkers = 2\nevents = 4\n"
+                                  "[protocol]\ncommand = [\"/usr/bin/python3\", \"drifts.py\"]\n")
+                  .ok());
+  CommandOutput run = RunXackly({"check", "--scenario", dir.path() + "/drifts.toml", "--cases", "40", "--out",
+                                 dir.path() + "/out"});
+  EXPECT_EQ(run.exit_code, kExitHarnessFailure) << run.output;
+  EXPECT_TRUE(Contains(run.output, "determinism self-check failed")) << run.output;
+  EXPECT_TRUE(Contains(run.output, "two more runs first differ at trace line")) << run.output;
+  EXPECT_TRUE(Contains(run.output, "SET run-id ")) << run.output;
+  EXPECT_TRUE(Contains(run.output, "a real consumer must be a function of the replies it gets")) << run.output;
+}
+
 TEST(RealConsumerTest, AConsumerThatFailsIsAHarnessErrorThatShowsWhatItPrinted) {
   RequirePythonRedis();
   ScopedTempRoot dir;
   ASSERT_TRUE(WriteFileAtomically(dir.path() + "/crashy.py",
                                   "import os, redis\n"
                                   "r = redis.Redis.from_url(os.environ['REDIS_URL'])\n"
-                                  "r.ping()\n"
                                   "raise RuntimeError('my consumer broke')\n")
                   .ok());
   ASSERT_TRUE(WriteFileAtomically(dir.path() + "/crashy.toml",
