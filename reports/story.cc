@@ -367,6 +367,7 @@ class Teller {
     int failures = 0;     // failed effect attempts so far
     bool dead_lettering = false;  // acked to be dead-lettered, payload not saved yet
     bool dead_lettered = false;   // the payload reached the dead-letter stream
+    bool by_position = false;     // the current delivery is a plain XREAD (no PEL, no XACK)
   };
 
   // True when an event of `b` reaches the dead-letter stream after `b`.
@@ -418,12 +419,19 @@ class Teller {
   std::string Standing(const std::vector<Subject>& subjects) {
     if (subjects.empty()) return "";
     bool all_effect_only = true, all_ack_only = true, all_neither = true, all_dead_lettering = true;
+    bool all_by_position = true;
     for (const Subject& s : subjects) {
       const EventState& st = state_[s.event_id];
+      all_by_position = all_by_position && st.by_position;
       all_effect_only = all_effect_only && st.effect && !st.acked;
       all_ack_only = all_ack_only && st.acked && !st.effect;
       all_neither = all_neither && !st.effect && !st.acked;
       all_dead_lettering = all_dead_lettering && st.dead_lettering && !st.dead_lettered;
+    }
+    if (all_by_position) {  // a position-based reader: nothing to acknowledge
+      return all_effect_only ? ", after the side effect of " + Events(subjects) + " and before its position passes it"
+             : all_neither   ? ", holding " + Held(subjects) + " read and not yet processed"
+                             : "";
     }
     if (all_dead_lettering) return ", after XACK and before the payload reaches the dead-letter stream";
     if (all_effect_only) return ", before XACK";
@@ -488,6 +496,7 @@ class Teller {
     for (const Subject& s : b.subjects) {
       state_[s.event_id].effect = false;
       state_[s.event_id].acked = false;
+      state_[s.event_id].by_position = b.kind == HistoryKind::kReadByPosition;
       if (!s.stream_id.empty()) held_[s.event_id] = s.stream_id;
     }
     if (b.facts.payload_missing) {
@@ -548,6 +557,8 @@ class Teller {
         return {who, "sends XADD for " + Events(b.subjects) + ", but the request is lost and never runs"};
       case HistoryKind::kDelivered:
         return {who, Delivery(b, "reads " + Ids(b.subjects) + " with XREADGROUP >")};
+      case HistoryKind::kReadByPosition:
+        return {who, Delivery(b, "reads " + Ids(b.subjects) + " with XREAD from the position it keeps")};
       case HistoryKind::kRedelivered:
         return {who, Delivery(b, "re-reads its own pending " + Ids(b.subjects) + " (XREADGROUP 0)")};
       case HistoryKind::kClaimed: {

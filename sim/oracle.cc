@@ -36,6 +36,7 @@ const char* HistoryKindName(HistoryKind k) {
     case HistoryKind::kStoreOutage: return "store-outage";
     case HistoryKind::kFault: return "fault";
     case HistoryKind::kRewound: return "rewound";
+    case HistoryKind::kReadByPosition: return "read-by-position";
   }
   return "?";
 }
@@ -269,6 +270,36 @@ void Oracle::Effect(const EffectRecord& effect) {
                           "side effect (" + effect.sink + ")");
   item.sink = effect.sink;
   Add(effect.event_id, std::move(item));
+  if (auto it = position_reads_.find(effect.consumer); it != position_reads_.end()) {
+    if (auto held = it->second.find(effect.event_id); held != it->second.end()) held->second = true;
+  }
+}
+
+void Oracle::ReadByPosition(int64_t t, const std::string& reader, const std::vector<StreamEntry>& entries) {
+  std::map<std::string, bool>& held = position_reads_[reader];
+  // Done events below the first entry read: the position has passed them.
+  const std::optional<StreamId> first = entries.empty() ? std::nullopt : StreamId::Parse(entries.front().id);
+  for (auto it = held.begin(); first && it != held.end();) {
+    bool passed = false;
+    if (auto st = state_.find(it->first); it->second && st != state_.end()) {
+      passed = std::all_of(st->second.stream_ids.begin(), st->second.stream_ids.end(), [&](const std::string& id) {
+        auto sid = StreamId::Parse(id);
+        return sid && *sid < *first;
+      });
+    }
+    it = passed ? held.erase(it) : std::next(it);
+  }
+  for (const StreamEntry& e : entries) {
+    const std::string event_id = EventOfId(e.id);
+    if (event_id.empty()) continue;
+    auto [slot, fresh] = held.try_emplace(event_id, false);
+    if (!fresh && !slot->second) continue;  // polled again before its effect: told once
+    slot->second = false;
+    Progress(t);
+    HistoryItem item = Item(HistoryKind::kReadByPosition, t, reader, e.id, "read with XREAD from its own position");
+    item.command = "XREAD";
+    Add(event_id, std::move(item));
+  }
 }
 
 void Oracle::EffectFailed(int64_t t, const std::string& consumer, const std::string& event_id,
@@ -308,6 +339,16 @@ void Oracle::WorkerFault(HistoryKind kind, int64_t t, const std::string& actor,
         events.push_back(e);
       }
     }
+  }
+  // What a position-based reader holds is gone with a crash or a timeout
+  // (both restart its loop from a fresh state); a stall only delays it.
+  const bool restarts = kind == HistoryKind::kCrash || kind == HistoryKind::kLostReply ||
+                        kind == HistoryKind::kLostRequest;
+  if (auto it = position_reads_.find(actor); it != position_reads_.end() && (restarts || kind == HistoryKind::kStall)) {
+    for (const auto& [e, done] : it->second) {
+      if (std::find(events.begin(), events.end(), e) == events.end()) events.push_back(e);
+    }
+    if (restarts) position_reads_.erase(it);
   }
   HistoryItem item = Item(kind, t, actor, "", site, duration_ms);
   item.site = site;
@@ -490,8 +531,14 @@ Violation Oracle::ExplainDuplicate(const std::string& event_id,
   }
   if (const HistoryItem* c = FirstOf(h, HistoryKind::kCrash, e1.t_ms, e2.t_ms, e1.consumer)) {
     v.cause = "crash:" + c->site;
-    v.detail = head + fmt::format("; {} crashed at {} (at {} ms) before XACK, so the entry was delivered again",
-                                  c->actor, c->site, c->t_ms);
+    if (const HistoryItem* r = FirstOf(h, HistoryKind::kReadByPosition, c->t_ms, e2.t_ms)) {
+      v.detail = head + fmt::format("; {} crashed at {} (at {} ms) before its stored position passed the entry, so "
+                                    "{} read it again with XREAD at {} ms",
+                                    c->actor, c->site, c->t_ms, r->actor, r->t_ms);
+    } else {
+      v.detail = head + fmt::format("; {} crashed at {} (at {} ms) before XACK, so the entry was delivered again",
+                                    c->actor, c->site, c->t_ms);
+    }
     return v;
   }
   if (const HistoryItem* l = FirstOf(h, HistoryKind::kLostReply, e1.t_ms, e2.t_ms, e1.consumer)) {
@@ -509,6 +556,16 @@ Violation Oracle::ExplainDuplicate(const std::string& event_id,
   if (const HistoryItem* l = FirstOf(h, HistoryKind::kLostRequest, e1.t_ms, e2.t_ms, e1.consumer)) {
     v.cause = "lost-request:" + l->site;
     v.detail = head + fmt::format("; {}'s {} never reached the server (at {} ms)", l->actor, l->site, l->t_ms);
+    return v;
+  }
+  if (const HistoryItem* r = FirstOf(h, HistoryKind::kReadByPosition, e1.t_ms, e2.t_ms)) {
+    v.cause = "position-reread";
+    v.detail = head + fmt::format("; {} read the entry again with XREAD at {} ms: the position it reads from had "
+                                  "not passed the entry after the first effect",
+                                  r->actor, r->t_ms);
+    if (const HistoryItem* o = FirstOf(h, HistoryKind::kStoreOutage, e1.t_ms, r->t_ms)) {
+      v.detail += fmt::format(" (the business store was down from {} ms)", o->t_ms);
+    }
     return v;
   }
   v.cause = "redelivered";
@@ -581,6 +638,41 @@ Violation Oracle::ExplainMissing(const std::string& event_id, const FinalState& 
                            event_id, d->actor, d->t_ms);
     if (const HistoryItem* c = FirstOf(h, HistoryKind::kCrash, d->t_ms, INT64_MAX, d->actor)) {
       v.detail += fmt::format("; {} crashed at {} before its effect", c->actor, c->site);
+    }
+    return v;
+  }
+  if (const HistoryItem* r = LastOf(h, HistoryKind::kReadByPosition)) {
+    // A position-based reader read it and nothing ran its effect: the crash
+    // between that read and the effect, if any, is the step that lost it.
+    const std::string head = fmt::format("{} was read with XREAD by {} at {} ms (entry {}) but its side effect never ran",
+                                         event_id, r->actor, r->t_ms, r->stream_id);
+    // The first thing after the read that ended the reader's attempt.
+    const HistoryItem* why = nullptr;
+    for (const HistoryItem* i = r + 1; i < h.data() + h.size() && why == nullptr; ++i) {
+      const bool ends = i->kind == HistoryKind::kCrash || i->kind == HistoryKind::kLostReply ||
+                        i->kind == HistoryKind::kLostRequest || i->kind == HistoryKind::kEffectFailed;
+      if (ends && i->actor == r->actor) why = i;
+    }
+    const std::string passed =
+        ", and no reader read the entry again (the position it reads from had passed it, or it stopped reading)";
+    if (why != nullptr && why->kind == HistoryKind::kCrash) {
+      v.cause = "crash:" + why->site;
+      v.detail = head + fmt::format("; {} crashed at {} (at {} ms) before the effect", why->actor, why->site,
+                                    why->t_ms) + passed;
+    } else if (why != nullptr && why->kind == HistoryKind::kLostReply) {
+      v.cause = "lost-reply:" + why->site;
+      v.detail = head + fmt::format("; {} lost the reply to {} (at {} ms)", why->actor, why->site, why->t_ms) + passed;
+    } else if (why != nullptr && why->kind == HistoryKind::kLostRequest) {
+      v.cause = "lost-request:" + why->site;
+      v.detail = head + fmt::format("; {}'s {} never reached the server (at {} ms)", why->actor, why->site,
+                                    why->t_ms) + passed;
+    } else if (why != nullptr) {
+      v.cause = "effect-failed";
+      v.detail = head + fmt::format("; its attempt by {} failed ({}) at {} ms", why->actor, why->detail, why->t_ms) +
+                 passed;
+    } else {
+      v.cause = "read-not-processed";
+      v.detail = head + ", and no reader read the entry again before the run ended";
     }
     return v;
   }

@@ -51,9 +51,11 @@ enum class HistoryKind : uint8_t {
                      // own; `site` names the kind (its descriptor tells it)
   kRewound,          // the group's position moved back past it (XGROUP SETID, a recreated
                      // group, inside EVAL): delivered before, deliverable again
+  kReadByPosition,   // plain XREAD (no group) handed it to a reader that keeps its own
+                     // position: nothing pending, nothing the group would deliver again
 };
 const char* HistoryKindName(HistoryKind k);
-inline constexpr HistoryKind kLastHistoryKind = HistoryKind::kRewound;
+inline constexpr HistoryKind kLastHistoryKind = HistoryKind::kReadByPosition;
 
 // One thing that happened to an event. `detail` is a human sentence for
 // people; everything a report decides on is in the typed fields.
@@ -97,6 +99,14 @@ class Oracle {
   // gone): pending IDs Redis removes from the PEL. `command`: the claim.
   void ClaimFoundDeleted(int64_t t, const std::string& consumer, const std::vector<std::string>& ids,
                          const std::string& command = "XAUTOCLAIM");
+  // Plain XREAD (no group) handed `entries` of the run's stream to
+  // `reader`, a position-based reader: whether it reads them again is up
+  // to the position it stores, so no PEL row and no group delivery. One
+  // history item per entry the reader holds unprocessed (a reader polling
+  // from a position that does not move is told once, not per poll); a crash
+  // or stall of the reader then names those events (WorkerFault), and a
+  // lost or repeated effect is explained by the read and the crash.
+  void ReadByPosition(int64_t t, const std::string& reader, const std::vector<StreamEntry>& entries);
   // XCLAIM/XAUTOCLAIM ... JUSTID: the pending `ids` now belong to
   // `consumer`; nothing was delivered (no payload, no delivery count).
   void OwnershipMoved(int64_t t, const std::string& consumer, const std::vector<std::string>& ids,
@@ -244,6 +254,11 @@ class Oracle {
   std::set<std::string> delivered_;                  // stream ids delivered at least once
   std::vector<HistoryItem> global_;                  // run-wide items
   std::map<std::string, int> effect_counts_;
+  // Position-based readers: reader → the events its XREADs returned that its
+  // position may not have passed yet, each with whether the reader has run
+  // its effect since (a later read starting past one shows the position
+  // passed it: forgotten; a crash or timeout forgets them all).
+  std::map<std::string, std::map<std::string, bool>> position_reads_;
 };
 
 }  // namespace xackly

@@ -184,6 +184,19 @@ void OracleFeed::Command(int64_t t, const Who& who, const std::vector<std::strin
         break;
       }
     }
+  } else if (verb == "XREAD") {
+    // XREAD [COUNT n] [BLOCK ms] STREAMS k1 .. kn id1 .. idn: a reader that
+    // keeps its own position (no group, no PEL); only our stream is modelled.
+    size_t streams = ArgIndex(argv, "STREAMS");
+    size_t keys = streams == 0 ? 0 : (argv.size() - streams - 1) / 2;
+    if (keys == 0 || argv.size() != streams + 1 + 2 * keys || !r.is_array()) return;
+    for (const Reply& one : r.elements()) {
+      if (!one.is_array() || one.size() != 2 || !one[0].is_string() || one[0].str() != st) continue;
+      if (auto entries = ParseRangeReply(one[1])) {
+        ReceivedThrough(who.name, names.group, *entries);  // an effect of it is the run's to judge
+        oracle_->ReadByPosition(t, name, *entries);
+      }
+    }
   } else if ((verb == "XCLAIM" || verb == "XAUTOCLAIM") && key == st && argv.size() > 3 &&
              argv[2] != names.group) {
     // Another group's claim hands its entries to this actor.

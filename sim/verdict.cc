@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "sim/faults.h"
+#include "sim/sites.h"
 #include "sim/text.h"
 
 namespace xackly {
@@ -70,13 +71,15 @@ std::string Expectation::ToString() const {
 
 namespace {
 
-// Causes whose tail names a fault site: "crash:after-effect", "lost-reply:XACK".
+// Causes whose tail names a fault site: "crash:after-effect", "lost-reply:XACK",
+// a script's "crash:after-COMMIT" (duplicates; and losses by a position-based
+// reader, which the crash or lost reply after its XREAD lost).
 struct CauseFamily {
   const char* prefix;
-  const std::vector<std::string>& (*sites)();
+  SiteFamily sites;
 };
 constexpr CauseFamily kFamilies[] = {
-    {"crash", &AllCrashPoints}, {"lost-reply", &AllLostSites}, {"lost-request", &AllLostSites}};  // sim/sites.h
+    {"crash", SiteFamily::kCrashPoint}, {"lost-reply", SiteFamily::kRequest}, {"lost-request", SiteFamily::kRequest}};
 
 std::string Join(const std::vector<std::string>& items) {
   std::string out;
@@ -91,10 +94,13 @@ std::vector<std::string> KnownCauses(VerdictKind kind) {
     case VerdictKind::kOk: return {};
     case VerdictKind::kDuplicate:
       return {"crash:<crash point>", "stall", "lost-reply:<site>", "lost-request:<site>",
-              "dedupe-expired", "server-restart", "producer-retry", "rewound", "redelivered"};
+              "dedupe-expired", "server-restart", "producer-retry", "rewound", "position-reread",
+              "redelivered"};
     case VerdictKind::kLost:
       return {"acked-without-effect", "stranded", "payload-deleted", "consumer-deleted",
-              "server-data-loss", "never-produced", "never-delivered", "dropped", "read-noack"};
+              "server-data-loss", "never-produced", "never-delivered", "dropped", "read-noack",
+              "crash:<crash point>", "lost-reply:<site>", "lost-request:<site>", "effect-failed",
+              "read-not-processed"};
     case VerdictKind::kPelLeak: return {"done-but-pending"};
     case VerdictKind::kStuck: return {"never-settled"};
   }
@@ -105,15 +111,13 @@ bool IsKnownCause(VerdictKind kind, std::string_view cause) {
   for (const std::string& known : KnownCauses(kind)) {
     if (cause == known) return true;
   }
-  if (kind != VerdictKind::kDuplicate) return false;
+  if (kind != VerdictKind::kDuplicate && kind != VerdictKind::kLost) return false;
   for (const CauseFamily& f : kFamilies) {
     std::string_view prefix = f.prefix;
     if (cause == prefix) return true;
     if (cause.size() > prefix.size() + 1 && cause.substr(0, prefix.size()) == prefix &&
-        cause[prefix.size()] == ':') {
-      std::string_view site = cause.substr(prefix.size() + 1);
-      const std::vector<std::string>& sites = f.sites();
-      if (std::find(sites.begin(), sites.end(), site) != sites.end()) return true;
+        cause[prefix.size()] == ':' && IsSiteName(cause.substr(prefix.size() + 1), f.sites)) {
+      return true;
     }
   }
   return false;

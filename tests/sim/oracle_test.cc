@@ -286,6 +286,77 @@ TEST_F(OracleTest, InTheStreamButNeverReadIsNeverDelivered) {
   EXPECT_EQ(Only().cause, "never-delivered");
 }
 
+// --- position-based readers (plain XREAD, no group) ------------------------
+// The crash, lost reply or failed effect after the read names the step that
+// lost or repeated the event; the read itself is in the history.
+
+TEST_F(OracleTest, ACrashBetweenAPositionReadAndTheEffectIsTheLossCause) {
+  Init(1);
+  Produce(1);
+  oracle_->ReadByPosition(3, "w1", {Entry(Id(1), 1)});
+  oracle_->WorkerFault(HistoryKind::kCrash, 4, "w1", "after-INSERT", {});
+  Violation v = Only();
+  EXPECT_EQ(v.kind, VerdictKind::kLost);
+  EXPECT_EQ(v.cause, "crash:after-INSERT");
+  EXPECT_NE(v.detail.find("read with XREAD by w1 at 3 ms"), std::string::npos) << v.detail;
+  EXPECT_NE(v.detail.find("w1 crashed at after-INSERT (at 4 ms) before the effect"), std::string::npos) << v.detail;
+  std::vector<HistoryItem> h = oracle_->HistoryOf(EventId(1));
+  ASSERT_EQ(h.size(), 3u);  // produced, read, the crash (it held the event it read)
+  EXPECT_EQ(h[1].kind, HistoryKind::kReadByPosition);
+  EXPECT_EQ(h[2].kind, HistoryKind::kCrash);
+}
+
+TEST_F(OracleTest, APositionReadLostByALostReplyOrAFailedEffectSaysWhich) {
+  Init(2);
+  Produce(1);
+  Produce(2);
+  oracle_->ReadByPosition(3, "w1", {Entry(Id(1), 1)});
+  oracle_->WorkerFault(HistoryKind::kLostReply, 4, "w1", "INSERT", {});
+  oracle_->ReadByPosition(10, "w1", {Entry(Id(2), 2)});
+  oracle_->EffectFailed(11, "w1", EventId(2), Id(2), "unavailable");
+  std::vector<Violation> v = Judge();
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0].cause, "lost-reply:INSERT");
+  EXPECT_EQ(v[1].cause, "effect-failed");
+  EXPECT_NE(v[1].detail.find("failed (unavailable)"), std::string::npos) << v[1].detail;
+}
+
+TEST_F(OracleTest, APositionReadWithNothingAfterItIsReadNotProcessedNotNeverDelivered) {
+  Init(1);
+  Produce(1);
+  oracle_->ReadByPosition(3, "w1", {Entry(Id(1), 1)});
+  oracle_->ReadByPosition(500, "w1", {Entry(Id(1), 1)});  // a poll from the same position: told once
+  EXPECT_EQ(Only().cause, "read-not-processed");
+  EXPECT_EQ(oracle_->HistoryOf(EventId(1)).size(), 2u);
+}
+
+TEST_F(OracleTest, APositionReadAgainAfterACrashAfterTheEffectBlamesTheCrashAndSaysXread) {
+  Init(1);
+  Produce(1);
+  oracle_->ReadByPosition(3, "w1", {Entry(Id(1), 1)});
+  Effect(4, "w1", 1);
+  oracle_->WorkerFault(HistoryKind::kCrash, 5, "w1", "after-effect", {});
+  oracle_->ReadByPosition(100, "w1", {Entry(Id(1), 1)});
+  Effect(101, "w1", 1);
+  Violation v = Only();
+  EXPECT_EQ(v.cause, "crash:after-effect");
+  EXPECT_NE(v.detail.find("before its stored position passed the entry, so w1 read it again with XREAD at 100 ms"),
+            std::string::npos)
+      << v.detail;
+}
+
+TEST_F(OracleTest, APositionReadAgainWithoutAFaultIsAPositionReread) {
+  Init(1);
+  Produce(1);
+  oracle_->ReadByPosition(3, "w1", {Entry(Id(1), 1)});
+  Effect(4, "w1", 1);
+  oracle_->ReadByPosition(600, "w1", {Entry(Id(1), 1)});
+  Effect(601, "w1", 1);
+  Violation v = Only();
+  EXPECT_EQ(v.cause, "position-reread");
+  EXPECT_TRUE(IsKnownCause(VerdictKind::kDuplicate, v.cause));
+}
+
 // --- pel-leak and run-wide stuck ------------------------------------------
 
 TEST_F(OracleTest, DoneButStillPendingIsAPelLeak) {

@@ -80,6 +80,13 @@ TEST(VerdictTest, UnknownCausesAreRejectedWithTheList) {
   EXPECT_TRUE(Expectation::Parse("duplicate:crash", &e));
   EXPECT_TRUE(Expectation::Parse("duplicate:lost-reply:XACK", &e));
   EXPECT_TRUE(Expectation::Parse("lost:payload-deleted|stuck:never-settled", &e));
+  // A script's sites are sites too, and a position-based reader's loss is
+  // caused by the crash or lost reply after its XREAD.
+  EXPECT_TRUE(Expectation::Parse("duplicate:crash:after-COMMIT", &e));
+  EXPECT_TRUE(Expectation::Parse("lost:crash:after-INSERT", &e));
+  EXPECT_TRUE(Expectation::Parse("lost:lost-reply:INSERT|lost:effect-failed", &e));
+  EXPECT_FALSE(Expectation::Parse("lost:crash:after-commitx", &e, &why));
+  EXPECT_FALSE(Expectation::Parse("stuck:crash:after-effect", &e, &why));
   EXPECT_TRUE(Expectation::Parse("ok", &e));
   EXPECT_TRUE(e.IsOk());
 }
