@@ -151,6 +151,38 @@ TEST(StoryTest, ClaimsTakeMinIdleFromTheTraceLine) {
   EXPECT_EQ(story.back(), "30 s later w1 resumes and runs the side effect of order:1 again → duplicate of order:1 (2 effects).");
 }
 
+// A position-based reader (plain XREAD) that crashes after its effect and
+// before its position moved, then reads the entry again: the story tells
+// the reads as XREADs, and what the reader held without "unacknowledged"
+// or "before XACK" (it acknowledges nothing).
+TEST(StoryTest, APositionReaderIsToldByItsReadsNotByAcks) {
+  CaseReport c;
+  c.trace = {
+      {0, "p1", LineKind::kRedis, "XADD events 1-0 event_id order:1", "\"1-0\""},
+      {2, "w1", LineKind::kRedis, "XREAD COUNT 10 STREAMS events 0", "[...]"},
+      {3, "w1", LineKind::kExternal, "ext apply order:1", "ok"},
+      {3, "w1", LineKind::kFault, "!crash at after-effect", "", LineEvent::kCrash, {}, "after-effect"},
+      {100, "w1", LineKind::kRedis, "XREAD COUNT 10 STREAMS events 0", "[...]"},
+      {101, "w1", LineKind::kExternal, "ext apply order:1", "ok"},
+  };
+  c.histories["order:1"] = {
+      {HistoryKind::kProduced, 0, 0, "p1", "1-0", "XADD acknowledged", 0},
+      {HistoryKind::kReadByPosition, 2, 1, "w1", "1-0", "read with XREAD from its own position", 0, "XREAD"},
+      {HistoryKind::kEffect, 3, 2, "w1", "1-0", "side effect (external)", 0, "", "", "external"},
+      {HistoryKind::kCrash, 3, 3, "w1", "", "after-effect", 0, "", "after-effect"},
+      {HistoryKind::kReadByPosition, 100, 4, "w1", "1-0", "read with XREAD from its own position", 0, "XREAD"},
+      {HistoryKind::kEffect, 101, 5, "w1", "1-0", "side effect (external)", 0, "", "", "external"},
+  };
+  c.violations = {{VerdictKind::kDuplicate, "order:1", "crash:after-effect", "ran twice", 2}};
+  const std::vector<std::string> story = Story(c);
+  SCOPED_TRACE(Dump(story));
+  EXPECT_EQ(Find(story, "w1 reads 1-0 (order:1) with XREAD from the position it keeps").size(), 1u);
+  EXPECT_EQ(Find(story, "w1 crashes at after-effect, after the side effect of order:1 and before its position passes it").size(), 1u);
+  EXPECT_EQ(Find(story, "w1 reads 1-0 with XREAD from the position it keeps").size(), 1u);  // the re-read
+  EXPECT_TRUE(Find(story, "XACK").empty());
+  EXPECT_TRUE(Find(story, "unacknowledged").empty());
+}
+
 // ClaimCase with w2's claim moved to `claim_ms` (its trace line and history).
 CaseReport ClaimAt(int64_t claim_ms) {
   CaseReport c = ClaimCase();
