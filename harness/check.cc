@@ -83,7 +83,9 @@ std::vector<rc::Gen<FaultSpec>> FaultGens(const RunConfig& base, const std::vect
         // Lost requests at XADD are the producer's; every other site a worker's.
         const SiteFamily family = info.Sites();
         gens.push_back(rc::gen::map(
-            rc::gen::tuple(WorkerSlot(b.max_workers), rc::gen::elementOf(m.Sites(family)), visit, duration(kind)),
+            // Further groups' workers (RunConfig::groups) are drawn too: their
+            // slots follow the run's group's (folded by ApplyCase).
+            rc::gen::tuple(WorkerSlot(b.max_workers + base.TotalWorkers() - base.workers), rc::gen::elementOf(m.Sites(family)), visit, duration(kind)),
             [kind, family](const std::tuple<std::string, std::string, Visit, int64_t>& t) {
               FaultSpec s;
               s.kind = kind;
@@ -381,10 +383,11 @@ RunConfig ApplyCase(const RunConfig& base, const GeneratedCase& c) {
   // Faults are drawn before the case's size is known: fold worker slots and
   // event numbers into the case, so that every generated fault can fire.
   std::vector<FaultSpec> faults = c.faults;
+  const int slots = config.TotalWorkers();  // the case's workers and every further group's
   for (FaultSpec& f : faults) {
     const ActorIdentity who = DescribeActor(f.actor);
     if (IsPointFault(f.kind) && who.role == ActorRole::kWorker) {
-      f.actor = ActorName(ActorRole::kWorker, (who.number - 1) % c.workers + 1);
+      f.actor = ActorName(ActorRole::kWorker, (who.number - 1) % slots + 1);
     }
     if (f.kind == FaultKind::kPoison) f.event = (f.event - 1) % c.events + 1;
   }

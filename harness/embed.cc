@@ -252,7 +252,7 @@ std::string FailureReport(const CaseRun& run) {
   std::string out = fmt::format("{}: expected {}, observed {}\n", run.config.protocol.name,
                                 run.config.expected.ToString(), result.observed);
   for (const Violation& v : result.violations) {
-    out += fmt::format("  {} {} [{}]: {}\n", VerdictKindName(v.kind), v.event_id, v.cause, v.detail);
+    out += fmt::format("  {} {} [{}]: {}\n", VerdictKindName(v.kind), ViolationSubject(v, ""), v.cause, v.detail);
   }
   for (const std::string& sentence : report::Story(ToCaseReport(run.config, result, ""))) {
     out += "  " + sentence + "\n";

@@ -73,7 +73,7 @@ std::vector<int64_t> PathLines(const CaseReport& c) {
   for (const Violation& v : c.violations) {
     if (v.event_id.empty()) continue;
     names.insert(v.event_id);
-    auto it = c.histories.find(v.event_id);
+    auto it = c.histories.find(HistoryKey(v));
     if (it == c.histories.end()) continue;
     for (const HistoryItem& item : it->second) {
       if (!item.stream_id.empty()) names.insert(item.stream_id);
@@ -112,8 +112,8 @@ std::vector<int64_t> DecisiveLines(const CaseReport& c) {
   std::set<int64_t> out;
   std::set<std::string> seen;
   for (const Violation& v : c.violations) {
-    if (v.event_id.empty() || !seen.insert(v.event_id).second) continue;
-    auto it = c.histories.find(v.event_id);
+    if (v.event_id.empty() || !seen.insert(HistoryKey(v)).second) continue;
+    auto it = c.histories.find(HistoryKey(v));
     if (it == c.histories.end()) continue;
     const std::vector<HistoryItem>& history = it->second;
     for (size_t i = 0; i < history.size(); ++i) {

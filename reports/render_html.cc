@@ -636,7 +636,7 @@ void CaseSection(const CheckReport& k, int n, std::string& out) {
   for (const Violation& v : c.violations) {
     if (v.event_id.empty()) continue;
     std::set<std::string> ids;
-    auto it = c.histories.find(v.event_id);
+    auto it = c.histories.find(HistoryKey(v));
     if (it != c.histories.end()) {
       for (const HistoryItem& i : it->second) {
         if (!i.stream_id.empty()) ids.insert(i.stream_id);
@@ -657,7 +657,7 @@ void CaseSection(const CheckReport& k, int n, std::string& out) {
   out += "<h3>Violations</h3>\n<ul class=\"violations\">\n";
   for (const Violation& v : c.violations) {
     out += fmt::format("<li><b class=\"kind\">{}</b> {} <code>{}</code>: {}</li>\n", VerdictKindName(v.kind),
-                       E(v.event_id.empty() ? "(run-wide)" : v.event_id), E(v.cause), E(v.detail));
+                       E(ViolationSubject(v)), E(v.cause), E(v.detail));
   }
   out += "</ul>\n<h3>Replay</h3>\n";
   out += fmt::format("<pre><code id=\"replay-{}\" class=\"replay\">{}</code></pre>\n", n,

@@ -46,6 +46,7 @@ json CaseJson(const CaseReport& c) {
   for (const Violation& v : c.violations) {
     violations.push_back({{"kind", VerdictKindName(v.kind)},
                           {"event_id", v.event_id},
+                          {"group", v.group},  // "": the run's own group
                           {"cause", v.cause},
                           {"detail", v.detail},
                           {"effect_count", v.effect_count}});
@@ -355,6 +356,7 @@ void ReadCase(Reader& r, const json& j, const std::string& p, CaseReport* c) {
     Violation& out = c->violations.emplace_back();
     r.ReadEnum(v, vp, "kind", &out.kind, ParseVerdictKind, "verdict kind");
     r.Read(v, vp, "event_id", &out.event_id);
+    if (v.contains("group")) r.Read(v, vp, "group", &out.group);  // absent before it was added
     r.Read(v, vp, "cause", &out.cause);
     r.Read(v, vp, "detail", &out.detail);
     r.Read(v, vp, "effect_count", &out.effect_count);

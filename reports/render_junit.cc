@@ -29,7 +29,7 @@ std::string ViolationsText(const CaseReport& c) {
   std::string out;
   for (const Violation& v : c.violations) {
     out += fmt::format("{} {} [{}] {}\n", VerdictKindName(v.kind),
-                       v.event_id.empty() ? "(run-wide)" : v.event_id, v.cause, v.detail);
+                       ViolationSubject(v), v.cause, v.detail);
   }
   return out;
 }

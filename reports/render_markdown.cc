@@ -101,7 +101,7 @@ void RenderDetail(const CheckReport& k, std::string& out) {
   out += "\n### Violations\n\n";
   for (const Violation& v : c.violations) {
     out += fmt::format("- **{}** {} ({}): {}\n", VerdictKindName(v.kind),
-                       v.event_id.empty() ? "run-wide" : Code(v.event_id), Code(v.cause), Md(v.detail));
+                       v.event_id.empty() ? ViolationSubject(v, "run-wide") : Code(v.event_id) + (v.group.empty() ? "" : " in group " + Code(v.group)), Code(v.cause), Md(v.detail));
   }
 
   const std::vector<PathRow> path = FoldedPath(c);

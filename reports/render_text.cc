@@ -142,7 +142,7 @@ void RenderDetail(const CheckReport& k, const Paint& paint, std::string& out) {
   out += paint.Bold("violations:") + "\n";
   for (const Violation& v : c.violations) {
     out += "  " + paint.Red(VerdictKindName(v.kind)) + " " +
-           Printable(v.event_id.empty() ? "(run-wide)" : v.event_id) + " [" + Printable(v.cause) + "] " +
+           Printable(ViolationSubject(v)) + " [" + Printable(v.cause) + "] " +
            Printable(v.detail) + "\n";
   }
   const std::vector<PathRow> path = FoldedPath(c);

@@ -139,7 +139,7 @@ std::vector<Beat> EventBeats(const std::string& event_id, const std::vector<Hist
     }
     if (!IsRunWide(item)) b.subjects.push_back({event_id, item.stream_id});
     if (duplicate != nullptr && effects >= 2 && i + 1 == end) {
-      b.conclusion = fmt::format(" → duplicate of {} ({} effects)", event_id,
+      b.conclusion = fmt::format(" → duplicate of {} ({} effects)", ViolationSubject(*duplicate),
                                  std::max(duplicate->effect_count, effects));
     }
     beats.push_back(std::move(b));
@@ -651,14 +651,13 @@ class Teller {
 std::string Conclusion(const Violation& v) {
   switch (v.kind) {
     case VerdictKind::kDuplicate:
-      return fmt::format("→ duplicate of {} ({} effects): {}.", v.event_id, v.effect_count, v.cause);
+      return fmt::format("→ duplicate of {} ({} effects): {}.", ViolationSubject(v), v.effect_count, v.cause);
     case VerdictKind::kLost:
-      return fmt::format("→ {} is lost: {}.", v.event_id, v.cause);
+      return fmt::format("→ {} is lost: {}.", ViolationSubject(v), v.cause);
     case VerdictKind::kPelLeak:
-      return fmt::format("→ {} stays pending forever (pel-leak): {}.", v.event_id, v.cause);
+      return fmt::format("→ {} stays pending forever (pel-leak): {}.", ViolationSubject(v), v.cause);
     case VerdictKind::kStuck:
-      return fmt::format("→ {} never settles (stuck): {}.",
-                         v.event_id.empty() ? "the run" : v.event_id, v.cause);
+      return fmt::format("→ {} never settles (stuck): {}.", ViolationSubject(v, "the run"), v.cause);
     case VerdictKind::kOk:
       break;
   }
@@ -680,14 +679,14 @@ std::vector<StorySentence> StorySentences(const CaseReport& c) {
   std::set<std::string> told;
   std::set<std::string> concluded;  // duplicates that end on their effect
   for (const Violation& v : c.violations) {
-    if (v.event_id.empty() || !told.insert(v.event_id).second) continue;
-    auto it = c.histories.find(v.event_id);
+    if (v.event_id.empty() || !told.insert(HistoryKey(v)).second) continue;
+    auto it = c.histories.find(HistoryKey(v));
     if (it == c.histories.end()) continue;
     const Violation* dup = v.kind == VerdictKind::kDuplicate ? &v : nullptr;
     std::vector<Beat> beats = EventBeats(v.event_id, it->second, dup);
     if (dup != nullptr && std::any_of(beats.begin(), beats.end(),
                                       [](const Beat& b) { return !b.conclusion.empty(); })) {
-      concluded.insert(v.event_id);
+      concluded.insert(HistoryKey(v));
     }
     all.insert(all.end(), beats.begin(), beats.end());
   }
@@ -697,7 +696,7 @@ std::vector<StorySentence> StorySentences(const CaseReport& c) {
     sentences.push_back({teller.Tell(b), b.conclusion.empty() ? Kind::kBeat : Kind::kVerdict});
   }
   for (const Violation& v : c.violations) {
-    if (v.kind == VerdictKind::kDuplicate && concluded.count(v.event_id) > 0) continue;
+    if (v.kind == VerdictKind::kDuplicate && concluded.count(HistoryKey(v)) > 0) continue;
     sentences.push_back({Conclusion(v), Kind::kVerdict});
   }
   for (StorySentence& s : sentences) s.text = ValidUtf8(s.text);

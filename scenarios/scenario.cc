@@ -549,6 +549,7 @@ const std::vector<std::string>& TopLevelKeys() {
   static const std::vector<std::string> kKeys = {
       "protocol", "name",     "description", "origin", "expect",   "seed",
       "server",   "workload", "timing",      "faults", "schedule", "embedded",
+      "groups",
   };
   return kKeys;
 }
@@ -573,6 +574,8 @@ class ScenarioParser {
   void ReadExpect();
   void ReadSeed();
   void ReadSchedule();
+  // [[groups]]: further consumer groups on the stream (RunConfig::groups).
+  void ReadGroups();
   // [[embedded]] into s_.embedded: each table's keys, strings, and a text
   // that matches its hash.
   void ReadEmbedded();
@@ -622,6 +625,7 @@ Scenario ScenarioParser::Parse() {
   }
   ReadExpect();
   ReadSeed();
+  ReadGroups();
   if (e_->failed()) return s_;
 
   if (inline_protocol_ != nullptr) {
@@ -1025,6 +1029,62 @@ void ScenarioParser::ReadEmbedded() {
       return;
     }
     s_.embedded.push_back(std::move(f));
+  }
+}
+
+void ScenarioParser::ReadGroups() {
+  const toml::node* n = root_.get("groups");
+  if (n == nullptr || e_->failed()) return;
+  const toml::array* a = n->as_array();
+  if (a == nullptr || !a->is_array_of_tables()) {
+    e_->Fail(*n, "groups",
+             fmt::format("expected [[groups]] tables (name = \"indexer\", consumer = \"index_consumer\", "
+                         "workers = 2), got {}",
+                         Got(*n)));
+    return;
+  }
+  if (s_.config.protocol.script_path.empty()) {
+    e_->Fail(*n, "groups", "further consumer groups need a protocol script ([protocol] script): each group's "
+                           "workers run a function of it");
+    return;
+  }
+  for (size_t i = 0; i < a->size() && !e_->failed(); ++i) {
+    const toml::table& t = *(*a)[i].as_table();
+    const std::string path = fmt::format("groups[{}]", i);
+    CheckKeys(e_, t, path, {"name", "consumer", "workers"});
+    if (e_->failed()) return;
+    ConsumerGroupSpec g;
+    const toml::node* name = t.get("name");
+    if (name == nullptr) {
+      e_->Fail((*a)[i], path + ".name", "expected the group's name (a string), got nothing");
+      return;
+    }
+    std::optional<std::string> v = ReadString(e_, *name, path + ".name", "the group's name (a string)");
+    if (!v) return;
+    g.name = *v;
+    if (const toml::node* f = t.get("consumer")) {
+      std::optional<std::string> fn = ReadString(e_, *f, path + ".consumer", "the name of a function of the script");
+      if (!fn) return;
+      g.function = *fn;
+    }
+    if (const toml::node* w = t.get("workers")) {
+      std::optional<int64_t> count = ReadInt(e_, *w, path + ".workers", 1, kMaxWorkers);
+      if (!count) return;
+      g.workers = static_cast<int>(*count);
+    }
+    // The group's own mistakes at its own line (ValidateRunConfig's rules).
+    RunConfig one;
+    one.protocol.script_path = s_.config.protocol.script_path;
+    one.groups = s_.config.groups;
+    one.groups.push_back(g);
+    if (Status valid = ValidateGroups(one); !valid.ok()) {
+      const std::string& message = valid.message();  // "groups.<field> ..."
+      const std::string field = message.substr(7, message.find_first_of(" :") - 7);
+      const toml::node* at = t.get(field);
+      e_->Fail(at != nullptr ? *at : (*a)[i], path + "." + field, message.substr(message.find(' ') + 1));
+      return;
+    }
+    s_.config.groups.push_back(std::move(g));
   }
 }
 

@@ -48,6 +48,22 @@
 //                             protocol's.
 //   Defaults: 1 producer, 3 workers, 10 events.
 //
+// --- [[groups]]: more consumer groups on the stream (scripts only) --------
+// The run's own group is "workers" (w.group), read by [workload] workers
+// running consumer(w). Each [[groups]] table adds a group on the same
+// stream, created at 0 before anything is produced, with workers of its
+// own (slots after the run's group's: w4, w5 ... in the order listed):
+//   name = "search-indexer"   the group's name: 1..64 printable characters,
+//                             no spaces, not "workers", each group once
+//   consumer = "indexer"      the script function its workers run, with
+//                             w.group set to this group. Default "consumer".
+//   workers = 2               1..64; all groups' workers add up to <= 64.
+//                             Default 1.
+// Each group's exactly-once is judged on its own: the effects of its
+// workers count for it alone (a fan-out's two groups each run an event's
+// effect once), and a violation names its group. A [[groups]] worker's
+// w:effect of an entry it read through another group is an error.
+//
 // --- [timing] --------------------------------------------------------------
 // Virtual milliseconds, integers; defaults as in sim/worker.h `Timing`.
 // Limits (sim/limits.h), for these and every other duration in a file: at

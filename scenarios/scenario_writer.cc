@@ -318,6 +318,12 @@ std::string WriteScenario(const Scenario& s) {
     }
     Section(&out, "protocol.params", "the script's options", params);
   }
+  for (const ConsumerGroupSpec& g : c.groups) {  // after every [table] a key of the file's top level can follow
+    out += "\n" + WithComment("[[groups]]", "a further consumer group on the stream") + "\n";
+    out += "name = " + Quote(g.name) + "\n";
+    out += "consumer = " + Quote(g.function) + "\n";
+    out += fmt::format("workers = {}\n", g.workers);
+  }
   // An inline file's [faults] is the protocol's own model, which
   // RunConfig::For resolves into the run's; a run whose model differs from
   // that is written as it ran.

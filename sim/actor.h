@@ -34,6 +34,12 @@ struct Actor {
   std::string name;        // trace label; for workers the consumer name
   int incarnation = 1;
   int owner_id = 0;        // unique per incarnation (SQL transaction owner)
+  // Workers of a further consumer group (RunConfig::groups): its index
+  // (1-based; 0 for the run's own group), and the group's name and the
+  // script function its workers run (empty for the run's own group).
+  int group = 0;
+  std::string group_name;
+  std::string function;
 
   ActorState state = ActorState::kReady;
   int64_t ready_at_ms = 0;

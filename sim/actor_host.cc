@@ -39,6 +39,11 @@ Status Simulation::Setup() {
   Result<Reply> created = HarnessCall(
       {"XGROUP", "CREATE", names_.stream, names_.group, "0", "MKSTREAM"}, kSetupActor);
   if (!created.ok()) return created.status();
+  for (const ConsumerGroupSpec& g : config_.groups) {  // further groups exist before anything is produced
+    Result<Reply> more = HarnessCall({"XGROUP", "CREATE", names_.stream, g.name, "0"}, kSetupActor);
+    if (!more.ok()) return more.status();
+  }
+  AddGroupJudges();
 
   auto add = [&](ActorKind kind, ActorRole role, int number) {
     auto a = std::make_unique<Actor>();
@@ -49,7 +54,16 @@ Status Simulation::Setup() {
     actors_.push_back(std::move(a));
   };
   for (int i = 1; i <= config_.producers; ++i) add(ActorKind::kProducer, ActorRole::kProducer, i);
-  for (int i = 1; i <= config_.workers; ++i) add(ActorKind::kWorker, ActorRole::kWorker, i);
+  for (int i = 1; i <= config_.TotalWorkers(); ++i) {
+    add(ActorKind::kWorker, ActorRole::kWorker, i);
+    Actor& w = *actors_.back();
+    w.group = config_.GroupOfWorker(i);
+    if (w.group > 0) {
+      const ConsumerGroupSpec& spec = config_.groups[w.group - 1];
+      w.group_name = spec.name;
+      w.function = spec.function;
+    }
+  }
   bool janitor = script() ? config_.protocol.script->Defines(ScriptRole::kJanitor)
                           : config_.protocol.janitor.enabled();
   if (janitor) add(ActorKind::kJanitor, ActorRole::kJanitor, 1);
@@ -71,7 +85,7 @@ Status Simulation::StartActor(Actor& a) {
   a.in_transaction = false;
   a.store_wait_since_ms = -1;
   const ProtocolScript* script = config_.protocol.script.get();
-  feed_.Forget(a.slot);
+  ForEachFeed([&a](OracleFeed& f) { f.Forget(a.slot); });
   switch (a.kind) {
     case ActorKind::kProducer:
       a.task = script != nullptr && script->Defines(ScriptRole::kProducer)
@@ -110,7 +124,7 @@ void Simulation::TakeDown(Actor& a, int64_t restart_in_ms, bool new_process) {
     (void)a.conn->Call({"DISCARD"});
     ++harness_rtt_;
   }
-  feed_.Forget(a.slot);
+  ForEachFeed([&a](OracleFeed& f) { f.Forget(a.slot); });
   a.conn.reset();
   a.in_transaction = false;
   a.state = ActorState::kDown;

@@ -104,7 +104,7 @@ Status Simulation::InjectScheduled(const FaultSpec& f) {
   trace_.Add(now_, kFaultActor, LineKind::kFault, "!" + f.ToString(), "",
              {.event = LineEvent::kScheduledFault, .fault = FaultKindName(f.kind),
               .duration_ms = f.duration_ms});
-  oracle_.SetLine(trace_.size() - 1);
+  SetOracleLine(trace_.size() - 1);
   return InjectorOf(f.kind)(*this, f);
 }
 

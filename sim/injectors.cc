@@ -63,7 +63,9 @@ Status InjectXdel(FaultHost& host, const FaultSpec& f) {
   auto r = host.HarnessCall({"XDEL", host.names().stream, *target}, kFaultActor);
   if (!r.ok()) return r.status();
   if (r->is_integer() && r->integer() > 0) {
-    host.oracle().PayloadsDeleted(host.now_ms(), kFaultActor, {*target}, "XDEL", "XDEL of a " + f.target + " entry");
+    for (const JudgedGroup& g : host.judged_groups()) {
+      g.oracle->PayloadsDeleted(host.now_ms(), kFaultActor, {*target}, "XDEL", "XDEL of a " + f.target + " entry");
+    }
   }
   return Status::Ok();
 }
@@ -94,7 +96,9 @@ Status InjectXtrim(FaultHost& host, const FaultSpec& f) {
   if (r->is_integer() && r->integer() != static_cast<int64_t>(gone.size())) {
     host.RunNote(fmt::format("xtrim removed {} entries; the oracle expected {}", r->integer(), gone.size()));
   }
-  host.oracle().PayloadsDeleted(host.now_ms(), kFaultActor, gone, "XTRIM", RenderArgv(argv));
+  for (const JudgedGroup& g : host.judged_groups()) {
+    g.oracle->PayloadsDeleted(host.now_ms(), kFaultActor, gone, "XTRIM", RenderArgv(argv));
+  }
   return Status::Ok();
 }
 
@@ -106,21 +110,28 @@ Status InjectRestart(FaultHost& host, const FaultSpec& /*spec*/) {
   if (!s.ok()) return s;
   // Read back what survived (one round trip), so the oracle's model
   // matches the server.
+  // Each judged group's PEL follows the run's own (a run with one group
+  // reads exactly what it always did).
   const std::string& st = host.names().stream;
-  auto replies = host.HarnessCalls({{"XRANGE", st, "-", "+"},
-                               {"XPENDING", st, host.names().group, "-", "+", "100000"},
-                               {"XINFO", "GROUPS", st}},
-                              kOracleActor);
+  const std::vector<JudgedGroup> groups = host.judged_groups();
+  std::vector<std::vector<std::string>> reads = {{"XRANGE", st, "-", "+"},
+                                                 {"XPENDING", st, host.names().group, "-", "+", "100000"},
+                                                 {"XINFO", "GROUPS", st}};
+  for (size_t k = 1; k < groups.size(); ++k) reads.push_back({"XPENDING", st, groups[k].name, "-", "+", "100000"});
+  auto replies = host.HarnessCalls(reads, kOracleActor);
   if (!replies.ok()) return replies.status();
   const std::vector<Reply>& r = *replies;
   std::vector<std::string> surviving;
   if (auto e = ParseRangeReply(r[0])) {
     for (const auto& entry : *e) surviving.push_back(entry.id);
   }
-  std::vector<PendingRow> rows;
-  if (auto parsed = ParsePendingRows(r[1])) rows = std::move(*parsed);
-  std::optional<StreamId> last = GroupLastDeliveredId(r[2], host.names().group);
-  host.oracle().ServerRestarted(host.now_ms(), host.persistence(), surviving, rows, last ? last->ToString() : "");
+  for (size_t k = 0; k < groups.size(); ++k) {
+    std::vector<PendingRow> rows;
+    if (auto parsed = ParsePendingRows(r[k == 0 ? 1 : 2 + k])) rows = std::move(*parsed);
+    std::optional<StreamId> last = GroupLastDeliveredId(r[2], groups[k].name);
+    groups[k].oracle->ServerRestarted(host.now_ms(), host.persistence(), surviving, rows,
+                                      last ? last->ToString() : "");
+  }
   return Status::Ok();
 }
 
@@ -170,8 +181,10 @@ Status InjectSave(FaultHost& host, const FaultSpec& /*spec*/) {
 // clock-jump: virtual time leaps forward by the spec's size.
 Status InjectClockJump(FaultHost& host, const FaultSpec& f) {
   host.AdvanceClockMs(f.duration_ms);
-  host.oracle().RunWideFault(HistoryKind::kClockJump, host.now_ms(),
-                             fmt::format("virtual time jumped forward {} ms", f.duration_ms), f.duration_ms);
+  for (const JudgedGroup& g : host.judged_groups()) {
+    g.oracle->RunWideFault(HistoryKind::kClockJump, host.now_ms(),
+                           fmt::format("virtual time jumped forward {} ms", f.duration_ms), f.duration_ms);
+  }
   return Status::Ok();
 }
 
@@ -179,9 +192,11 @@ Status InjectClockJump(FaultHost& host, const FaultSpec& f) {
 // the spec's duration.
 Status InjectStoreOutage(FaultHost& host, const FaultSpec& f) {
   host.StoreDownUntil(host.now_ms() + f.duration_ms);
-  host.oracle().RunWideFault(HistoryKind::kStoreOutage, host.now_ms(),
-                             fmt::format("the business store is unavailable for {} ms", f.duration_ms),
-                             f.duration_ms);
+  for (const JudgedGroup& g : host.judged_groups()) {
+    g.oracle->RunWideFault(HistoryKind::kStoreOutage, host.now_ms(),
+                           fmt::format("the business store is unavailable for {} ms", f.duration_ms),
+                           f.duration_ms);
+  }
   return Status::Ok();
 }
 

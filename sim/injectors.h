@@ -24,6 +24,12 @@ namespace xackly {
 // What a scheduled injector may do to one run. Every Redis call goes out on
 // the harness connection at the current virtual time and is traced and
 // counted as a harness round trip.
+// A consumer group the run judges, and its oracle.
+struct JudgedGroup {
+  std::string name;
+  Oracle* oracle;
+};
+
 class FaultHost {
  public:
   virtual ~FaultHost() = default;
@@ -34,6 +40,10 @@ class FaultHost {
   virtual const WorldNames& names() const = 0;
   // The judge, told what the fault did to the events (never the actors).
   virtual Oracle& oracle() = 0;
+  // Every judged group: the run's own (names().group, oracle()) first, then
+  // any further groups (RunConfig::groups). What a fault does to the stream
+  // (payloads deleted, a restart, a clock jump) every group's oracle is told.
+  virtual std::vector<JudgedGroup> judged_groups() { return {{names().group, &oracle()}}; }
   // One request, or several in one round trip; `actor` names the trace lane
   // ("fault", or "oracle" for reads that only observe).
   virtual Result<Reply> HarnessCall(std::vector<std::string> argv, const char* actor) = 0;

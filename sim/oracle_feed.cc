@@ -88,7 +88,9 @@ std::string RenderOpaque(const std::vector<std::string>& argv) {
 
 void OracleFeed::ForwardNewEffects() {
   const auto& records = ledger_->records();
-  for (; forwarded_ < records.size(); ++forwarded_) oracle_->Effect(records[forwarded_]);
+  for (; forwarded_ < records.size(); ++forwarded_) {
+    if (!mine_ || mine_(records[forwarded_])) oracle_->Effect(records[forwarded_]);
+  }
 }
 
 bool OracleFeed::InMulti(const std::string& slot) const { return multi_.count(slot) > 0; }
@@ -99,7 +101,7 @@ Result<OracleFeed::Observed> OracleFeed::Redis(int64_t t, const Who& who, const 
                                                bool reply_lost) {
   read_error_ = Status::Ok();
   if (s.op == Op::kRedisMarkDone || s.op == Op::kRedisAtomic || s.op == Op::kRedisEffect) {
-    RedisStepOfProtocol(t, std::string(who.name), s);
+    if (who.member) RedisStepOfProtocol(t, std::string(who.name), s);
     return Observed{};
   }
   if (s.argv.empty()) return Observed{};
@@ -147,7 +149,7 @@ void OracleFeed::Command(int64_t t, const Who& who, const std::vector<std::strin
     pass->opaque = RenderOpaque(argv);
   };
   const CommandInfo& command = CommandOf(argv);
-  SavesWork(command, argv, r);
+  if (who.member) SavesWork(command, argv, r);
   if (command.runs_code && command.writes) {  // EVAL, EVALSHA, FCALL: whatever their code did
     opaque();
     return;
@@ -156,7 +158,7 @@ void OracleFeed::Command(int64_t t, const Who& who, const std::vector<std::strin
   const std::string& st = names.stream;
   const std::string& key = argv[1];
   const std::string name(who.name);
-  if (command.timer == TimerKind::kKeyExpiry) KeyExpiry(t, name, argv, r);
+  if (command.timer == TimerKind::kKeyExpiry && who.member) KeyExpiry(t, name, argv, r);
   if (verb == "XREADGROUP") {
     // XREADGROUP GROUP g consumer [COUNT n] [NOACK] STREAMS k1 .. kn id1 .. idn:
     // each stream of the reply is matched to its key; only ours is modelled
@@ -184,7 +186,7 @@ void OracleFeed::Command(int64_t t, const Who& who, const std::vector<std::strin
         break;
       }
     }
-  } else if (verb == "XREAD") {
+  } else if (verb == "XREAD" && who.member) {
     // XREAD [COUNT n] [BLOCK ms] STREAMS k1 .. kn id1 .. idn: a reader that
     // keeps its own position (no group, no PEL); only our stream is modelled.
     size_t streams = ArgIndex(argv, "STREAMS");
@@ -308,8 +310,9 @@ void OracleFeed::Xadd(int64_t t, const Who& who, const std::vector<std::string>&
   const std::string name(who.name);
   const bool own_dead_letters = key != names.stream && key != names.dead_letters && !event_id.empty() &&
                                 DescribeActor(who.slot).role != ActorRole::kProducer;
-  if (own_dead_letters) parking_streams_.insert(key);
+  if (own_dead_letters && who.member) parking_streams_.insert(key);
   if (key == names.dead_letters || own_dead_letters) {
+    if (!who.member) return;  // another group's dead letter
     std::string source = hinted ? hint->stream_id : FieldOf(argv, id_at + 1, "source_id");
     if (!event_id.empty()) oracle_->DeadLettered(t, name, event_id, source);
     return;

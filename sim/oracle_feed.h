@@ -68,6 +68,13 @@ class OracleFeed {
   struct Who {
     std::string_view slot;
     std::string_view name;
+    // Whether the actor works for this feed's group (a further group's
+    // feed also sees the other groups' requests): only a member's own
+    // doings -- dead letters, key expiries, saved work, position reads,
+    // effects through the protocol's Redis steps -- reach this oracle. What
+    // any request does to the stream (XADD, XDEL, XTRIM) and to this
+    // feed's group (named in the command) reaches it whoever sent it.
+    bool member = true;
   };
   struct Observed {
     int produced = 0;  // new entries of the run's events reached the stream (wake parked workers)
@@ -76,8 +83,12 @@ class OracleFeed {
   // `reply_lost`: the actor never saw the reply. Fails only when a
   // read-back fails (a harness failure).
   Result<Observed> Redis(int64_t t, const Who& who, const Step& s, bool reply_lost);
-  // Passes effects the ledger recorded since the last call to the oracle.
+  // Passes effects the ledger recorded since the last call to the oracle
+  // (those `Mine` accepts, when it is set).
   void ForwardNewEffects();
+  // Which ledger records are this feed's group's (a run with further
+  // groups shares one ledger); unset: every record.
+  void SetEffectFilter(std::function<bool(const EffectRecord&)> mine) { mine_ = std::move(mine); }
 
   // True while `slot` has an open MULTI (its connection must DISCARD when
   // reused); Forget drops the slot's MULTI state (its process died).
@@ -144,6 +155,7 @@ class OracleFeed {
   EffectLedger* ledger_;
   const ActorEnv* env_;
   ReadBack read_back_;
+  std::function<bool(const EffectRecord&)> mine_;
   size_t forwarded_ = 0;
   Status read_error_;               // the first failed read-back of the current request
   // Commands queued after MULTI, per actor slot, until EXEC or DISCARD.

@@ -123,6 +123,7 @@ class Simulation : private FaultHost {
   void AdvanceClockMs(int64_t ms) override { now_ += ms; }
   const WorldNames& names() const override { return names_; }
   Oracle& oracle() override { return oracle_; }
+  std::vector<JudgedGroup> judged_groups() override;
   Result<std::optional<StreamId>> ReadLastDelivered(const char* actor) override;
   Result<Reply> HarnessCall(std::vector<std::string> argv, const char* actor) override;
   // Like HarnessCall for each command, in one round trip.
@@ -180,13 +181,66 @@ class Simulation : private FaultHost {
   // The quiet window and idle waits (sim/quiet_window.h), on this run's
   // silence and the timers its script has used so far.
   int64_t QuietSinceMs() const {
-    return Silence{drain_start_ms_, oracle_.last_progress_ms(), long_work_ends_ms_}.SinceMs();
+    return Silence{drain_start_ms_, LastProgressMs(), long_work_ends_ms_}.SinceMs();
   }
   int64_t CurrentQuietWindowMs() const { return quiet_.CurrentMs(script_timers_.Longest()); }
   int64_t IdleWaitMs(int64_t requested_ms) const {
     return quiet_.IdleWaitMs(requested_ms, now_ - QuietSinceMs(), fault_phase_);
   }
   Status FinalReads(Oracle::FinalState* fs);
+
+  // --- Further consumer groups (RunConfig::groups) ---
+  // Each further group has a judge of its own: its names (the group's), its
+  // oracle and its feed. Every feed sees every request; a feed takes an
+  // actor's own doings (effects, dead letters, key expiries, position
+  // reads) only from its group's workers (OracleFeed::Who::member), and
+  // its group's commands (XREADGROUP, XACK, claims) by the group they name.
+  struct GroupJudge {
+    WorldNames names;
+    ActorEnv env;
+    std::unique_ptr<Oracle> oracle;
+    std::unique_ptr<OracleFeed> feed;
+  };
+  void AddGroupJudges();
+  // The group an effect record's consumer works for (0: the run's own;
+  // a name no worker of a further group has counts as the run's own).
+  int GroupOfConsumer(std::string_view consumer) const;
+  // The effects of group `index`'s workers: the run's ledger's, and those
+  // of fs->redis_effects (which keeps only them).
+  EffectLedger EffectsOfGroup(int index, Oracle::FinalState* fs) const;
+  Oracle& OracleOf(const Actor& a) { return a.group == 0 ? oracle_ : *group_judges_[a.group - 1]->oracle; }
+  OracleFeed& FeedOf(const Actor& a) { return a.group == 0 ? feed_ : *group_judges_[a.group - 1]->feed; }
+  const OracleFeed& FeedOf(const Actor& a) const { return a.group == 0 ? feed_ : *group_judges_[a.group - 1]->feed; }
+  // Calls `f` with every group's oracle (the run's own first).
+  template <typename F>
+  void ForEachOracle(F&& f) {
+    f(oracle_);
+    for (auto& g : group_judges_) f(*g->oracle);
+  }
+  template <typename F>
+  void ForEachFeed(F&& f) {
+    f(feed_);
+    for (auto& g : group_judges_) f(*g->feed);
+  }
+  void SetOracleLine(int64_t line) {
+    ForEachOracle([line](Oracle& o) { o.SetLine(line); });
+  }
+  // The latest progress any group's oracle saw.
+  int64_t LastProgressMs() const {
+    int64_t t = oracle_.last_progress_ms();
+    for (const auto& g : group_judges_) t = std::max(t, g->oracle->last_progress_ms());
+    return t;
+  }
+  bool AnyEffectOwed() const {
+    if (!oracle_.OwedEvents().empty()) return true;
+    for (const auto& g : group_judges_) {
+      if (!g->oracle->OwedEvents().empty()) return true;
+    }
+    return false;
+  }
+  // A further group's final judgement: its own PEL read back, the effects
+  // of its own workers; its violations name it.
+  Status JudgeGroup(GroupJudge& g, int index, const Oracle::FinalState& shared, RunResult* result);
 
   const RunConfig& config_;
   const QuietWindow quiet_{config_};
@@ -201,6 +255,7 @@ class Simulation : private FaultHost {
   StoreChannel store_channel_{&store_, &external_};
   LossyBusiness business_{&store_channel_};  // what steps send business requests through
   OracleFeed feed_;
+  std::vector<std::unique_ptr<GroupJudge>> group_judges_;
   std::unique_ptr<FaultPlan> plan_;
   Rng sched_rng_;
 

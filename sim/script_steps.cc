@@ -146,7 +146,8 @@ Task<void> ScriptActorMain(Actor* actor, const ActorEnv* env, ScriptRole role) {
   info.name = actor->name;
   info.incarnation = actor->incarnation;
   info.stream = env->names->stream;
-  info.group = env->names->group;
+  info.group = actor->group_name.empty() ? env->names->group : actor->group_name;
+  info.function = actor->function;
   info.effects_key = env->names->effects;
   info.events = env->events;
   info.epoch_ms = env->epoch_ms;

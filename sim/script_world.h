@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -107,6 +108,9 @@ inline const char* ScriptFunctionName(ScriptRole role) {
 // What an actor's script sees as fields of `w`.
 struct ScriptActorInfo {
   ScriptRole role = ScriptRole::kConsumer;
+  // The function it runs: empty for the role's own (ScriptFunctionName); a
+  // further consumer group's workers run the group's (ConsumerGroupSpec).
+  std::string function;
   std::string slot;          // w.slot: "w1", stable across incarnations
   std::string name;          // w.consumer (and w.name): the consumer name
   int incarnation = 1;       // w.incarnation
@@ -126,6 +130,11 @@ class ProtocolScript {
   virtual ~ProtocolScript() = default;
   virtual const std::string& path() const = 0;
   virtual bool Defines(ScriptRole role) const = 0;
+  // Whether it defines a global function `name` that an actor can run
+  // (ScriptActorInfo::function). By default only the consumer's.
+  virtual bool DefinesFunction(std::string_view name) const {
+    return name == ScriptFunctionName(ScriptRole::kConsumer) && Defines(ScriptRole::kConsumer);
+  }
   // Runs the role's function to its end. Ok when it returns; InvalidArgument
   // "path:line: message (actor w1, step 57)" when the script fails.
   // REQUIRES: Defines(info.role); `world` outlives the task

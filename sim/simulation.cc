@@ -15,6 +15,7 @@
 #include "sim/oracle_feed.h"
 #include "sim/rng.h"
 #include "sim/script_steps.h"
+#include "sim/script_world.h"
 #include "sim/store.h"
 #include "sim/text.h"
 
@@ -73,6 +74,22 @@ RunConfig RunConfig::For(const ProtocolDef& protocol) {
   return c;
 }
 
+int RunConfig::TotalWorkers() const {
+  int total = workers;
+  for (const ConsumerGroupSpec& g : groups) total += g.workers;
+  return total;
+}
+
+int RunConfig::GroupOfWorker(int number) const {
+  int last = workers;
+  if (number <= last) return 0;
+  for (size_t k = 0; k < groups.size(); ++k) {
+    last += groups[k].workers;
+    if (number <= last) return static_cast<int>(k) + 1;
+  }
+  return 0;
+}
+
 int64_t FaultPhaseEndMs(const Timing& t, int events, int producers) {
   if (t.fault_phase_ms > 0) return t.fault_phase_ms;
   return std::max<int64_t>(2000, events * t.produce_every_ms / producers + 1000);
@@ -114,11 +131,46 @@ int64_t TimeBudgetMs(const RunConfig& c) {
 
 }  // namespace
 
+Status ValidateGroups(const RunConfig& c) {
+  if (c.groups.empty()) return Status::Ok();
+  if (c.protocol.script == nullptr && c.protocol.script_path.empty()) {
+    return Status::InvalidArgument("groups: further consumer groups need a protocol script ([protocol] script): "
+                                   "each group's workers run a function of it");
+  }
+  std::set<std::string> group_names = {WorldNames{}.group};
+  for (const ConsumerGroupSpec& g : c.groups) {
+    if (g.name.empty() || g.name.size() > 64 ||
+        std::any_of(g.name.begin(), g.name.end(), [](unsigned char ch) { return ch <= ' ' || ch >= 0x7f; })) {
+      return Status::InvalidArgument(
+          fmt::format("groups.name must be 1..64 printable characters without spaces (got '{}')", g.name));
+    }
+    if (!group_names.insert(g.name).second) {
+      return Status::InvalidArgument(fmt::format(
+          "groups.name '{}' is taken (the run's own group is '{}'; each group once)", g.name, WorldNames{}.group));
+    }
+    if (g.workers < 1 || g.workers > kMaxWorkers) {
+      return Status::InvalidArgument(
+          fmt::format("groups.workers of group '{}' must be in 1..{} (got {})", g.name, kMaxWorkers, g.workers));
+    }
+    if (c.protocol.script != nullptr && !c.protocol.script->DefinesFunction(g.function)) {
+      return Status::InvalidArgument(fmt::format("groups.consumer of group '{}': the script {} defines no function {}(w)",
+                                                 g.name, c.protocol.script->path(), g.function));
+    }
+  }
+  if (c.TotalWorkers() > kMaxWorkers) {
+    return Status::InvalidArgument(fmt::format(
+        "workload.workers: with every group's workers they must add up to at most {} (got {})", kMaxWorkers,
+        c.TotalWorkers()));
+  }
+  return Status::Ok();
+}
+
 Status ValidateRunConfig(const RunConfig& c) {
   auto bad = [](std::string why) { return Status::InvalidArgument(std::move(why)); };
   if (c.workers < 1 || c.workers > kMaxWorkers) {
     return bad(fmt::format("workers must be in 1..{} (got {})", kMaxWorkers, c.workers));
   }
+  if (Status groups = ValidateGroups(c); !groups.ok()) return groups;
   if (c.producers < 1 || c.producers > kMaxProducers) {
     return bad(fmt::format("producers must be in 1..{} (got {})", kMaxProducers, c.producers));
   }
@@ -249,6 +301,12 @@ Result<bool> Simulation::Settled() {
   for (const auto& a : actors_) {
     if (a->kind == ActorKind::kWorker && a->state == ActorState::kDown) return false;  // a restart is due
   }
+  // A further group with work left or owed keeps the run going (its
+  // effects are in the ledger the step recorded, never only in Redis: a
+  // group's EVAL-pushed effects are not attributed to it, docs/scripts.md).
+  for (const auto& g : group_judges_) {
+    if (!g->oracle->NothingLeftToDeliver() || !g->oracle->OwedEvents().empty()) return false;
+  }
   const std::vector<std::string> owed = oracle_.OwedEvents();
   if (owed.empty()) return true;
   // Effects a script's own EVAL pushed onto the Redis ledger show only
@@ -356,7 +414,7 @@ Result<RunResult> Simulation::Run() {
       }
       int64_t quiet_since = QuietSinceMs();
       if (now_ - quiet_since >= CurrentQuietWindowMs()) {
-        if (script() && !oracle_.OwedEvents().empty()) owed_quiet_ms_ = now_ - quiet_since;
+        if (script() && AnyEffectOwed()) owed_quiet_ms_ = now_ - quiet_since;
         TraceNote("quiescent", fmt::format("no progress for {} ms", now_ - quiet_since));
         break;
       }
@@ -438,7 +496,20 @@ Result<RunResult> Simulation::Run() {
   }
 
   RunResult result;
-  result.violations = oracle_.Judge(fs, ledger_);
+  if (group_judges_.empty()) {
+    result.violations = oracle_.Judge(fs, ledger_);
+  } else {  // the run's own group judged on its own workers' effects only
+    Oracle::FinalState own = fs;
+    EffectLedger own_ledger = EffectsOfGroup(0, &own);
+    result.violations = oracle_.Judge(own, own_ledger);
+  }
+  for (const Violation& v : result.violations) {
+    if (!v.event_id.empty()) result.histories[v.event_id] = oracle_.HistoryOf(v.event_id);
+  }
+  for (size_t k = 0; k < group_judges_.size(); ++k) {
+    Status judged = JudgeGroup(*group_judges_[k], static_cast<int>(k) + 1, fs, &result);
+    if (!judged.ok()) return judged;
+  }
   result.observed = ObservedClass(result.violations);
   result.matched = Matches(config_.expected, result.violations);
   result.trace_hash = trace_.hash();
@@ -451,9 +522,6 @@ Result<RunResult> Simulation::Run() {
   result.coverage = plan_->Coverage();
   result.picks = std::move(picks_);
   if (trace_.keeps_lines()) result.trace = std::move(trace_.lines());
-  for (const Violation& v : result.violations) {
-    if (!v.event_id.empty()) result.histories[v.event_id] = oracle_.HistoryOf(v.event_id);
-  }
   for (const FaultSpec& f : result.fired) {
     if (f.kind == FaultKind::kPoison) result.poison_histories[EventId(f.event)] = oracle_.HistoryOf(EventId(f.event));
   }
@@ -464,6 +532,70 @@ Result<RunResult> Simulation::Run() {
   // Destroy coroutines before the actors' connections and the store go away.
   for (auto& a : actors_) a->task = Task<void>();
   return result;
+}
+
+void Simulation::AddGroupJudges() {
+  if (config_.groups.empty()) return;
+  feed_.SetEffectFilter([this](const EffectRecord& r) { return GroupOfConsumer(r.consumer) == 0; });
+  for (size_t k = 0; k < config_.groups.size(); ++k) {
+    auto g = std::make_unique<GroupJudge>();
+    g->names = names_;
+    g->names.group = config_.groups[k].name;
+    g->env = env_;
+    g->env.names = &g->names;
+    g->oracle = std::make_unique<Oracle>(config_.events);
+    g->feed = std::make_unique<OracleFeed>(
+        g->oracle.get(), &ledger_, &g->env,
+        [this](const std::vector<std::vector<std::string>>& c) { return OracleReads(c); });
+    const int index = static_cast<int>(k) + 1;
+    g->feed->SetEffectFilter([this, index](const EffectRecord& r) { return GroupOfConsumer(r.consumer) == index; });
+    group_judges_.push_back(std::move(g));
+  }
+}
+
+int Simulation::GroupOfConsumer(std::string_view consumer) const {
+  const ActorIdentity who = DescribeActor(consumer);
+  return who.role == ActorRole::kWorker ? config_.GroupOfWorker(who.number) : 0;
+}
+
+EffectLedger Simulation::EffectsOfGroup(int index, Oracle::FinalState* fs) const {
+  if (fs->redis_effects) {
+    std::vector<EffectRecord> own;
+    for (const EffectRecord& r : *fs->redis_effects) {
+      if (GroupOfConsumer(r.consumer) == index) own.push_back(r);
+    }
+    fs->redis_effects = std::move(own);
+  }
+  EffectLedger own;
+  for (const EffectRecord& r : ledger_.records()) {
+    if (GroupOfConsumer(r.consumer) == index) own.Record(r);
+  }
+  return own;
+}
+
+std::vector<JudgedGroup> Simulation::judged_groups() {
+  std::vector<JudgedGroup> all = {{names_.group, &oracle_}};
+  for (auto& g : group_judges_) all.push_back({g->names.group, g->oracle.get()});
+  return all;
+}
+
+Status Simulation::JudgeGroup(GroupJudge& g, int index, const Oracle::FinalState& shared, RunResult* result) {
+  Oracle::FinalState fs = shared;
+  fs.pending.clear();
+  Result<std::vector<Reply>> pel =
+      HarnessCalls({{"XPENDING", names_.stream, g.names.group, "-", "+", "100000"}}, kOracleActor);
+  if (!pel.ok()) return pel.status();
+  if (auto rows = ParsePendingRows((*pel)[0])) fs.pending = std::move(*rows);
+  EffectLedger own_ledger = EffectsOfGroup(index, &fs);
+  for (std::string& m : g.oracle->ModelMismatches(fs)) {
+    notes_.push_back(fmt::format("oracle self-check (group {}): {}", g.names.group, m));
+  }
+  for (Violation v : g.oracle->Judge(fs, own_ledger)) {
+    v.group = g.names.group;
+    if (!v.event_id.empty()) result->histories[HistoryKey(v)] = g.oracle->HistoryOf(v.event_id);
+    result->violations.push_back(std::move(v));
+  }
+  return Status::Ok();
 }
 
 }  // namespace run_internal

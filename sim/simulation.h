@@ -36,12 +36,28 @@ namespace xackly {
 // The server clock at virtual time 0 of every run (Unix ms, 2023-11-14).
 inline constexpr int64_t kEpochMs = 1'700'000'000'000;
 
+// A consumer group on the run's stream besides the run's own (WorldNames::
+// group, "workers"), with workers of its own that run `function` of the
+// protocol script (a fan-out: an orders group and a search indexer's
+// group). Its exactly-once is judged on its own, per (group, event): its
+// workers' effects count for it alone, its PEL, claims and acks are its
+// own, and a violation names it (Violation::group).
+struct ConsumerGroupSpec {
+  std::string name;                 // the group's name in Redis (w.group of its workers)
+  std::string function = "consumer";  // the script function each of its workers runs
+  int workers = 1;
+  bool operator==(const ConsumerGroupSpec&) const = default;
+};
+
 struct RunConfig {
   ProtocolDef protocol;
   Expectation expected;          // usually protocol.expected
   uint64_t seed = 1;
   int producers = 1;
-  int workers = 3;
+  int workers = 3;               // the run's own group's workers (w1..wN)
+  // Further groups on the stream (protocol scripts only). Their workers'
+  // slots follow the run's group's: w(N+1).. in the order listed.
+  std::vector<ConsumerGroupSpec> groups;
   int events = 10;
   RestartNaming naming = RestartNaming::kSame;
   Persistence persistence = Persistence::kNone;  // must match the server's
@@ -67,6 +83,12 @@ struct RunConfig {
   // A config with the protocol's own defaults (naming, persistence, faults,
   // expectation).
   static RunConfig For(const ProtocolDef& protocol);
+
+  // Worker slots of every group: workers plus each group's workers.
+  int TotalWorkers() const;
+  // The group of worker slot `number` (1-based): 0 for the run's own group,
+  // k for groups[k - 1]. A number past every group's slots is 0.
+  int GroupOfWorker(int number) const;
 };
 
 // The protocol's fault model (protocol.faults) resolved to the sites the
@@ -82,6 +104,10 @@ FaultModel WithoutUnvisitedSites(const ProtocolDef& protocol);
 
 // Validates everything a user can get wrong; errors name the field.
 Status ValidateRunConfig(const RunConfig& config);
+// The part of it about config.groups: errors start "groups.<field>" (or
+// "groups:"); whether each group's function exists is checked only once
+// the script is loaded (config.protocol.script).
+Status ValidateGroups(const RunConfig& config);
 
 // When the fault phase ends (virtual ms after the start): the timing's own
 // fault_phase_ms, else as long as producing `events` takes, at least 2 s.

@@ -38,21 +38,21 @@ void Simulation::ObserveBusiness(Actor& a, const Step& s, const std::string& res
   // duplicate after it is blamed on the expiry (dedupe-expired).
   if (s.op == Op::kExternalEffect && script() && s.outcome == BusinessOutcome::kOk && !s.label.empty() &&
       s.duration_ms > 0) {
-    oracle_.DedupeRecord(now_, a.name, s.event_id, s.duration_ms);
+    OracleOf(a).DedupeRecord(now_, a.name, s.event_id, s.duration_ms);
   }
   // An SQL write naming an event (an inbox row) saved work a relay may still owe.
   if (s.op == Op::kSqlStatement && s.sql.error.empty() && SiteChangesState(StatementVerb(s.label))) {
-    oracle_.WorkSavedIn(s.label);
+    OracleOf(a).WorkSavedIn(s.label);
     for (const SqlValue& p : s.params) {
-      if (const std::string* text = std::get_if<std::string>(&p)) oracle_.WorkSavedIn(*text);
+      if (const std::string* text = std::get_if<std::string>(&p)) OracleOf(a).WorkSavedIn(*text);
     }
   }
   a.in_transaction = store_.InTransaction(a.owner_id);
   if ((s.op == Op::kSqlEffect || s.op == Op::kExternalEffect) &&
       (s.outcome == BusinessOutcome::kFailed || s.outcome == BusinessOutcome::kUnavailable)) {
-    oracle_.EffectFailed(now_, a.name, s.event_id, s.stream_id, result);
+    OracleOf(a).EffectFailed(now_, a.name, s.event_id, s.stream_id, result);
   }
-  feed_.ForwardNewEffects();
+  ForEachFeed([](OracleFeed& f) { f.ForwardNewEffects(); });
 }
 
 bool Simulation::ExecuteBusiness(Actor& a, Step& s) {
@@ -64,7 +64,7 @@ bool Simulation::ExecuteBusiness(Actor& a, Step& s) {
   const BusinessCall call{a.owner_id, now_, a.name, plan_->IsPoison(EventNumber(s.event_id)), script(),
                           config_.protocol.idempotency_key};
   const bool sql = InfoOf(s.op).channel == Channel::kSql;
-  oracle_.SetLine(trace_.size());
+  SetOracleLine(trace_.size());
   business_.LoseNext(loss);
   Result<BusinessReply> r = business_.Call(call, s);
   if (loss == PointEffect::kLoseRequest) {
@@ -106,8 +106,13 @@ Status Simulation::ObserveRedis(Actor& a, const Step& s, bool reply_lost) {
       (s.op == Op::kCommand && command.category == ReportCategory::kRead && s.argv.back() == ">")) {
     a.produced_seen = produced_;
   }
-  Result<OracleFeed::Observed> seen = feed_.Redis(now_, {a.slot, a.name}, s, reply_lost);
+  Result<OracleFeed::Observed> seen = feed_.Redis(now_, {a.slot, a.name, a.group == 0}, s, reply_lost);
   if (!seen.ok()) return seen.status();
+  for (size_t k = 0; k < group_judges_.size(); ++k) {  // the further groups' feeds see it too
+    Result<OracleFeed::Observed> also =
+        group_judges_[k]->feed->Redis(now_, {a.slot, a.name, a.group == static_cast<int>(k) + 1}, s, reply_lost);
+    if (!also.ok()) return also.status();
+  }
   for (int i = 0; i < seen->produced; ++i) {
     ++produced_;
     WakeOneParkedWorker();
@@ -119,7 +124,7 @@ Status Simulation::ObserveRedis(Actor& a, const Step& s, bool reply_lost) {
   const bool takes_entries =
       command.category == ReportCategory::kRead || command.category == ReportCategory::kClaim;
   if (s.op == Op::kCommand && takes_entries && command.consumer_at < argv.size() &&
-      argv[command.group_at] == names_.group && (command.first_key == 0 || argv[command.first_key] == names_.stream)) {
+      argv[command.group_at] == (a.group_name.empty() ? names_.group : a.group_name) && (command.first_key == 0 || argv[command.first_key] == names_.stream)) {
     consumer_names_[a.owner_id].insert(argv[command.consumer_at]);
   }
   return Status::Ok();
@@ -153,7 +158,7 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
     s.outcome = BusinessOutcome::kFailed;
     trace_.Add(now_, a.name, LineKind::kRedis, RequestText(s.argv), "(not sent: the poison event's effect fails)",
                {.event = LineEvent::kNotSent, .argv = &s.argv});
-    oracle_.EffectFailed(now_, a.name, s.event_id, s.stream_id, "poison");
+    OracleOf(a).EffectFailed(now_, a.name, s.event_id, s.stream_id, "poison");
     return Status::Ok();
   }
   if (a.conn_generation != generation_ || !a.conn || !a.conn->alive()) {
@@ -172,9 +177,9 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
   if (loss == PointEffect::kLoseRequest) {
     trace_.Add(now_, a.name, LineKind::kFault, RequestText(s.argv), "!lost-request (never reached the server)",
                {.event = LineEvent::kLostRequest, .argv = &s.argv, .site = site});
-    oracle_.SetLine(trace_.size() - 1);
+    SetOracleLine(trace_.size() - 1);
     if (s.op == Op::kProduce) {
-      oracle_.Produced(now_, a.name, s.event_id, s.argv[2], Oracle::ProduceOutcome::kNotSent);
+      ForEachOracle([&](Oracle& o) { o.Produced(now_, a.name, s.event_id, s.argv[2], Oracle::ProduceOutcome::kNotSent); });
     }
     TimeOut(a, HistoryKind::kLostRequest, site, EventsOf(s));
     *handled = true;
@@ -195,7 +200,7 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
   } else {
     trace_.AddCommand(now_, a.name, LineKind::kRedis, s.argv, s.reply, {.argv = &s.argv, .reply = &s.reply});
   }
-  oracle_.SetLine(trace_.size() - 1);
+  SetOracleLine(trace_.size() - 1);
   Status observed = ObserveRedis(a, s, reply_lost);
   if (!observed.ok()) return observed;
   if (config_.probe && s.op == Op::kCommand) {
@@ -242,7 +247,7 @@ std::vector<std::string> Simulation::EventsOf(const Step& s) const {
 }
 
 void Simulation::TimeOut(Actor& a, HistoryKind fault, const std::string& site, const std::vector<std::string>& events) {
-  oracle_.WorkerFault(fault, now_, a.name, site, events);
+  OracleOf(a).WorkerFault(fault, now_, a.name, site, events);
   Reset(a, "timeout");
 }
 
@@ -255,15 +260,15 @@ Simulation::PointFault Simulation::FirePointFault(Actor& a, const Step& s, const
   if (point.empty()) return PointFault::kNone;
   std::optional<FaultSpec> f = plan_->AtPoint(a.slot, point, SiteFamily::kCrashPoint, now_);
   if (!f) return PointFault::kNone;
-  oracle_.SetLine(trace_.size());
+  SetOracleLine(trace_.size());
   const std::vector<std::string> events = EventsOf(s);
   switch (InfoOf(f->kind).effect) {
     case PointEffect::kCrash:
-      oracle_.WorkerFault(HistoryKind::kCrash, now_, a.name, point, events);
+      OracleOf(a).WorkerFault(HistoryKind::kCrash, now_, a.name, point, events);
       Crash(a, point);
       return PointFault::kCrashed;
     case PointEffect::kStall:
-      oracle_.WorkerFault(HistoryKind::kStall, now_, a.name, point, events, f->duration_ms);
+      OracleOf(a).WorkerFault(HistoryKind::kStall, now_, a.name, point, events, f->duration_ms);
       trace_.Add(now_, a.name, LineKind::kFault, fmt::format("!stall at {} for {} ms", point, f->duration_ms), "",
                  {.event = LineEvent::kStall, .site = point, .duration_ms = f->duration_ms});
       a.ready_at_ms = std::max(a.ready_at_ms, now_ + f->duration_ms);
@@ -279,14 +284,15 @@ Simulation::PointFault Simulation::FirePointFault(Actor& a, const Step& s, const
 Status Simulation::CheckEffectGroup(const Actor& a, const Step& s) const {
   const bool effect = s.op == Op::kSqlEffect || s.op == Op::kExternalEffect || s.op == Op::kRedisEffect;
   if (!effect) return Status::Ok();
-  const std::optional<std::string> group = feed_.OtherGroupOf(a.name, s.event_id);
+  const std::optional<std::string> group = FeedOf(a).OtherGroupOf(a.name, s.event_id);
   if (!group) return Status::Ok();
+  const std::string& own = a.group_name.empty() ? names_.group : a.group_name;
   return Status::InvalidArgument(fmt::format(
-      "{}: w:effect for {} handles an entry {} read through consumer group '{}', but xackly judges "
-      "exactly-once in one group, '{}' (w.group), and would count this effect as a second run of {}'s. "
-      "Several groups on one stream are not modelled yet: check each group's consumer as a scenario of "
-      "its own, reading w.group ({}, step {})",
-      s.origin.empty() ? a.name : s.origin, s.event_id, a.name, *group, names_.group, s.event_id, a.name,
+      "{}: w:effect for {} handles an entry {} read through consumer group '{}', but {}'s effects are judged "
+      "in its own group, '{}' (w.group), and would count this effect as a second run of {}'s there. Give the "
+      "other group workers of its own ([[groups]] in the scenario, docs/scenarios.md) so that each group's "
+      "exactly-once is judged on its own ({}, step {})",
+      s.origin.empty() ? a.name : s.origin, s.event_id, a.name, *group, a.name, own, s.event_id, a.name,
       steps_ + 1));
 }
 
@@ -308,8 +314,8 @@ Status Simulation::ExecuteStep(Actor& a) {
         // TakeDown destroys the coroutine that holds `s`: nothing of it after.
         const std::string why = s.label;
         const int64_t delay_ms = config_.timing.restart_delay_ms;
-        oracle_.SetLine(trace_.size());
-        oracle_.WorkerFault(HistoryKind::kCrash, now_, a.name, "process exit", {});
+        SetOracleLine(trace_.size());
+        OracleOf(a).WorkerFault(HistoryKind::kCrash, now_, a.name, "process exit", {});
         TakeDown(a, delay_ms, /*new_process=*/true);
         trace_.Add(now_, a.name, LineKind::kFault, fmt::format("!{} (replacement starts in {} ms)", why, delay_ms),
                    "", {.event = LineEvent::kCrash, .site = "process exit", .duration_ms = delay_ms});

@@ -178,6 +178,14 @@ std::vector<VerdictKind> ObservedKinds(const std::vector<Violation>& violations)
   return kinds;
 }
 
+std::string HistoryKey(const Violation& v) { return v.group.empty() ? v.event_id : v.event_id + "@" + v.group; }
+
+std::string ViolationSubject(const Violation& v, std::string_view run_wide) {
+  std::string subject = v.event_id.empty() ? std::string(run_wide) : v.event_id;
+  if (!v.group.empty()) subject += " in group " + v.group;
+  return subject;
+}
+
 std::string ObservedClass(const std::vector<Violation>& violations) {
   std::vector<VerdictKind> kinds = ObservedKinds(violations);
   if (kinds.empty()) return "ok";

@@ -88,7 +88,7 @@ bool ReproducesRecordedTrace(const char* command, const Scenario& scenario, cons
 
 void PrintViolationsAndStory(std::FILE* out, const RunResult& run, const report::CaseReport& c, const char* heading) {
   for (const Violation& v : run.violations) {
-    fmt::print(out, "  {} {} [{}]: {}\n", VerdictKindName(v.kind), v.event_id, v.cause, v.detail);
+    fmt::print(out, "  {} {} [{}]: {}\n", VerdictKindName(v.kind), ViolationSubject(v, ""), v.cause, v.detail);
   }
   if (run.violations.empty()) return;
   std::vector<std::string> story = report::Story(c);

@@ -377,8 +377,15 @@ Status WriteReports(const report::Report& r, const OutputFlags& flags, std::vect
 }
 
 std::string DescribeRun(const RunConfig& c) {
-  return fmt::format("{} worker{}, {} event{}, {} producer{}, persistence {}, restart naming {}, faults {}",
-                     c.workers, c.workers == 1 ? "" : "s", c.events, c.events == 1 ? "" : "s",
+  std::string groups;  // "(group workers) + 2 in group search-indexer (w3..w4)"
+  int slot = c.workers;
+  for (const ConsumerGroupSpec& g : c.groups) {
+    groups += fmt::format(" + {} in group {} (w{}..w{})", g.workers, g.name, slot + 1, slot + g.workers);
+    slot += g.workers;
+  }
+  if (!groups.empty()) groups = fmt::format(" in group {}", WorldNames{}.group) + groups;
+  return fmt::format("{} worker{}{}, {} event{}, {} producer{}, persistence {}, restart naming {}, faults {}",
+                     c.workers, c.workers == 1 ? "" : "s", groups, c.events, c.events == 1 ? "" : "s",
                      c.producers, c.producers == 1 ? "" : "s", PersistenceName(c.persistence),
                      RestartNamingName(c.naming),
                      c.fault_schedule ? fmt::format("explicit plan of {}", c.fault_schedule->size())

@@ -703,6 +703,23 @@ Result<int> LuaProcess::PushUnderLimits(lua_State* co, const std::function<void(
   return n;
 }
 
+std::vector<std::string> LuaProcess::GlobalFunctions() const {
+  std::vector<std::string> names;
+  lua_pushglobaltable(L_);
+  lua_pushnil(L_);
+  while (lua_next(L_, -2) != 0) {  // key at -2, value at -1
+    if (lua_type(L_, -2) == LUA_TSTRING && lua_type(L_, -1) == LUA_TFUNCTION) {
+      size_t len = 0;
+      const char* s = lua_tolstring(L_, -2, &len);
+      names.emplace_back(s, len);
+    }
+    lua_pop(L_, 1);
+  }
+  lua_pop(L_, 1);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
 bool LuaProcess::HasFunction(const char* name) const {
   int t = lua_getglobal(L_, name);
   lua_pop(L_, 1);

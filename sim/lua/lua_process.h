@@ -34,6 +34,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sim/rng.h"
 #include "sim/status.h"
@@ -87,6 +88,8 @@ class LuaProcess {
   const std::string& path() const { return path_; }
   // Whether the script defines a global function `name`.
   bool HasFunction(const char* name) const;
+  // The names of every global that is a function, in name order.
+  std::vector<std::string> GlobalFunctions() const;
   int64_t NowMs() const { return env_.now_ms ? env_.now_ms() : 0; }
 
   // Starts a new step's budget (call before every resume).

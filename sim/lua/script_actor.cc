@@ -169,7 +169,8 @@ ScriptActor::ScriptActor(std::unique_ptr<LuaProcess> process, const ScriptActorI
   lua_State* L = process_->state();
   thread_ = lua_newthread(L);
   thread_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
-  XACKLY_CHECK(lua_getglobal(thread_, ScriptFunctionName(info.role)) == LUA_TFUNCTION);
+  const std::string function = info.function.empty() ? ScriptFunctionName(info.role) : info.function;
+  XACKLY_CHECK(lua_getglobal(thread_, function.c_str()) == LUA_TFUNCTION);
   PushActorObject(info);
 }
 
@@ -453,10 +454,13 @@ Result<std::shared_ptr<const LuaScript>> LuaScript::Load(ScriptSource source, Pr
   for (ScriptRole role : {ScriptRole::kConsumer, ScriptRole::kProducer, ScriptRole::kJanitor}) {
     script->defines_[static_cast<int>(role)] = (*p)->HasFunction(ScriptFunctionName(role));
   }
+  for (std::string& name : (*p)->GlobalFunctions()) script->functions_.insert(std::move(name));
   return std::shared_ptr<const LuaScript>(std::move(script));
 }
 
 bool LuaScript::Defines(ScriptRole role) const { return defines_[static_cast<int>(role)]; }
+
+bool LuaScript::DefinesFunction(std::string_view name) const { return functions_.count(name) != 0; }
 
 Task<Status> LuaScript::Run(ScriptActorInfo info, ScriptWorld& world) const {
   ProcessEnv env{Rng(info.seed)};

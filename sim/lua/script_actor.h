@@ -15,7 +15,9 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/lua/lua_process.h"
@@ -116,6 +118,7 @@ class LuaScript : public ProtocolScript {
   const ProcessLimits& limits() const { return limits_; }
   const std::string& path() const override { return source_.path; }
   bool Defines(ScriptRole role) const override;
+  bool DefinesFunction(std::string_view name) const override;
 
   // Starts the role's function in a fresh process (math.random seeded from
   // info.seed, os.time from info.epoch_ms and the world's clock, print to
@@ -128,6 +131,7 @@ class LuaScript : public ProtocolScript {
   ScriptSource source_;
   ProcessLimits limits_;
   bool defines_[3] = {false, false, false};
+  std::set<std::string, std::less<>> functions_;  // every global function its top level defined
 };
 
 }  // namespace xackly

@@ -44,6 +44,7 @@ void ExpectSame(const CaseReport& a, const CaseReport& b) {
     EXPECT_FIELD(a.violations[i], b.violations[i], cause);
     EXPECT_FIELD(a.violations[i], b.violations[i], detail);
     EXPECT_FIELD(a.violations[i], b.violations[i], effect_count);
+    EXPECT_FIELD(a.violations[i], b.violations[i], group);
   }
   EXPECT_FIELD(a, b, trace_hash);
   EXPECT_FIELD(a, b, steps);
@@ -227,7 +228,7 @@ rc::Gen<Violation> AnyViolation() {
   return rc::gen::build<Violation>(
       rc::gen::set(&Violation::kind, AnyVerdictKind()), rc::gen::set(&Violation::event_id, AnyText()),
       rc::gen::set(&Violation::cause, AnyText()), rc::gen::set(&Violation::detail, AnyText()),
-      rc::gen::set(&Violation::effect_count));
+      rc::gen::set(&Violation::effect_count), rc::gen::set(&Violation::group, AnyText()));
 }
 
 rc::Gen<CaseReport> AnyCase() {

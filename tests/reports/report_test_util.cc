@@ -145,7 +145,7 @@ Report EverythingReport() {
       {VerdictKind::kStuck, "", "step-bound", "no quiescence", 0},
       {VerdictKind::kDuplicate, "order:1", "crash:after-effect", hostile, 2},
       {VerdictKind::kLost, "order:2", "payload-deleted", "gone", 0},
-      {VerdictKind::kPelLeak, "order:3", "done-but-pending", "stays", 1},
+      {VerdictKind::kPelLeak, "order:3", "done-but-pending", "stays", 1, "search-indexer"},
       {VerdictKind::kOk, "order:4", "", "", 1},
   };
   c.trace_hash = "0123456789abcdef";
