@@ -52,7 +52,11 @@ struct Beat {
   HistoryItem facts{};       // the item's typed facts (site, sink, command...)
   std::string replaces;      // start beats: the name the worker had before, when renamed
   bool decisive = false;     // synthetic: a step that decided the holder's branch (DecisiveLines)
+  std::string group;         // a further consumer group's name (Violation::group); empty: the run's own
 };
+
+// " of group search-indexer" for a beat of a further group's event; "".
+std::string OfGroup(const Beat& b) { return b.group.empty() ? "" : " of group " + b.group; }
 
 bool IsProduce(HistoryKind k) {
   return k == HistoryKind::kProduced || k == HistoryKind::kProduceUnknown ||
@@ -103,7 +107,7 @@ const TraceLine* LineAt(const CaseReport& c, int64_t line) {
 // that made a duplicate, plus the expiry of done-records that a later step
 // outlived.
 std::vector<Beat> EventBeats(const std::string& event_id, const std::vector<HistoryItem>& history,
-                             const Violation* duplicate) {
+                             const Violation* duplicate, const std::string& group) {
   size_t end = history.size();
   int effects = 0;
   if (duplicate != nullptr) {
@@ -131,6 +135,7 @@ std::vector<Beat> EventBeats(const std::string& event_id, const std::vector<Hist
     Beat b{item.kind, item.t_ms, item.line, item.actor, item.detail, item.value, {}, "", false, false, false, false,
            0, item.t_ms};
     b.facts = item;
+    b.group = group;
     // A redelivery of an event whose effect already ran, followed by
     // nothing but the next delivery (or the end): the handler found it done
     // and left the entry pending: the duplicate branch skipped XACK.
@@ -556,11 +561,11 @@ class Teller {
       case HistoryKind::kProduceLost:
         return {who, "sends XADD for " + Events(b.subjects) + ", but the request is lost and never runs"};
       case HistoryKind::kDelivered:
-        return {who, Delivery(b, "reads " + Ids(b.subjects) + " with XREADGROUP >")};
+        return {who, Delivery(b, "reads " + Ids(b.subjects) + " with XREADGROUP >" + OfGroup(b))};
       case HistoryKind::kReadByPosition:
         return {who, Delivery(b, "reads " + Ids(b.subjects) + " with XREAD from the position it keeps")};
       case HistoryKind::kRedelivered:
-        return {who, Delivery(b, "re-reads its own pending " + Ids(b.subjects) + " (XREADGROUP 0)")};
+        return {who, Delivery(b, "re-reads its own pending " + Ids(b.subjects) + " (XREADGROUP 0" + OfGroup(b) + ")")};
       case HistoryKind::kClaimed: {
         if (b.facts.payload_missing) {
           return {who, "runs XAUTOCLAIM, which reports " + Ids(b.subjects) +
@@ -574,7 +579,7 @@ class Teller {
             how = std::string(command.verb) + " min-idle " + w[command.timer_at];
           }
         }
-        return {who, Delivery(b, "claims " + Ids(b.subjects) + " (" + how + ")")};
+        return {who, Delivery(b, "claims " + Ids(b.subjects) + " (" + how + OfGroup(b) + ")")};
       }
       case HistoryKind::kEffect: {
         bool again = false;
@@ -683,7 +688,7 @@ std::vector<StorySentence> StorySentences(const CaseReport& c) {
     auto it = c.histories.find(HistoryKey(v));
     if (it == c.histories.end()) continue;
     const Violation* dup = v.kind == VerdictKind::kDuplicate ? &v : nullptr;
-    std::vector<Beat> beats = EventBeats(v.event_id, it->second, dup);
+    std::vector<Beat> beats = EventBeats(v.event_id, it->second, dup, v.group);
     if (dup != nullptr && std::any_of(beats.begin(), beats.end(),
                                       [](const Beat& b) { return !b.conclusion.empty(); })) {
       concluded.insert(HistoryKey(v));

@@ -2,7 +2,9 @@
 // each group's exactly-once is judged on its own. A fan-out's two groups
 // each run an event's effect once, which is not a duplicate; a broken
 // group is found and named, whatever the other group does.
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -57,6 +59,10 @@ TEST(GroupsTest, ABrokenGroupIsFoundAndNamedAndTheCorrectOneIsNot) {
   std::vector<std::string> story = report::Story(c);
   ASSERT_FALSE(story.empty());
   EXPECT_TRUE(Contains(story.back(), "in group search-indexer")) << story.back();
+  // Its reads are told as the group's.
+  EXPECT_TRUE(std::any_of(story.begin(), story.end(),
+                          [](const std::string& s) { return Contains(s, "of group search-indexer"); }))
+      << story.front();
 }
 
 TEST(GroupsTest, AKeyedFanOutStaysOkUnderCrashesInBothGroups) {
