@@ -117,5 +117,86 @@ end
   EXPECT_TRUE(Contains(run.output, "[[groups]]")) << run.output;
 }
 
+
+// The run's own group ("workers") handles each event at once; the indexer
+// group one entry every 3 s. A janitor trims with XTRIM MINID below what a
+// group still needs: only "workers" (unsafe for the slow indexer), or the
+// lower of both groups (safe).
+constexpr const char* kTrimScript = R"LUA(local function handle(w, e)
+  if e.deleted then w:redis("XACK", w.stream, w.group, e.id) return end
+  if not w:sql("BEGIN").ok then return end
+  local mark = w:sql("INSERT OR IGNORE INTO done(grp, event_id) VALUES (?, ?)", w.group, e.fields.event_id)
+  if not mark.ok then return end
+  if mark.changes == 1 and not w:effect(e.fields.event_id, "sql", {entry = e}) then w:sql("ROLLBACK") return end
+  if w:sql("COMMIT").ok then w:redis("XACK", w.stream, w.group, e.id) end
+end
+
+local function serve(w, pause_ms)
+  while not w:sql("CREATE TABLE IF NOT EXISTS done(grp TEXT, event_id TEXT, PRIMARY KEY (grp, event_id))").ok do
+    w:sleep(1000)
+  end
+  for _, e in ipairs(w:read("0")) do handle(w, e) end
+  while true do
+    if pause_ms > 0 then w:sleep(pause_ms) end
+    local batch = w:read(">", {count = 1})
+    if #batch == 0 then w:park(2000) end
+    for _, e in ipairs(batch) do handle(w, e) end
+  end
+end
+
+function consumer(w) serve(w, 0) end
+function indexer(w) serve(w, 3000) end   -- slow: one entry every 3 s
+
+-- The lowest ID group `name` still needs: its oldest pending entry, else
+-- the entry after its last delivered one.
+local function needed(w, name)
+  local p = w:redis("XPENDING", w.stream, name)
+  if p[1] > 0 then return p[2] end
+  for _, g in ipairs(w:redis("XINFO", "GROUPS", w.stream)) do
+    local t = {}
+    for i = 1, #g, 2 do t[g[i]] = g[i + 1] end
+    if t.name == name then
+      local ms, seq = string.match(t["last-delivered-id"], "(%d+)-(%d+)")
+      return ms .. "-" .. (tonumber(seq) + 1)
+    end
+  end
+end
+
+function janitor(w)
+  while true do
+    w:sleep(1000)
+    local keep = needed(w, "workers")
+    if params.trim_for_all then
+      local other = needed(w, "search-indexer")
+      local a1, a2 = string.match(keep, "(%d+)-(%d+)")
+      local b1, b2 = string.match(other, "(%d+)-(%d+)")
+      if tonumber(b1) < tonumber(a1) or (b1 == a1 and tonumber(b2) < tonumber(a2)) then keep = other end
+    end
+    w:redis("XTRIM", w.stream, "MINID", keep)
+  end
+end
+)LUA";
+
+std::string TrimScenario(bool trim_for_all) {
+  return std::string("[workload]\nworkers = 1\nevents = 6\n[protocol]\nscript = \"trim.lua\"\n") +
+         "[protocol.params]\ntrim_for_all = " + (trim_for_all ? "true" : "false") +
+         "\n[faults]\nkinds = []\n[[groups]]\nname = \"search-indexer\"\nconsumer = \"indexer\"\n";
+}
+
+TEST(GroupsTest, ARetentionSafeForOneGroupAndNotTheOtherLosesInTheOtherOnly) {
+  ScopedTempRoot dir;
+  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/trim.lua", kTrimScript).ok());
+  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/one.toml", "expect = \"lost:payload-deleted\"\n" + TrimScenario(false)).ok());
+  CommandOutput one = RunXackly({"run", "--scenario", dir.path() + "/one.toml"});
+  EXPECT_EQ(one.exit_code, kExitOk) << one.output;
+  EXPECT_TRUE(Contains(one.output, "lost order:1 in group search-indexer [payload-deleted]")) << one.output;
+  EXPECT_FALSE(Contains(one.output, "lost order:1 [")) << "the orders group lost nothing: " << one.output;
+
+  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/all.toml", "expect = \"ok\"\n" + TrimScenario(true)).ok());
+  CommandOutput all = RunXackly({"run", "--scenario", dir.path() + "/all.toml"});
+  EXPECT_EQ(all.exit_code, kExitOk) << all.output;
+  EXPECT_TRUE(Contains(all.output, "observed ok (expected ok): matched")) << all.output;
+}
+
 }  // namespace
 }  // namespace xackly
