@@ -62,6 +62,9 @@ report::CaseReport ToCaseReport(const RunConfig& config, const RunResult& result
   c.coverage = result.coverage;
   c.trace = result.trace;
   c.histories = result.histories;
+  for (int i = config.workers + 1; i <= config.TotalWorkers(); ++i) {
+    c.worker_groups[ActorName(ActorRole::kWorker, i)] = config.groups[config.GroupOfWorker(i) - 1].name;
+  }
   return c;
 }
 

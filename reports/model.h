@@ -44,6 +44,9 @@ struct CaseReport {
   std::vector<TraceLine> trace;  // may be empty when the trace was not kept
   // Per-event history of every event named in a violation (sim/oracle.h).
   std::map<std::string, std::vector<HistoryItem>> histories;
+  // The worker slots of further consumer groups (RunConfig::groups) and
+  // their group's name ("w3" -> "search-indexer"); empty with one group.
+  std::map<std::string, std::string> worker_groups;
   std::string replay_file;       // path of the written replay file, if any
   std::string replay_command;    // the one command that reproduces this case
 };

@@ -60,10 +60,13 @@ std::tuple<int, int, int, std::string> LaneKey(const std::string& actor) {
   return {group, id.number, id.incarnation, actor};
 }
 
-std::string LaneRole(const std::string& actor) {
+std::string LaneRole(const CaseReport& c, const std::string& actor) {
   const ActorIdentity id = DescribeActor(actor);
-  if (id.role == ActorRole::kWorker && id.incarnation > 1) return "worker, restarted";
-  return ActorRoleName(id.role);
+  std::string role = ActorRoleName(id.role);
+  auto group = c.worker_groups.find(std::string(id.slot));
+  if (group != c.worker_groups.end()) role += ", " + group->second;  // a further consumer group's worker
+  if (id.role == ActorRole::kWorker && id.incarnation > 1) role += ", restarted";
+  return role;
 }
 
 bool OnLane(const TraceLine& t) {
@@ -400,7 +403,7 @@ void Timeline(const CaseReport& c, int n, const std::set<int64_t>& path, std::st
                      Num(kAxisHeight));
   for (const std::string& actor : layout.lanes) {
     out += fmt::format("<div class=\"lane-label\" style=\"height:{}px\"><b>{}</b><small>{}</small></div>\n",
-                       Num(kLaneHeight), E(actor), E(LaneRole(actor)));
+                       Num(kLaneHeight), E(actor), E(LaneRole(c, actor)));
   }
   out += "</div>\n<div class=\"scroll\">\n";
   out += fmt::format(

@@ -132,6 +132,7 @@ json CaseJson(const CaseReport& c) {
           {"trace", std::move(trace)},
           {"trace_lines_elided", elided},
           {"histories", std::move(histories)},
+          {"worker_groups", c.worker_groups},  // further groups' worker slots -> group
           {"replay_file", c.replay_file},
           {"replay_command", c.replay_command}};
 }
@@ -400,6 +401,11 @@ void ReadCase(Reader& r, const json& j, const std::string& p, CaseReport* c) {
     r.Read(l, lp, "waited_for", &out.waited_for);
     r.ReadStrings(l, lp, "ids", &out.ids);
   });
+  if (j.contains("worker_groups")) {  // absent before it was added
+    r.ForObject(j, p, "worker_groups", [&](const std::string& slot, const json& group, const std::string& gp) {
+      r.ReadValue(group, gp, &c->worker_groups[slot]);
+    });
+  }
   r.ForObject(j, p, "histories", [&](const std::string& event, const json& list, const std::string& hp) {
     std::vector<HistoryItem>& items = c->histories[event];
     r.ForElements(list, hp, [&](const json& item, const std::string& ip) {

@@ -42,7 +42,7 @@ TEST(GroupsTest, ABrokenGroupIsFoundAndNamedAndTheCorrectOneIsNot) {
                                   "expect = \"duplicate\"\n" +
                                       FanOut(false, "kinds = [\"crash\"]\ncrash_points = [\"after-effect\"]"))
                   .ok());
-  CommandOutput check = RunXackly({"check", "--scenario", dir.path() + "/f.toml", "--cases", "100", "--out", dir.path() + "/out", "--format", "json", "--quiet"});
+  CommandOutput check = RunXackly({"check", "--scenario", dir.path() + "/f.toml", "--cases", "100", "--out", dir.path() + "/out", "--format", "json,html", "--quiet"});
   ASSERT_EQ(check.exit_code, kExitOk) << check.output;
   Result<report::Report> json = report::ParseJsonReport(*ReadFile(dir.path() + "/out/report.json"));
   ASSERT_TRUE(json.ok()) << json.status().ToString();
@@ -55,6 +55,9 @@ TEST(GroupsTest, ABrokenGroupIsFoundAndNamedAndTheCorrectOneIsNot) {
     EXPECT_EQ(v.group, "search-indexer") << v.event_id << " " << v.cause << ": " << v.detail;
     EXPECT_EQ(c.histories.count(HistoryKey(v)), 1u) << HistoryKey(v);
   }
+  // The HTML timeline's lanes say which group a worker reads for.
+  const std::string html = *ReadFile(dir.path() + "/out/report.html");
+  EXPECT_TRUE(Contains(html, "<small>worker, search-indexer")) << "no lane labelled with its group";
   // The story ends on the group's verdict.
   std::vector<std::string> story = report::Story(c);
   ASSERT_FALSE(story.empty());

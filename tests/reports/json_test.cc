@@ -69,6 +69,7 @@ void ExpectSame(const CaseReport& a, const CaseReport& b) {
     EXPECT_FIELD(a.trace[i], b.trace[i], duration_ms);
     EXPECT_FIELD(a.trace[i], b.trace[i], ids);
   }
+  EXPECT_FIELD(a, b, worker_groups);
   ASSERT_EQ(a.histories.size(), b.histories.size());
   for (const auto& [event, items] : a.histories) {
     SCOPED_TRACE("history of " + event);
@@ -255,6 +256,7 @@ rc::Gen<CaseReport> AnyCase() {
     c.coverage.enabled = {enabled.begin(), enabled.end()};
     c.trace = *Few(AnyTraceLine(), 6);
     c.histories = *FewByName(Few(AnyHistoryItem(), 3));
+    c.worker_groups = *FewByName(AnyText());
     c.replay_file = *AnyText();
     c.replay_command = *AnyText();
     return c;

@@ -191,6 +191,7 @@ Report EverythingReport() {
   }
   c.histories["order:1"] = items;
   c.histories["order:2"] = {};
+  c.worker_groups["w3"] = "search-indexer";
   c.replay_file = "/tmp/replay \"x\".toml";
   c.replay_command = "xackly replay '/tmp/replay \"x\".toml' # " + hostile;
 
