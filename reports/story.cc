@@ -52,7 +52,7 @@ struct Beat {
   HistoryItem facts{};       // the item's typed facts (site, sink, command...)
   std::string replaces;      // start beats: the name the worker had before, when renamed
   bool decisive = false;     // synthetic: a step that decided the holder's branch (DecisiveLines)
-  std::string group;         // a further consumer group's name (Violation::group); empty: the run's own
+  std::string group;         // the consumer group (Violation::group) in a run of several; empty in a run of one
 };
 
 // " of group search-indexer" for a beat of a further group's event; "".

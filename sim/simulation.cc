@@ -502,9 +502,10 @@ Result<RunResult> Simulation::Run() {
     Oracle::FinalState own = fs;
     EffectLedger own_ledger = EffectsOfGroup(0, &own);
     result.violations = oracle_.Judge(own, own_ledger);
+    for (Violation& v : result.violations) v.group = names_.group;  // several groups: each verdict names its own
   }
   for (const Violation& v : result.violations) {
-    if (!v.event_id.empty()) result.histories[v.event_id] = oracle_.HistoryOf(v.event_id);
+    if (!v.event_id.empty()) result.histories[HistoryKey(v)] = oracle_.HistoryOf(v.event_id);
   }
   for (size_t k = 0; k < group_judges_.size(); ++k) {
     Status judged = JudgeGroup(*group_judges_[k], static_cast<int>(k) + 1, fs, &result);

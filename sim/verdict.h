@@ -28,16 +28,17 @@ struct Violation {
   std::string detail;
   int effect_count = 0;
   // The consumer group it is about when the run has several
-  // (RunConfig::groups): empty for the run's own group.
+  // (RunConfig::groups), the run's own ("workers") included; empty in a
+  // run of one group.
   std::string group;
 };
 
 // The key of a violation's event history in a run's histories: the event
-// id, with "@<group>" for a further group's (each group has its own).
+// id, with "@<group>" in a run of several groups (each has its own).
 std::string HistoryKey(const Violation& v);
 // What a violation is about, as reports name it: "order:3", "order:3 in
-// group search-indexer" for a further group's, or `run_wide` when it names
-// no event.
+// group search-indexer" in a run of several groups, or `run_wide` when it
+// names no event.
 std::string ViolationSubject(const Violation& v, std::string_view run_wide = "(run-wide)");
 
 // One term of an expectation: a verdict kind and, optionally, a cause that
