@@ -120,6 +120,8 @@ Status Simulation::FinalReads(Oracle::FinalState* fs) {
   if (redis_effects) reads.push_back({"LRANGE", names_.effects, "0", "-1"});
   const size_t first_parking = reads.size();
   for (const std::string& key : feed_.parking_streams()) reads.push_back({"XRANGE", key, "-", "+"});
+  const size_t first_group = reads.size();  // further groups' PELs, in the same round trip
+  for (const auto& g : group_judges_) reads.push_back({"XPENDING", st, g->names.group, "-", "+", "100000"});
   auto replies = HarnessCalls(reads, kOracleActor);
   if (!replies.ok()) return replies.status();
   const std::vector<Reply>& r = *replies;
@@ -129,7 +131,10 @@ Status Simulation::FinalReads(Oracle::FinalState* fs) {
   }
   if (auto e = ParseRangeReply(r[2])) fs->dead_letters = std::move(*e);
   if (redis_effects) fs->redis_effects = ParseRedisEffects(r[3]);
-  for (size_t i = first_parking; i < r.size(); ++i) {  // dead letters in streams of the script's choice
+  for (size_t k = 0; k < group_judges_.size(); ++k) {
+    if (auto rows = ParsePendingRows(r[first_group + k])) group_judges_[k]->final_pending = std::move(*rows);
+  }
+  for (size_t i = first_parking; i < first_group; ++i) {  // dead letters in streams of the script's choice
     if (auto e = ParseRangeReply(r[i])) fs->dead_letters.insert(fs->dead_letters.end(), e->begin(), e->end());
   }
   for (const auto& a : actors_) {

@@ -200,6 +200,7 @@ class Simulation : private FaultHost {
     ActorEnv env;
     std::unique_ptr<Oracle> oracle;
     std::unique_ptr<OracleFeed> feed;
+    std::vector<PendingRow> final_pending;  // XPENDING of the group at the end (FinalReads)
   };
   void AddGroupJudges();
   // The group an effect record's consumer works for (0: the run's own;
@@ -238,9 +239,10 @@ class Simulation : private FaultHost {
     }
     return false;
   }
-  // A further group's final judgement: its own PEL read back, the effects
-  // of its own workers; its violations name it.
-  Status JudgeGroup(GroupJudge& g, int index, const Oracle::FinalState& shared, RunResult* result);
+  // A further group's final judgement: its own PEL (FinalReads read it
+  // into final_pending), the effects of its own workers; its violations
+  // name it.
+  void JudgeGroup(GroupJudge& g, int index, const Oracle::FinalState& shared, RunResult* result);
 
   const RunConfig& config_;
   const QuietWindow quiet_{config_};

@@ -508,8 +508,7 @@ Result<RunResult> Simulation::Run() {
     if (!v.event_id.empty()) result.histories[HistoryKey(v)] = oracle_.HistoryOf(v.event_id);
   }
   for (size_t k = 0; k < group_judges_.size(); ++k) {
-    Status judged = JudgeGroup(*group_judges_[k], static_cast<int>(k) + 1, fs, &result);
-    if (!judged.ok()) return judged;
+    JudgeGroup(*group_judges_[k], static_cast<int>(k) + 1, fs, &result);
   }
   result.observed = ObservedClass(result.violations);
   result.matched = Matches(config_.expected, result.violations);
@@ -580,13 +579,9 @@ std::vector<JudgedGroup> Simulation::judged_groups() {
   return all;
 }
 
-Status Simulation::JudgeGroup(GroupJudge& g, int index, const Oracle::FinalState& shared, RunResult* result) {
+void Simulation::JudgeGroup(GroupJudge& g, int index, const Oracle::FinalState& shared, RunResult* result) {
   Oracle::FinalState fs = shared;
-  fs.pending.clear();
-  Result<std::vector<Reply>> pel =
-      HarnessCalls({{"XPENDING", names_.stream, g.names.group, "-", "+", "100000"}}, kOracleActor);
-  if (!pel.ok()) return pel.status();
-  if (auto rows = ParsePendingRows((*pel)[0])) fs.pending = std::move(*rows);
+  fs.pending = std::move(g.final_pending);
   EffectLedger own_ledger = EffectsOfGroup(index, &fs);
   for (std::string& m : g.oracle->ModelMismatches(fs)) {
     notes_.push_back(fmt::format("oracle self-check (group {}): {}", g.names.group, m));
@@ -596,7 +591,6 @@ Status Simulation::JudgeGroup(GroupJudge& g, int index, const Oracle::FinalState
     if (!v.event_id.empty()) result->histories[HistoryKey(v)] = g.oracle->HistoryOf(v.event_id);
     result->violations.push_back(std::move(v));
   }
-  return Status::Ok();
 }
 
 }  // namespace run_internal
