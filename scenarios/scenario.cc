@@ -1077,7 +1077,8 @@ void ScenarioParser::ReadGroups() {
     one.protocol.script_path = s_.config.protocol.script_path;
     one.groups = s_.config.groups;
     one.groups.push_back(g);
-    if (Status valid = ValidateGroups(one); !valid.ok()) {
+    // (The workers of all groups added up are checked with the whole file.)
+    if (Status valid = ValidateGroups(one); !valid.ok() && valid.message().rfind("groups.", 0) == 0) {
       const std::string& message = valid.message();  // "groups.<field> ..."
       const std::string field = message.substr(7, message.find_first_of(" :") - 7);
       const toml::node* at = t.get(field);

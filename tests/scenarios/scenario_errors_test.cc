@@ -211,6 +211,18 @@ TEST_P(ScenarioErrorTest, NamesLineFieldAndProblemOnOneLine) {
 INSTANTIATE_TEST_SUITE_P(Malformed, ScenarioErrorTest, ::testing::ValuesIn(Cases()),
                          [](const ::testing::TestParamInfo<ErrorCase>& p) { return p.param.name; });
 
+TEST(ScenarioErrors, AGroupTooBigBesideTheRunsOwnWorkersSaysSoNotAGarbledField) {
+  // 3 workers of the run's own group (the default) + 64: over the limit of
+  // all groups together, said about the workers, not as a group field.
+  Result<Scenario> s =
+      ParseScenario("[protocol]\nscript = \"c.lua\"\n[[groups]]\nname = \"idx\"\nworkers = 64\n", "bad.toml");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("workload.workers: with every group's workers they must add up to at most 64 "
+                                      "(got 67)"),
+            std::string::npos)
+      << s.status().message();
+}
+
 TEST(ScenarioErrors, TheFirstProblemInTheFileIsReported) {
   // Two typos in one table: the earlier line wins, whatever the key order.
   Result<Scenario> s =
