@@ -84,6 +84,11 @@ class Simulation : private FaultHost {
   // lost requests and replies at its request site; true when a loss ended
   // it (the actor timed out).
   bool ExecuteBusiness(Actor& a, Step& s);
+  // Keeps `a` busy for s.busy_ms after this step, once its outcome is
+  // known: an external service answers a key it remembers (kAlreadyDone)
+  // at once, not after the effect's duration; a caller with a timeout
+  // (s.timeout_ms) waits at most that long and then s.timed_out is set.
+  void StartBusy(Actor& a, Step& s);
   // Tells the oracle what a business step did (a dedupe record with a
   // TTL, a failed effect, the effects it recorded).
   void ObserveBusiness(Actor& a, const Step& s, const std::string& result);

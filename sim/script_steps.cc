@@ -15,7 +15,7 @@ SqlResult TakeSql(Step& s) { return std::move(s.sql); }
 bool TakeWoken(Step& s) { return s.woken_by_data; }
 bool TakeNothing(Step&) { return true; }
 
-EffectOutcome FinishEffect(Step& s) {
+EffectOutcome OutcomeOf(const Step& s) {
   if (s.op == Op::kRedisEffect && s.reply.is_error()) return EffectOutcome::kFailed;
   switch (s.outcome) {
     case BusinessOutcome::kOk: return EffectOutcome::kOk;
@@ -23,6 +23,13 @@ EffectOutcome FinishEffect(Step& s) {
     case BusinessOutcome::kUnavailable: return EffectOutcome::kUnavailable;
     default: return EffectOutcome::kFailed;
   }
+}
+
+// A caller with a timeout that gave up (Step::timed_out) does not know
+// what the far side did; an unavailable service answered before it.
+EffectOutcome FinishEffect(Step& s) {
+  const EffectOutcome o = OutcomeOf(s);
+  return s.timed_out && o != EffectOutcome::kUnavailable ? EffectOutcome::kTimeout : o;
 }
 
 // Every script call is one Request on the actor: the scheduler executes it
@@ -69,12 +76,13 @@ class SimScriptWorld final : public ScriptWorld {
     s.event_id = std::move(c.event_id);
     s.stream_id = std::move(c.stream_id);
     s.origin = std::move(c.origin);
-    // A caller with a timeout gives up after timeout_ms; the effect still
-    // ran (or not) on the far side: the outcome is unknown to the script.
-    bool times_out = c.timeout_ms > 0 && duration_ms > c.timeout_ms;
-    s.busy_ms = times_out ? c.timeout_ms : duration_ms;
+    // A caller with a timeout gives up after timeout_ms (the scheduler
+    // decides, once it knows how long the far side took: a remembered
+    // idempotency key is answered at once); the effect still ran (or not)
+    // on the far side: the outcome is unknown to the script.
+    s.busy_ms = duration_ms;
+    s.timeout_ms = c.timeout_ms;
     EffectOutcome o = co_await Request<EffectOutcome>(actor_, std::move(s), &FinishEffect);
-    if (times_out && o != EffectOutcome::kUnavailable) o = EffectOutcome::kTimeout;
     co_return o;
   }
 

@@ -115,10 +115,14 @@ struct Step {
   // Virtual time the actor spends after this step before its next one (an
   // effect's processing time, a producer's interval).
   int64_t busy_ms = 0;
+  // An effect's caller gives up after this long (0: it waits for the
+  // answer); the scheduler sets timed_out when it did.
+  int64_t timeout_ms = 0;
 
   // Results, filled by the scheduler before the actor resumes.
   Reply reply;
   BusinessOutcome outcome = BusinessOutcome::kOk;
+  bool timed_out = false;
   bool woken_by_data = false;
 
   // kSqlStatement: the statement's parameters, and its result.

@@ -67,6 +67,7 @@ bool Simulation::ExecuteBusiness(Actor& a, Step& s) {
   SetOracleLine(trace_.size());
   business_.LoseNext(loss);
   Result<BusinessReply> r = business_.Call(call, s);
+  StartBusy(a, s);
   if (loss == PointEffect::kLoseRequest) {
     trace_.Add(now_, a.name, LineKind::kFault, (sql ? "sql " : "ext ") + site, "!lost-request (never reached the store)",
                {.event = LineEvent::kLostRequest, .site = site});
@@ -91,6 +92,18 @@ bool Simulation::ExecuteBusiness(Actor& a, Step& s) {
   }
   trace_.Add(now_, a.name, sql ? LineKind::kSql : LineKind::kExternal, request, reply.result, facts);
   return false;
+}
+
+void Simulation::StartBusy(Actor& a, Step& s) {
+  if (s.op == Op::kExternalEffect && s.outcome == BusinessOutcome::kAlreadyDone) s.busy_ms = 0;
+  if (s.timeout_ms > 0 && s.busy_ms > s.timeout_ms) {
+    s.busy_ms = s.timeout_ms;
+    s.timed_out = true;
+  }
+  a.ready_at_ms = now_ + s.busy_ms;
+  if (quiet_.IsLongWork(s.busy_ms) && a.kind == ActorKind::kWorker) {
+    long_work_ends_ms_ = std::max(long_work_ends_ms_, now_ + s.busy_ms);
+  }
 }
 
 PointEffect Simulation::LossAt(Actor& a, const std::string& site) {
@@ -299,10 +312,8 @@ Status Simulation::CheckEffectGroup(const Actor& a, const Step& s) const {
 Status Simulation::ExecuteStep(Actor& a) {
   Step& s = *a.pending;
   const OpInfo& info = InfoOf(s.op);
-  a.ready_at_ms = now_ + s.busy_ms;
-  if (quiet_.IsLongWork(s.busy_ms) && a.kind == ActorKind::kWorker) {
-    long_work_ends_ms_ = std::max(long_work_ends_ms_, now_ + s.busy_ms);
-  }
+  const bool business = info.channel == Channel::kSql || info.channel == Channel::kExternal;
+  if (!business) StartBusy(a, s);  // a business step's, once its outcome is known
   if (config_.protocol.script != nullptr) {
     if (Status v = CheckEffectGroup(a, s); !v.ok()) return v;
     if (s.op == Op::kCommand) script_timers_.AddCommand(s.argv);

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "harness/exit_codes.h"
@@ -264,28 +265,36 @@ end
   EXPECT_EQ(run.exit_code, kExitOk) << run.output;
 }
 
-// A consumer that retries forever (its 5 s effect always hits its 2 s
-// timeout, and the payment key expires after 20 s, so every retry charges
-// again) never settles. It used to run into the step guard: exit 3, "not a
-// verdict", no replay file. It is judged a virtual day after the faults
-// stop: the duplicates it made are real, and the entry never leaves the PEL.
-TEST(CliCommandsTest, AConsumerThatRetriesForeverIsJudgedNotCut) {
-  ScopedTempRoot root;
-  const std::string script = R"lua(
+// A consumer that pays with an idempotency key the service remembers for
+// `key_ttl_ms`, gives up on the call after 2 s (the scenarios make the
+// effect take 5 s) and acks only when the call says it is done: on a
+// timeout the entry stays pending and the consumer tries again.
+std::string RetryingPaymentScript(int key_ttl_ms) {
+  return fmt::format(R"lua(
 local function handle(w, e)
   local ok = w:effect(e.fields.event_id, "external",
-                      {entry = e, key = "pay:" .. e.fields.event_id, key_ttl_ms = 20000, timeout_ms = 2000})
+                      {{entry = e, key = "pay:" .. e.fields.event_id, key_ttl_ms = {}, timeout_ms = 2000}})
   if ok then w:redis("XACK", w.stream, w.group, e.id) end
 end
 function consumer(w)
   w:redis("XGROUP", "CREATE", w.stream, w.group, "0", "MKSTREAM")
   while true do
     for _, e in ipairs(w:read("0")) do handle(w, e) end
-    for _, e in ipairs(w:read(">", {block_ms = 1000})) do handle(w, e) end
+    for _, e in ipairs(w:read(">", {{block_ms = 1000}})) do handle(w, e) end
   end
 end
-)lua";
-  CommandOutput run = RunScriptScenario(root, "retry-forever", script,
+)lua",
+                     key_ttl_ms);
+}
+
+// With a key that expires after 1 s, before the caller gives up, every
+// retry charges again and times out again: the consumer never settles. It
+// used to run into the step guard: exit 3, "not a verdict", no replay
+// file. It is judged a virtual day after the faults stop: the duplicates
+// it made are real, and the entry never leaves the PEL.
+TEST(CliCommandsTest, AConsumerThatRetriesForeverIsJudgedNotCut) {
+  ScopedTempRoot root;
+  CommandOutput run = RunScriptScenario(root, "retry-forever", RetryingPaymentScript(1000),
                                         "[workload]\nworkers = 1\nevents = 1\n[timing]\neffect_ms = 5000\n"
                                         "[faults]\nkinds = []\n");
   EXPECT_EQ(run.exit_code, kExitVerdictMismatch) << run.output;
@@ -293,6 +302,27 @@ end
   EXPECT_FALSE(Contains(run.output, "harness limit")) << run.output;
   EXPECT_TRUE(Contains(run.output, "ms after the faults stopped, while the run was still acting without settling"))
       << run.output;
+}
+
+// With a key remembered for a minute the consumer is correct: its first
+// try times out but went through, and the retry's remembered key is
+// answered at once ("duplicate", ok = true), so it acks. It was judged
+// `pel-leak` (a false verdict) while a remembered key took the effect's
+// whole 5 s and timed out again, forever.
+TEST(CliCommandsTest, ARetryAfterATimeoutLearnsFromTheKeyThatTheFirstTryWentThrough) {
+  ScopedTempRoot root;
+  CommandOutput run = RunScriptScenario(root, "retry-remembered", RetryingPaymentScript(60000),
+                                        "[workload]\nworkers = 1\nevents = 2\n[timing]\neffect_ms = 5000\n"
+                                        "[faults]\nkinds = []\n");
+  EXPECT_EQ(run.exit_code, kExitOk) << run.output;
+  EXPECT_FALSE(Contains(run.output, "pel-leak")) << run.output;
+  const std::string trace_file = root.path() + "/trace.txt";
+  ASSERT_EQ(RunXackly({"run", "--scenario", root.path() + "/retry-remembered.toml", "--trace", trace_file}).exit_code,
+            kExitOk);
+  Result<std::string> trace = ReadFile(trace_file);
+  ASSERT_TRUE(trace.ok());
+  EXPECT_TRUE(Contains(*trace, "apply order:2 key=pay:order:2 ttl=60000ms")) << *trace;
+  EXPECT_TRUE(Contains(*trace, "ok (replayed: key already used, no effect)")) << *trace;
 }
 
 TEST(CliCommandsTest, ATamperedReplayFileIsCaughtByItsTraceHash) {
