@@ -97,8 +97,8 @@ void RegisterReplayCommand(CLI::App& app, CommandResult& result) {
       "Exit 0: the verdict matches the file's expectation (--expect's, when given; with --current and no "
       "--expect, whatever the changed protocol gives: the file's expectation was the old protocol's); 1: it does "
       "not; 2: the file is malformed, or its handler is C++ code in your own test (replay it there: ReplayCaseFile); "
-      "3: the trace differs from the file's hash (nondeterminism, or another server: both are named) "
-      "or the harness failed.");
+      "3: the trace differs from the file's hash (the file was edited, nondeterminism, or another server: the "
+      "run's own verdict is shown, then why it is not the recorded one) or the harness failed.");
   AddReplayFlags(cmd, flags.get());
   cmd->callback([flags, &result] { result.exit_code = Replay("replay", *flags, /*timeline=*/false); });
 }

@@ -338,6 +338,40 @@ TEST(CliCommandsTest, ATamperedReplayFileIsCaughtByItsTraceHash) {
   EXPECT_TRUE(Contains(replay.output, "replay diverged")) << replay.output;
 }
 
+// An edited replay file (its crash moved to another point) still fails as
+// a replay, but says what the edited run observed and how to judge the
+// edit as a scenario of its own; `run` of it fails the same way.
+TEST(CliCommandsTest, AnEditedReplayFileShowsItsOwnVerdictAndFails) {
+  ScopedTempRoot out;
+  CommandOutput check = RunXackly({"check", "--protocol", "no-dedupe", "--cases", "50", "--out", out.path(), "--quiet"});
+  ASSERT_EQ(check.exit_code, kExitOk) << check.output;
+  std::string file = out.path() + "/no-dedupe.replay.toml";
+  std::string text = *ReadFile(file);
+  ASSERT_TRUE(Contains(text, "after-effect #1")) << text;
+  text = std::regex_replace(text, std::regex("after-effect #1"), "after-read #1");
+  ASSERT_TRUE(WriteFileAtomically(file, text).ok());
+  for (const char* command : {"replay", "run"}) {
+    CommandOutput run = std::string(command) == "run" ? RunXackly({"run", "--scenario", file})
+                                                      : RunXackly({"replay", file});
+    EXPECT_EQ(run.exit_code, kExitHarnessFailure) << command << run.output;
+    EXPECT_TRUE(Contains(run.output, "the file was edited after it was recorded")) << run.output;
+    EXPECT_TRUE(Contains(run.output, "delete its trace_hash line")) << run.output;
+    EXPECT_TRUE(Contains(run.output, "observed ok (expected duplicate:crash:after-effect)")) << run.output;
+    EXPECT_TRUE(Contains(run.output, "replay diverged: observed ok")) << run.output;
+  }
+}
+
+// `run` without --out names its own command line as the way to reproduce
+// it: a --seed given there overrides the file's, so `replay FILE` would run
+// another schedule.
+TEST(CliCommandsTest, ARunsReplayHintKeepsTheSeedItWasGiven) {
+  CommandOutput run = RunXackly({"run", "--scenario", std::string(XACKLY_SOURCE_DIR) + "/scenarios/examples/fan-out-groups.toml",
+                                 "--seed", "7"});
+  EXPECT_EQ(run.exit_code, kExitOk) << run.output;
+  EXPECT_TRUE(Contains(run.output, "replay: xackly run --scenario ")) << run.output;
+  EXPECT_TRUE(Contains(run.output, "fan-out-groups.toml --seed 7")) << run.output;
+}
+
 TEST(CliCommandsTest, TxnDedupePassesFiveHundredCasesOfItsFullFaultModel) {
   ScopedTempRoot dir;  // --out '' is refused (it used to mean "no files" silently)
   CommandOutput out = RunXackly({"check", "--protocol", "txn-dedupe", "--cases", "500", "--out", dir.path()});
