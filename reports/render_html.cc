@@ -63,8 +63,10 @@ std::tuple<int, int, int, std::string> LaneKey(const std::string& actor) {
 std::string LaneRole(const CaseReport& c, const std::string& actor) {
   const ActorIdentity id = DescribeActor(actor);
   std::string role = ActorRoleName(id.role);
-  auto group = c.worker_groups.find(std::string(id.slot));
+  auto group = c.worker_groups.find(id.role == ActorRole::kWorker ? ActorName(ActorRole::kWorker, id.number)
+                                                                  : std::string(id.slot));
   if (group != c.worker_groups.end()) role += ", " + group->second;  // a further consumer group's worker
+  if (id.lane > 1) role += fmt::format(", handler lane {}", id.lane);
   if (id.role == ActorRole::kWorker && id.incarnation > 1) role += ", restarted";
   return role;
 }

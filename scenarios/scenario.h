@@ -42,6 +42,15 @@
 // --- [workload] ------------------------------------------------------------
 //   producers = 1             1..16
 //   workers = 3               1..64 consumer workers (slots w1..wN)
+//   handlers = 1              1..64 handler lanes per worker process
+//                             (scripts only; all lanes add up to <= 64):
+//                             each lane (w1, w1#2, w1#3 ...) runs the
+//                             worker's function with its own connection and
+//                             memory, under the process's consumer name
+//                             (w.consumer), w.lane = 1..handlers. A crash of
+//                             one lane takes the whole process down and the
+//                             replacement starts every lane; a lost request
+//                             or reply times out only its lane.
 //   events = 10               1..100000 events to produce
 //   restart_naming = "same"   same | fresh: a restarted worker keeps its
 //                             consumer name or takes a new one. Default: the

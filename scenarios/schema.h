@@ -111,6 +111,8 @@ template <typename V>
 void DescribeWorkload(V& v) {
   v.Int("producers", &RunConfig::producers, 1, kMaxProducers, nullptr);
   v.Int("workers", &RunConfig::workers, 1, kMaxWorkers, nullptr);
+  v.Int("handlers", &RunConfig::handlers, 1, kMaxWorkers,
+        "handler lanes per worker process (scripts): one consumer name, one fate");
   v.Int("events", &RunConfig::events, 1, kMaxEvents, nullptr);
   v.Enum("restart_naming", &RunConfig::naming, RestartNamings(),
          "a restarted worker's consumer name");

@@ -32,6 +32,13 @@ struct Actor {
   int number = 1;          // producer, worker or janitor number (sim/actor_name.h)
   std::string slot;        // "p1", "w2", "j1": stable across incarnations
   std::string name;        // trace label; for workers the consumer name
+  // A worker process's handler lanes (RunConfig::handlers): this lane's
+  // number (1: the first, which keeps the process's plain name); its
+  // process's slot ("w2"), which fault draws name; and the consumer name
+  // every lane of the process reads under (== name without lanes).
+  int lane = 1;
+  std::string process;
+  std::string consumer;
   int incarnation = 1;
   int owner_id = 0;        // unique per incarnation (SQL transaction owner)
   // Workers of a further consumer group (RunConfig::groups): its index

@@ -19,6 +19,7 @@ Status Simulation::Setup() {
   env_.now_ms = &now_;
   env_.events = config_.events;
   env_.producers = config_.producers;
+  env_.handlers = config_.handlers;
   env_.atomic_script = CompileAtomicScript(config_.protocol);
   env_.atomic = AtomicGroupOf(config_.protocol);
   env_.seed = config_.seed;
@@ -45,28 +46,33 @@ Status Simulation::Setup() {
   }
   AddGroupJudges();
 
-  auto add = [&](ActorKind kind, ActorRole role, int number) {
+  auto add = [&](ActorKind kind, ActorRole role, int number, int lane) {
     auto a = std::make_unique<Actor>();
     a->kind = kind;
     a->number = number;
-    a->slot = ActorName(role, number);
+    a->lane = lane;
+    a->process = ActorName(role, number);
+    a->slot = ActorName(role, number, 1, false, lane);
     a->name = a->slot;
+    a->consumer = a->process;
     actors_.push_back(std::move(a));
   };
-  for (int i = 1; i <= config_.producers; ++i) add(ActorKind::kProducer, ActorRole::kProducer, i);
+  for (int i = 1; i <= config_.producers; ++i) add(ActorKind::kProducer, ActorRole::kProducer, i, 1);
   for (int i = 1; i <= config_.TotalWorkers(); ++i) {
-    add(ActorKind::kWorker, ActorRole::kWorker, i);
-    Actor& w = *actors_.back();
-    w.group = config_.GroupOfWorker(i);
-    if (w.group > 0) {
-      const ConsumerGroupSpec& spec = config_.groups[w.group - 1];
-      w.group_name = spec.name;
-      w.function = spec.function;
+    for (int lane = 1; lane <= config_.handlers; ++lane) {
+      add(ActorKind::kWorker, ActorRole::kWorker, i, lane);
+      Actor& w = *actors_.back();
+      w.group = config_.GroupOfWorker(i);
+      if (w.group > 0) {
+        const ConsumerGroupSpec& spec = config_.groups[w.group - 1];
+        w.group_name = spec.name;
+        w.function = spec.function;
+      }
     }
   }
   bool janitor = script() ? config_.protocol.script->Defines(ScriptRole::kJanitor)
                           : config_.protocol.janitor.enabled();
-  if (janitor) add(ActorKind::kJanitor, ActorRole::kJanitor, 1);
+  if (janitor) add(ActorKind::kJanitor, ActorRole::kJanitor, 1, 1);
   for (auto& a : actors_) {
     Status s = StartActor(*a);
     if (!s.ok()) return s;
@@ -139,6 +145,22 @@ void Simulation::Crash(Actor& a, const std::string& point) {
                          config_.timing.restart_delay_ms),
              "",
              {.event = LineEvent::kCrash, .site = point, .duration_ms = config_.timing.restart_delay_ms});
+  TakeDownOtherLanes(a, config_.timing.restart_delay_ms, "crash at " + point);
+}
+
+void Simulation::TakeDownOtherLanes(const Actor& a, int64_t restart_in_ms, const std::string& why) {
+  if (a.kind != ActorKind::kWorker || config_.handlers == 1) return;
+  for (auto& other : actors_) {
+    Actor& o = *other;
+    if (&o == &a || o.kind != ActorKind::kWorker || o.number != a.number || o.state == ActorState::kDown) continue;
+    const std::string site = fmt::format("process down ({} of {})", why, a.name);
+    OracleOf(o).WorkerFault(HistoryKind::kCrash, now_, o.name, site, o.pending != nullptr ? EventsOf(*o.pending)
+                                                                                          : std::vector<std::string>{});
+    TakeDown(o, restart_in_ms, /*new_process=*/true);
+    trace_.Add(now_, o.name, LineKind::kFault,
+               fmt::format("!process down with {} ({}; replacement starts in {} ms)", a.name, why, restart_in_ms), "",
+               {.event = LineEvent::kCrash, .site = site, .duration_ms = restart_in_ms});
+  }
 }
 
 void Simulation::Reset(Actor& a, const std::string& why) {

@@ -22,8 +22,9 @@ int ReadNumber(std::string_view s, size_t& i) {
 
 }  // namespace
 
-std::string ActorName(ActorRole role, int number, int incarnation, bool fresh_name) {
+std::string ActorName(ActorRole role, int number, int incarnation, bool fresh_name, int lane) {
   std::string name = RoleLetter(role) + std::to_string(number);
+  if (lane > 1) name += "#" + std::to_string(lane);
   if (fresh_name && incarnation > 1) name += "." + std::to_string(incarnation);
   return name;
 }
@@ -43,6 +44,12 @@ ActorIdentity DescribeActor(std::string_view name) {
   size_t i = 1;
   const int number = ReadNumber(name, i);
   if (role == ActorRole::kOther || number < 1) return id;
+  int lane = 1;
+  if (role == ActorRole::kWorker && i < name.size() && name[i] == '#') {
+    ++i;
+    lane = ReadNumber(name, i);
+    if (lane < 2) return id;
+  }
   const size_t slot_end = i;
   int incarnation = 1;
   if (i < name.size() && name[i] == '.') {
@@ -54,6 +61,7 @@ ActorIdentity DescribeActor(std::string_view name) {
   id.role = role;
   id.number = number;
   id.incarnation = incarnation;
+  id.lane = lane;
   id.slot = name.substr(0, slot_end);
   return id;
 }

@@ -140,6 +140,7 @@ Status Simulation::FinalReads(Oracle::FinalState* fs) {
   for (const auto& a : actors_) {
     if (a->kind != ActorKind::kWorker || a->state == ActorState::kDone) continue;
     fs->live_consumers.insert(a->name);
+    fs->live_consumers.insert(a->consumer);
     auto names = consumer_names_.find(a->owner_id);
     if (names != consumer_names_.end()) fs->live_consumers.insert(names->second.begin(), names->second.end());
   }

@@ -120,7 +120,8 @@ void Oracle::Produced(int64_t t, const std::string& actor, const std::string& ev
 }
 
 void Oracle::Delivered(int64_t t, const std::string& consumer,
-                       const std::vector<StreamEntry>& entries, DeliveryVia via) {
+                       const std::vector<StreamEntry>& entries, DeliveryVia via, std::string_view reader) {
+  const bool lane = !reader.empty() && reader != consumer && DescribeActor(reader).lane > 1;
   static const char* kVia[] = {"XREADGROUP >", "XREADGROUP 0 (own pending)", "XAUTOCLAIM",
                                "XREADGROUP > NOACK: never pending, so nothing can deliver it again"};
   const char* command = via == DeliveryVia::kClaim ? "XAUTOCLAIM" : "XREADGROUP";
@@ -136,8 +137,9 @@ void Oracle::Delivered(int64_t t, const std::string& consumer,
       pel_[e.id] = consumer;
     }
     std::string detail = kVia[static_cast<int>(via)];
+    if (lane) detail += " as consumer " + consumer;
     if (e.deleted) detail += "; payload missing (nil): the entry was deleted while pending";
-    HistoryItem item = Item(kind, t, consumer, e.id, detail);
+    HistoryItem item = Item(kind, t, lane ? std::string(reader) : consumer, e.id, detail);
     item.command = command;
     item.payload_missing = e.deleted;
     Add(event_id, std::move(item));

@@ -93,8 +93,11 @@ class Oracle {
   enum class ProduceOutcome : uint8_t { kAcknowledged, kUnknown, kNotSent };
   void Produced(int64_t t, const std::string& actor, const std::string& event_id,
                 const std::string& stream_id, ProduceOutcome outcome);
+  // `reader`: the actor that sent the read, when it is a handler lane
+  // ("w1#2") reading under its process's consumer name; its history names
+  // the lane, and the detail the consumer. Empty: the consumer read.
   void Delivered(int64_t t, const std::string& consumer, const std::vector<StreamEntry>& entries,
-                 DeliveryVia via);
+                 DeliveryVia via, std::string_view reader = {});
   // XAUTOCLAIM's deleted list (or the IDs an XCLAIM named whose payload is
   // gone): pending IDs Redis removes from the PEL. `command`: the claim.
   void ClaimFoundDeleted(int64_t t, const std::string& consumer, const std::vector<std::string>& ids,

@@ -69,6 +69,10 @@ class Simulation : private FaultHost {
   void TakeDown(Actor& a, int64_t restart_in_ms, bool new_process);
   void Crash(Actor& a, const std::string& point);             // process death
   void Reset(Actor& a, const std::string& why);               // timeout: reconnect, same process
+  // A worker process dies whole: the handler lanes of `a`'s process other
+  // than `a` (already down) go down too, each with its own crash line and
+  // oracle history, and restart with it. Nothing without lanes.
+  void TakeDownOtherLanes(const Actor& a, int64_t restart_in_ms, const std::string& why);
   void Wake(Actor& a, bool by_data);
   void WakeOneParkedWorker();
   void ResumeActor(Actor& a);

@@ -150,8 +150,10 @@ Task<void> ScriptActorMain(Actor* actor, const ActorEnv* env, ScriptRole role) {
   SimScriptWorld world(actor, env);
   ScriptActorInfo info;
   info.role = role;
-  info.slot = actor->slot;
-  info.name = actor->name;
+  info.slot = actor->process;
+  info.name = actor->consumer;
+  info.lane = actor->lane;
+  info.lanes = actor->kind == ActorKind::kWorker ? env->handlers : 1;
   info.incarnation = actor->incarnation;
   info.stream = env->names->stream;
   info.group = actor->group_name.empty() ? env->names->group : actor->group_name;

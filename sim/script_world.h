@@ -111,8 +111,10 @@ struct ScriptActorInfo {
   // The function it runs: empty for the role's own (ScriptFunctionName); a
   // further consumer group's workers run the group's (ConsumerGroupSpec).
   std::string function;
-  std::string slot;          // w.slot: "w1", stable across incarnations
-  std::string name;          // w.consumer (and w.name): the consumer name
+  std::string slot;          // w.slot: "w1", stable across incarnations (the process's)
+  std::string name;          // w.consumer (and w.name): the consumer name (the process's)
+  int lane = 1;              // w.lane: which of the process's handler lanes (1..lanes)
+  int lanes = 1;             // w.lanes: the process's handler lanes (RunConfig::handlers)
   int incarnation = 1;       // w.incarnation
   std::string stream;        // w.stream
   std::string group;         // w.group

@@ -171,6 +171,18 @@ Status ValidateRunConfig(const RunConfig& c) {
     return bad(fmt::format("workers must be in 1..{} (got {})", kMaxWorkers, c.workers));
   }
   if (Status groups = ValidateGroups(c); !groups.ok()) return groups;
+  if (c.handlers < 1 || c.handlers > kMaxWorkers) {
+    return bad(fmt::format("handlers must be in 1..{} (got {})", kMaxWorkers, c.handlers));
+  }
+  if (c.handlers > 1 && ((c.protocol.script == nullptr && c.protocol.script_path.empty()) ||
+                         !c.protocol.consumer_command.empty())) {
+    return bad("workload.handlers: handler lanes need a Lua protocol script ([protocol] script): each lane runs its "
+               "function (a real consumer's command runs its own pool)");
+  }
+  if (c.handlers > 1 && c.TotalWorkers() * c.handlers > kMaxWorkers) {
+    return bad(fmt::format("workload.handlers: every worker's lanes add up to at most {} (got {} workers x {} handlers)",
+                           kMaxWorkers, c.TotalWorkers(), c.handlers));
+  }
   if (c.producers < 1 || c.producers > kMaxProducers) {
     return bad(fmt::format("producers must be in 1..{} (got {})", kMaxProducers, c.producers));
   }
@@ -383,7 +395,8 @@ Result<RunResult> Simulation::Run() {
         if (a->restart_as_new_process) {
           a->incarnation++;
           if (a->kind == ActorKind::kWorker && config_.naming == RestartNaming::kFresh) {
-            a->name = ActorName(ActorRole::kWorker, a->number, a->incarnation, /*fresh_name=*/true);
+            a->consumer = ActorName(ActorRole::kWorker, a->number, a->incarnation, /*fresh_name=*/true);
+            a->name = ActorName(ActorRole::kWorker, a->number, a->incarnation, /*fresh_name=*/true, a->lane);
           }
         }
         Status s = StartActor(*a);

@@ -58,6 +58,13 @@ struct RunConfig {
   // Further groups on the stream (protocol scripts only). Their workers'
   // slots follow the run's group's: w(N+1).. in the order listed.
   std::vector<ConsumerGroupSpec> groups;
+  // Handler lanes per worker process (protocol scripts only; every group's
+  // workers): each lane runs the worker's function with its own connection
+  // and memory, under the process's consumer name, as a library's pool of
+  // handler goroutines or tasks does. A crash or exit of one lane is the
+  // whole process's: every lane goes down and the replacement starts them
+  // all. A lost request or reply times out only the lane that sent it.
+  int handlers = 1;
   int events = 10;
   RestartNaming naming = RestartNaming::kSame;
   Persistence persistence = Persistence::kNone;  // must match the server's

@@ -108,7 +108,7 @@ void Simulation::StartBusy(Actor& a, Step& s) {
 
 PointEffect Simulation::LossAt(Actor& a, const std::string& site) {
   if (site.empty()) return PointEffect::kNone;
-  std::optional<FaultSpec> f = plan_->AtPoint(a.slot, site, SiteFamily::kRequest, now_);
+  std::optional<FaultSpec> f = plan_->AtPoint(a.process, site, SiteFamily::kRequest, now_);
   return f ? InfoOf(f->kind).effect : PointEffect::kNone;
 }
 
@@ -271,7 +271,7 @@ bool Simulation::CrashPointFaults(Actor& a, const Step& s) {
 
 Simulation::PointFault Simulation::FirePointFault(Actor& a, const Step& s, const std::string& point) {
   if (point.empty()) return PointFault::kNone;
-  std::optional<FaultSpec> f = plan_->AtPoint(a.slot, point, SiteFamily::kCrashPoint, now_);
+  std::optional<FaultSpec> f = plan_->AtPoint(a.process, point, SiteFamily::kCrashPoint, now_);
   if (!f) return PointFault::kNone;
   SetOracleLine(trace_.size());
   const std::vector<std::string> events = EventsOf(s);
@@ -330,6 +330,7 @@ Status Simulation::ExecuteStep(Actor& a) {
         TakeDown(a, delay_ms, /*new_process=*/true);
         trace_.Add(now_, a.name, LineKind::kFault, fmt::format("!{} (replacement starts in {} ms)", why, delay_ms),
                    "", {.event = LineEvent::kCrash, .site = "process exit", .duration_ms = delay_ms});
+        TakeDownOtherLanes(a, delay_ms, why);
         return Status::Ok();
       }
       if (s.op == Op::kPark && a.kind == ActorKind::kWorker && produced_ > a.produced_seen) {

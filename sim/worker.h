@@ -69,6 +69,7 @@ struct ActorEnv {
   const int64_t* now_ms = nullptr;
   int events = 0;
   int producers = 0;
+  int handlers = 1;  // handler lanes per worker process (RunConfig::handlers)
   // The protocol's atomic Redis group (AtomicGroupOf), and the same group
   // compiled to one Lua script (empty if none).
   AtomicGroup atomic;

@@ -384,6 +384,7 @@ std::string DescribeRun(const RunConfig& c) {
     slot += g.workers;
   }
   if (!groups.empty()) groups = fmt::format(" in group {}", WorldNames{}.group) + groups;
+  if (c.handlers > 1) groups += fmt::format(", {} handler lanes per worker process (w1, w1#2..w1#{})", c.handlers, c.handlers);
   return fmt::format("{} worker{}{}, {} event{}, {} producer{}, persistence {}, restart naming {}, faults {}",
                      c.workers, c.workers == 1 ? "" : "s", groups, c.events, c.events == 1 ? "" : "s",
                      c.producers, c.producers == 1 ? "" : "s", PersistenceName(c.persistence),

@@ -192,6 +192,10 @@ void ScriptActor::PushActorObject(const ScriptActorInfo& info) {
   set("effects_key", info.effects_key);
   lua_pushinteger(L, info.incarnation);
   lua_setfield(L, -2, "incarnation");
+  lua_pushinteger(L, info.lane);
+  lua_setfield(L, -2, "lane");
+  lua_pushinteger(L, info.lanes);
+  lua_setfield(L, -2, "lanes");
   lua_pushinteger(L, info.events);
   lua_setfield(L, -2, "events");
 

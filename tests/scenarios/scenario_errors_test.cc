@@ -131,7 +131,7 @@ std::vector<ErrorCase> Cases() {
       {"IntegerOverflowNamesTheField", "protocol = \"no-dedupe\"\n[workload]\nevents = 99999999999999999999\n",
        "bad.toml:3: workload.events: invalid TOML: ", false},
       {"TypoInWorkloadKey", "protocol = \"no-dedupe\"\n[workload]\nworkers = 2\nevnets = 3\n",
-       "bad.toml:4: workload.evnets: unknown key; did you mean events? (valid: producers, workers, events, restart_naming)"},
+       "bad.toml:4: workload.evnets: unknown key; did you mean events? (valid: producers, workers, handlers, events, restart_naming)"},
       {"UnknownTable", "protocol = \"no-dedupe\"\n\n[fautls]\nkinds = []\n",
        "bad.toml:3: fautls: unknown key; did you mean faults? (valid: protocol, name, description, origin, expect, seed, "
        "server, workload, timing, faults, schedule, embedded, groups)"},
@@ -141,6 +141,11 @@ std::vector<ErrorCase> Cases() {
        "workers run a function of it"},
       {"GroupWithoutAName", "[protocol]\nscript = \"c.lua\"\n[[groups]]\nworkers = 2\n",
        "bad.toml:3: groups[0].name: expected the group's name (a string), got nothing"},
+      {"NoHandlerLanes", "protocol = \"txn-dedupe\"\n[workload]\nhandlers = 0\n",
+       "bad.toml:3: workload.handlers: expected an integer >= 1, got 0"},
+      {"HandlerLanesOfACatalogProtocol", "protocol = \"txn-dedupe\"\n[workload]\nhandlers = 2\n",
+       "bad.toml:3: workload.handlers: handler lanes need a Lua protocol script ([protocol] script): each lane "
+       "runs its function (a real consumer's command runs its own pool)"},
       {"GroupNamedLikeTheRunsOwn", "[protocol]\nscript = \"c.lua\"\n[[groups]]\nname = \"workers\"\n",
        "bad.toml:4: groups[0].name: 'workers' is taken (the run's own group is 'workers'; each group once)"},
       {"GroupDeclaredTwice",

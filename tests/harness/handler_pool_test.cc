@@ -1,0 +1,107 @@
+// Handler lanes ([workload] handlers, RunConfig::handlers): a worker
+// process runs several handler lanes under one consumer name, and dies
+// whole. A pool can race itself (its reclaim lane claims what another
+// lane is still handling), which one lane at a time never does.
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "harness/exit_codes.h"
+#include "harness/files.h"
+#include "tests/harness/test_util.h"
+
+namespace xackly {
+namespace {
+
+const std::string kExamples = std::string(XACKLY_SOURCE_DIR) + "/scenarios/examples/";
+
+// The handler-pool example: one process with `handlers` lanes, whose first
+// lane reclaims entries idle 1 s while an effect takes 3 s; `key`: the
+// service dedupes by an idempotency key; `tail`: more of the file.
+std::string Pool(int handlers, bool key, const std::string& expect, const std::string& tail) {
+  return "name = \"pool\"\nseed = 1\nexpect = \"" + expect + "\"\n[workload]\nworkers = 1\nhandlers = " +
+         std::to_string(handlers) + "\nevents = 4\n[timing]\neffect_ms = 3000\n[protocol]\nscript = \"" + kExamples +
+         "handler-pool.lua\"\n[protocol.params]\nclaim_idle_ms = 1000\nkey = " + (key ? "true" : "false") + "\n" +
+         tail;
+}
+
+Result<std::string> TraceOf(const ScopedTempRoot& dir, const std::string& scenario, CommandOutput* run) {
+  const std::string file = dir.path() + "/pool.toml";
+  if (Status s = WriteFileAtomically(file, scenario); !s.ok()) return s;
+  *run = RunXackly({"run", "--scenario", file, "--trace", dir.path() + "/trace.txt"});
+  return ReadFile(dir.path() + "/trace.txt");
+}
+
+TEST(HandlerPoolTest, ThePoolReclaimsWhatItsOwnOtherLaneIsStillHandlingWithoutAnyFault) {
+  ScopedTempRoot dir;
+  CommandOutput run;
+  Result<std::string> trace = TraceOf(dir, Pool(3, false, "duplicate", "[faults]\nkinds = []\n"), &run);
+  ASSERT_TRUE(trace.ok());
+  EXPECT_EQ(run.exit_code, kExitOk) << run.output;
+  EXPECT_TRUE(Contains(run.output, "1 worker, 3 handler lanes per worker process (w1, w1#2..w1#3)")) << run.output;
+  // Every lane reads under the process's consumer name.
+  EXPECT_TRUE(Contains(*trace, "w1#2     XREADGROUP GROUP workers w1 COUNT 1")) << *trace;
+  EXPECT_TRUE(Contains(*trace, "w1#3     XREADGROUP GROUP workers w1 COUNT 1")) << *trace;
+  // The story names the lane that read it, not only the consumer name.
+  EXPECT_TRUE(Contains(run.output, "w1#2 reads") || Contains(run.output, "w1#3 reads")) << run.output;
+}
+
+TEST(HandlerPoolTest, OneLaneAtATimeCannotRaceItself) {
+  ScopedTempRoot dir;
+  CommandOutput run;
+  Result<std::string> trace = TraceOf(dir, Pool(1, false, "ok", "[faults]\nkinds = []\n"), &run);
+  ASSERT_TRUE(trace.ok());
+  EXPECT_EQ(run.exit_code, kExitOk) << run.output;
+  EXPECT_FALSE(Contains(*trace, "w1#2")) << *trace;
+}
+
+TEST(HandlerPoolTest, ACrashInOneLaneTakesTheWholeProcessDownAndBackUp) {
+  ScopedTempRoot dir;
+  CommandOutput run;
+  Result<std::string> trace = TraceOf(
+      dir, Pool(3, true, "ok", "[schedule]\nfaults = [\"crash w1 after-effect #1\"]\n"), &run);
+  ASSERT_TRUE(trace.ok());
+  EXPECT_EQ(run.exit_code, kExitOk) << run.output;
+  EXPECT_TRUE(Contains(*trace, "!crash at after-effect")) << *trace;
+  // The two other lanes go down with it, and all three start again.
+  size_t down = 0, starts = 0;
+  for (size_t at = trace->find("!process down with "); at != std::string::npos;
+       at = trace->find("!process down with ", at + 1)) {
+    ++down;
+  }
+  for (size_t at = trace->find("starts again"); at != std::string::npos; at = trace->find("starts again", at + 1)) {
+    ++starts;
+  }
+  EXPECT_EQ(down, 2u) << *trace;
+  EXPECT_EQ(starts, 3u) << *trace;
+}
+
+TEST(HandlerPoolTest, TheKeyedPoolIsOkUnderTheDefaultFaults) {
+  ScopedTempRoot dir;
+  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/pool.toml", Pool(3, true, "ok", "")).ok());
+  CommandOutput check = RunXackly({"check", "--scenario", dir.path() + "/pool.toml", "--cases", "200", "-j", "1",
+                                   "--out", dir.path() + "/out", "--quiet"});
+  EXPECT_EQ(check.exit_code, kExitOk) << check.output;
+}
+
+TEST(HandlerPoolTest, LanesNeedAScriptAndFitTheActorLimit) {
+  ScopedTempRoot dir;
+  const std::string catalog = dir.path() + "/catalog.toml";
+  ASSERT_TRUE(WriteFileAtomically(catalog, "protocol = \"txn-dedupe\"\n[workload]\nhandlers = 2\n").ok());
+  CommandOutput run = RunXackly({"run", "--scenario", catalog});
+  EXPECT_EQ(run.exit_code, kExitUsage) << run.output;
+  EXPECT_TRUE(Contains(run.output, "workload.handlers")) << run.output;
+  EXPECT_TRUE(Contains(run.output, "need a Lua protocol script")) << run.output;
+
+  const std::string big = dir.path() + "/big.toml";
+  ASSERT_TRUE(WriteFileAtomically(big, Pool(40, true, "ok", "")).ok());
+  std::string text = *ReadFile(big);
+  text.replace(text.find("workers = 1"), 11, "workers = 2");
+  ASSERT_TRUE(WriteFileAtomically(big, text).ok());
+  run = RunXackly({"run", "--scenario", big});
+  EXPECT_EQ(run.exit_code, kExitUsage) << run.output;
+  EXPECT_TRUE(Contains(run.output, "2 workers x 40 handlers")) << run.output;
+}
+
+}  // namespace
+}  // namespace xackly
