@@ -164,8 +164,10 @@ double Seconds(std::chrono::steady_clock::time_point since) {
 
 }  // namespace
 
-std::string CaseSizeText(int64_t events, int64_t workers, int64_t faults) {
-  return fmt::format("{}, {}, {}", Plural(events, "event"), Plural(workers, "worker"), Plural(faults, "fault"));
+std::string CaseSizeText(int64_t events, int64_t workers, int64_t faults, int handlers) {
+  const std::string lanes = handlers > 1 ? fmt::format(" x {} lanes", handlers) : "";
+  return fmt::format("{}, {}{}, {}", Plural(events, "event"), Plural(workers, "worker"), lanes,
+                     Plural(faults, "fault"));
 }
 
 std::string GeneratedCase::SizeText() const {

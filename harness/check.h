@@ -176,7 +176,8 @@ struct CheckOptions {
 };
 
 // "3 events, 2 workers, 1 fault": the size of a case as reports show it.
-std::string CaseSizeText(int64_t events, int64_t workers, int64_t faults);
+// With handlers > 1 (RunConfig::handlers): "1 worker x 3 lanes".
+std::string CaseSizeText(int64_t events, int64_t workers, int64_t faults, int handlers = 1);
 
 // Fault sites the model enables by kind but the protocol can never visit
 // ("crash@after-ack" for a protocol whose only XACK runs inside its EVAL):

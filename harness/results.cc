@@ -36,7 +36,7 @@ std::string ReplayCommand(const std::string& file, const std::vector<std::string
 
 std::string CaseSize(const RunConfig& config, const RunResult& result) {
   size_t faults = config.fault_schedule ? config.fault_schedule->size() : result.fired.size();
-  return CaseSizeText(config.events, config.workers, static_cast<int64_t>(faults)) + ", " +
+  return CaseSizeText(config.events, config.workers, static_cast<int64_t>(faults), config.handlers) + ", " +
          Plural(result.steps, "step");
 }
 

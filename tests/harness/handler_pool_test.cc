@@ -46,6 +46,14 @@ TEST(HandlerPoolTest, ThePoolReclaimsWhatItsOwnOtherLaneIsStillHandlingWithoutAn
   EXPECT_TRUE(Contains(run.output, "w1#2 reads") || Contains(run.output, "w1#3 reads")) << run.output;
 }
 
+TEST(HandlerPoolTest, CheckFindsThePoolRaceAndItsCounterexampleSaysHowManyLanes) {
+  ScopedTempRoot dir;
+  CommandOutput check = RunXackly(
+      {"check", "--scenario", kExamples + "handler-pool.toml", "--cases", "50", "--out", dir.path(), "--quiet"});
+  EXPECT_EQ(check.exit_code, kExitOk) << check.output;
+  EXPECT_TRUE(Contains(check.output, "minimal: 1 event, 1 worker x 3 lanes, ")) << check.output;
+}
+
 TEST(HandlerPoolTest, OneLaneAtATimeCannotRaceItself) {
   ScopedTempRoot dir;
   CommandOutput run;
