@@ -49,8 +49,9 @@
 //                             memory, under the process's consumer name
 //                             (w.consumer), w.lane = 1..handlers. A crash of
 //                             one lane takes the whole process down and the
-//                             replacement starts every lane; a lost request
-//                             or reply times out only its lane.
+//                             replacement starts every lane; a stall stops
+//                             every lane; a lost request or reply times out
+//                             only its lane.
 //   events = 10               1..100000 events to produce
 //   restart_naming = "same"   same | fresh: a restarted worker keeps its
 //                             consumer name or takes a new one. Default: the

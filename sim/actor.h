@@ -53,6 +53,9 @@ struct Actor {
   int64_t park_until_ms = 0;
   int64_t park_seq = 0;    // order of parking, for FIFO wake-ups
   int64_t restart_at_ms = 0;
+  // A stall of its process (fired in another handler lane) holds it until
+  // then: woken from a park, it waits that long before its next step.
+  int64_t frozen_until_ms = 0;
   bool restart_as_new_process = false;  // crash: yes; reconnect after a timeout: no
   // Successful XADDs of the run when this worker's last XREADGROUP > ran:
   // a park after an empty read returns at once if more were made since

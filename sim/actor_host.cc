@@ -148,6 +148,26 @@ void Simulation::Crash(Actor& a, const std::string& point) {
   TakeDownOtherLanes(a, config_.timing.restart_delay_ms, "crash at " + point);
 }
 
+void Simulation::StallOtherLanes(const Actor& a, const std::string& point, int64_t duration_ms) {
+  if (a.kind != ActorKind::kWorker || config_.handlers == 1) return;
+  const int64_t until = now_ + duration_ms;
+  for (auto& other : actors_) {
+    Actor& o = *other;
+    if (&o == &a || o.kind != ActorKind::kWorker || o.number != a.number || o.state == ActorState::kDown ||
+        o.state == ActorState::kDone) {
+      continue;
+    }
+    const std::string site = fmt::format("process stalled ({} of {})", point, a.name);
+    OracleOf(o).WorkerFault(HistoryKind::kStall, now_, o.name, site,
+                            o.pending != nullptr ? EventsOf(*o.pending) : std::vector<std::string>{}, duration_ms);
+    o.frozen_until_ms = std::max(o.frozen_until_ms, until);
+    if (o.state == ActorState::kReady) o.ready_at_ms = std::max(o.ready_at_ms, until);
+    trace_.Add(now_, o.name, LineKind::kFault,
+               fmt::format("!process stalled with {} (stall at {} for {} ms)", a.name, point, duration_ms), "",
+               {.event = LineEvent::kStall, .site = site, .duration_ms = duration_ms});
+  }
+}
+
 void Simulation::TakeDownOtherLanes(const Actor& a, int64_t restart_in_ms, const std::string& why) {
   if (a.kind != ActorKind::kWorker || config_.handlers == 1) return;
   for (auto& other : actors_) {
@@ -173,7 +193,7 @@ void Simulation::Reset(Actor& a, const std::string& why) {
 
 void Simulation::Wake(Actor& a, bool by_data) {
   a.state = ActorState::kReady;
-  a.ready_at_ms = now_;
+  a.ready_at_ms = std::max(now_, a.frozen_until_ms);
   a.pending->woken_by_data = by_data;
   ResumeActor(a);
 }

@@ -73,6 +73,10 @@ class Simulation : private FaultHost {
   // than `a` (already down) go down too, each with its own crash line and
   // oracle history, and restart with it. Nothing without lanes.
   void TakeDownOtherLanes(const Actor& a, int64_t restart_in_ms, const std::string& why);
+  // A stall stops the whole process: the other lanes of `a`'s process take
+  // no step for `duration_ms` (a parked one, woken meanwhile, waits it
+  // out), each with its own stall line and oracle history.
+  void StallOtherLanes(const Actor& a, const std::string& point, int64_t duration_ms);
   void Wake(Actor& a, bool by_data);
   void WakeOneParkedWorker();
   void ResumeActor(Actor& a);

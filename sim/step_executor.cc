@@ -285,6 +285,7 @@ Simulation::PointFault Simulation::FirePointFault(Actor& a, const Step& s, const
       trace_.Add(now_, a.name, LineKind::kFault, fmt::format("!stall at {} for {} ms", point, f->duration_ms), "",
                  {.event = LineEvent::kStall, .site = point, .duration_ms = f->duration_ms});
       a.ready_at_ms = std::max(a.ready_at_ms, now_ + f->duration_ms);
+      StallOtherLanes(a, point, f->duration_ms);
       return PointFault::kStalled;
     case PointEffect::kNone:
     case PointEffect::kLoseRequest:

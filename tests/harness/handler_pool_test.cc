@@ -32,6 +32,13 @@ Result<std::string> TraceOf(const ScopedTempRoot& dir, const std::string& scenar
   return ReadFile(dir.path() + "/trace.txt");
 }
 
+// How many times `what` occurs in `text`.
+size_t Occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 TEST(HandlerPoolTest, ThePoolReclaimsWhatItsOwnOtherLaneIsStillHandlingWithoutAnyFault) {
   ScopedTempRoot dir;
   CommandOutput run;
@@ -72,16 +79,34 @@ TEST(HandlerPoolTest, ACrashInOneLaneTakesTheWholeProcessDownAndBackUp) {
   EXPECT_EQ(run.exit_code, kExitOk) << run.output;
   EXPECT_TRUE(Contains(*trace, "!crash at after-effect")) << *trace;
   // The two other lanes go down with it, and all three start again.
-  size_t down = 0, starts = 0;
-  for (size_t at = trace->find("!process down with "); at != std::string::npos;
-       at = trace->find("!process down with ", at + 1)) {
-    ++down;
+  EXPECT_EQ(Occurrences(*trace, "!process down with "), 2u) << *trace;
+  EXPECT_EQ(Occurrences(*trace, "starts again"), 3u) << *trace;
+}
+
+// A stall (a GC pause, a frozen VM) stops the process: while the lane that
+// hit it waits, its other lanes take no step either.
+TEST(HandlerPoolTest, AStallInOneLaneStopsTheWholeProcess) {
+  ScopedTempRoot dir;
+  CommandOutput run;
+  Result<std::string> trace = TraceOf(
+      dir, Pool(3, true, "ok", "[schedule]\nfaults = [\"stall w1 after-XREADGROUP #1 60000ms\"]\n"), &run);
+  ASSERT_TRUE(trace.ok());
+  EXPECT_EQ(run.exit_code, kExitOk) << run.output;
+  const size_t stall = trace->find("!stall at after-XREADGROUP for 60000 ms");
+  ASSERT_NE(stall, std::string::npos) << *trace;
+  EXPECT_EQ(Occurrences(*trace, "!process stalled with "), 2u) << *trace;
+  // Nothing of the process happens inside the stall: the first worker line
+  // after it is at least 60 s later.
+  const int64_t stall_t = std::stoll(trace->substr(trace->rfind('\n', stall) + 1));
+  const std::string after = trace->substr(trace->find('\n', trace->rfind("!process stalled with ")) + 1);
+  bool seen = false;
+  for (size_t line = 0; !seen && line < after.size(); line = after.find('\n', line) + 1) {
+    const std::string text = after.substr(line, after.find('\n', line) - line);
+    if (!Contains(text, " w1")) continue;
+    EXPECT_GE(std::stoll(text), stall_t + 60000) << text << "\n" << *trace;
+    seen = true;
   }
-  for (size_t at = trace->find("starts again"); at != std::string::npos; at = trace->find("starts again", at + 1)) {
-    ++starts;
-  }
-  EXPECT_EQ(down, 2u) << *trace;
-  EXPECT_EQ(starts, 3u) << *trace;
+  EXPECT_TRUE(seen) << *trace;
 }
 
 TEST(HandlerPoolTest, TheKeyedPoolIsOkUnderTheDefaultFaults) {
