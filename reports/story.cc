@@ -332,6 +332,7 @@ class Teller {
     std::string time;
     // A clock jump is stamped at its end; it began `value` ms earlier.
     const int64_t began = b.kind == HistoryKind::kClockJump ? b.t_ms - std::max<int64_t>(b.value, 0) : b.t_ms;
+    const std::optional<int64_t> prev_t_ms = prev_t_ms_;
     const int64_t gap = prev_t_ms_ ? began - *prev_t_ms_ : 0;
     if (prev_t_ms_ && gap >= kRelativeTimeMs && b.repeats == 0) {
       time = FormatDuration(gap) + " later ";
@@ -352,12 +353,20 @@ class Teller {
       if (WaitedForATransaction(t) && gap - t.duration_ms < kRelativeTimeMs) time.clear();
       return time + DecisivePhrase(b.actor, t) + ".";
     }
-    std::string restart = Restart(b);
+    auto [restart, restart_t_ms] = Restart(b);
     const bool acts = !b.expiry && !IsRunWide(b.facts) && b.kind != HistoryKind::kRestartLoss;
     if (acts && restart.empty() && stalled_.erase(b.actor) > 0) restart = "resumes";
     auto [subject, predicate] = Phrase(b);
     if (b.kind == HistoryKind::kStall) stalled_.insert(b.actor);
     if (b.line >= 0 && !b.actor.empty()) last_line_of_slot_[std::string(Slot(b.actor))] = b.line;
+    if (restart_t_ms >= 0 && b.t_ms - restart_t_ms >= kRelativeTimeMs) {
+      // "w1.2 starts (replacing w1); 20 s later it claims ...": the start
+      // and the act are told at their own times, not as one moment.
+      const int64_t before_start = prev_t_ms ? restart_t_ms - *prev_t_ms : 0;
+      return fmt::format("{}{} {}; {} later it {}{}.",
+                         before_start >= kRelativeTimeMs ? FormatDuration(before_start) + " later " : "", subject,
+                         restart, FormatDuration(b.t_ms - restart_t_ms), predicate, b.conclusion);
+    }
     std::string out = time + subject;
     if (!restart.empty()) out += " " + restart + " and";
     out += " " + predicate + b.conclusion + ".";
@@ -483,18 +492,19 @@ class Teller {
     return replaces.empty() ? "starts again" : "starts (replacing " + replaces + ")";
   }
 
-  // "w1 starts again" when the trace shows the actor (re)starting since the
-  // story last saw its worker slot.
-  std::string Restart(const Beat& b) {
-    if (b.line < 0 || b.actor.empty() || IsRunWide(b.facts) || b.expiry) return "";
+  // "starts again" and the start's virtual time when the trace shows the
+  // actor (re)starting since the story last saw its worker slot; {"", -1}
+  // when it did not.
+  std::pair<std::string, int64_t> Restart(const Beat& b) {
+    if (b.line < 0 || b.actor.empty() || IsRunWide(b.facts) || b.expiry) return {"", -1};
     auto it = last_line_of_slot_.find(std::string(Slot(b.actor)));
-    if (it == last_line_of_slot_.end()) return "";
+    if (it == last_line_of_slot_.end()) return {"", -1};
     for (int64_t l = b.line - 1; l > it->second; --l) {
       const TraceLine* t = LineAt(c_, l);
       if (t == nullptr || t->event != LineEvent::kStart || t->actor != b.actor) continue;
-      return StartPhrase(t->replaces);
+      return {StartPhrase(t->replaces), t->t_ms};
     }
-    return "";
+    return {"", -1};
   }
 
   std::string Delivery(const Beat& b, std::string text) {
@@ -572,12 +582,18 @@ class Teller {
                            " deleted and drops it from the PEL"};
         }
         std::string how = b.facts.command;
+        bool justid = false;
         if (line != nullptr) {
           const std::vector<std::string>& w = line->argv;
           const CommandInfo& command = w.empty() ? UnknownCommand() : CommandOf(w);
           if (command.category == ReportCategory::kClaim && command.timer_at > 0 && w.size() > command.timer_at) {
             how = std::string(command.verb) + " min-idle " + w[command.timer_at];
           }
+          justid = std::find(w.begin(), w.end(), "JUSTID") != w.end();
+        }
+        if (justid) {  // ownership only: nothing is delivered, so the entry is not this delivery's
+          return {who, "takes over " + Ids(b.subjects) + " without reading it (" + how + " JUSTID" + OfGroup(b) +
+                           ": ownership only, the payload is not delivered and the delivery count stays)"};
         }
         return {who, Delivery(b, "claims " + Ids(b.subjects) + " (" + how + OfGroup(b) + ")")};
       }

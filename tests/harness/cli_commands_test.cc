@@ -325,6 +325,32 @@ TEST(CliCommandsTest, ARetryAfterATimeoutLearnsFromTheKeyThatTheFirstTryWentThro
   EXPECT_TRUE(Contains(*trace, "ok (replayed: key already used, no effect)")) << *trace;
 }
 
+// A claim with JUSTID moves ownership and delivers nothing; the story says
+// so, and tells a restart and a claim 20 s later at their own times (it
+// used to say "20 s later w1.2 starts ... and claims 1-0").
+TEST(CliCommandsTest, TheStoryTellsAJustIdClaimAsOwnershipOnlyAndARestartAtItsOwnTime) {
+  ScopedTempRoot root;
+  const std::string script = R"lua(
+function consumer(w)
+  w:redis("XGROUP", "CREATE", w.stream, w.group, "0", "MKSTREAM")
+  while true do
+    w:redis("XAUTOCLAIM", w.stream, w.group, w.consumer, 20000, "0-0", "COUNT", 5, "JUSTID")
+    for _, e in ipairs(w:read(">")) do
+      if w:effect(e.fields.event_id, "external", {entry = e}) then w:redis("XACK", w.stream, w.group, e.id) end
+    end
+    w:sleep(4000)
+  end
+end
+)lua";
+  CommandOutput run = RunScriptScenario(root, "justid", script,
+                                        "[workload]\nworkers = 1\nevents = 1\nrestart_naming = \"fresh\"\n"
+                                        "[timing]\nrestart_delay_ms = 100\n"
+                                        "[schedule]\nfaults = [\"crash w1 after-XREADGROUP #1\"]\n");
+  EXPECT_EQ(run.exit_code, kExitVerdictMismatch) << run.output;
+  EXPECT_TRUE(Contains(run.output, "w1.2 starts (replacing w1); 20 s later it takes over")) << run.output;
+  EXPECT_TRUE(Contains(run.output, "without reading it (XAUTOCLAIM min-idle 20000 JUSTID: ownership only")) << run.output;
+}
+
 TEST(CliCommandsTest, ATamperedReplayFileIsCaughtByItsTraceHash) {
   ScopedTempRoot out;
   CommandOutput check = RunXackly({"check", "--protocol", "no-dedupe", "--cases", "50", "--out", out.path(), "--quiet"});
