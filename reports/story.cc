@@ -326,7 +326,9 @@ std::string JoinNames(const std::vector<std::string>& names) {
 // Tells the beats in order, keeping what each event went through so far.
 class Teller {
  public:
-  explicit Teller(const CaseReport& c) : c_(c) {}
+  explicit Teller(const CaseReport& c) : c_(c) {
+    for (const TraceLine& t : c.trace) has_lanes_ = has_lanes_ || DescribeActor(t.actor).lane > 1;
+  }
 
   std::string Tell(const Beat& b) {
     std::string time;
@@ -536,7 +538,16 @@ class Teller {
         return value.empty() ? std::string() : prefix + value + suffix;
       };
       if (name == "who") return who;
-      if (name == "site") return b.facts.site;
+      if (name == "site") {
+        // A handler lane that went down (or stalled) with its process: its
+        // line says which lane hit the point ("point:safe in w1#3 (...)").
+        const TraceLine* line = LineAt(c_, b.line);
+        if (line != nullptr && line->actor == b.actor && line->site.size() > b.facts.site.size() &&
+            line->site.starts_with(b.facts.site + " in ")) {
+          return line->site;
+        }
+        return b.facts.site;
+      }
       if (name == "ids") return Ids(b.subjects);
       if (name == "standing") return Standing(b.subjects);
       if (name == "for") return unless_empty(" for ", duration);
@@ -575,7 +586,9 @@ class Teller {
       case HistoryKind::kReadByPosition:
         return {who, Delivery(b, "reads " + Ids(b.subjects) + " with XREAD from the position it keeps")};
       case HistoryKind::kRedelivered:
-        return {who, Delivery(b, "re-reads its own pending " + Ids(b.subjects) + " (XREADGROUP 0" + OfGroup(b) + ")")};
+        return {who, Delivery(b, (has_lanes_ ? "re-reads its process's pending " : "re-reads its own pending ") +
+                                     Ids(b.subjects) + " (XREADGROUP 0" + OfGroup(b) +
+                                     (has_lanes_ ? "; the process's other lanes may hold it)" : ")"))};
       case HistoryKind::kClaimed: {
         if (b.facts.payload_missing) {
           return {who, "runs XAUTOCLAIM, which reports " + Ids(b.subjects) +
@@ -660,6 +673,7 @@ class Teller {
   }
 
   const CaseReport& c_;
+  bool has_lanes_ = false;  // a handler pool's run: lanes share their process's consumer and PEL
   std::optional<int64_t> prev_t_ms_;
   std::set<std::string> mentioned_;
   std::map<std::string, EventState> state_;

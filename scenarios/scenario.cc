@@ -359,30 +359,40 @@ void ReadTable(Errors* e, const toml::table* table, std::string path, S* target,
 
 // --- Run-specific checks -----------------------------------------------------
 
-// The actor slots of a run ("p1", "w1".."wN", "j1"), and how to print them.
-std::vector<std::string> Slots(const RunConfig& c) {
+// What a schedule entry may name: a point fault names a worker process
+// ("w3", every group's workers included), a pick any actor that takes
+// steps, handler lanes too ("w3#2").
+enum class Naming : uint8_t { kProcesses, kLanes };
+
+// The actor slots of a run ("p1", "w1".."wN" over every group, with lanes
+// "w1#2".. when `naming` allows, "j1"), and how to print them.
+std::vector<std::string> Slots(const RunConfig& c, Naming naming) {
   std::vector<std::string> out;
-  for (int i = 1; i <= c.producers; ++i) out.push_back(fmt::format("p{}", i));
-  for (int i = 1; i <= c.workers; ++i) out.push_back(fmt::format("w{}", i));
+  for (int i = 1; i <= c.producers; ++i) out.push_back(ActorName(ActorRole::kProducer, i));
+  for (int i = 1; i <= c.TotalWorkers(); ++i) {
+    const int lanes = naming == Naming::kLanes ? c.handlers : 1;
+    for (int lane = 1; lane <= lanes; ++lane) out.push_back(ActorName(ActorRole::kWorker, i, 1, false, lane));
+  }
   if (c.protocol.janitor.enabled()) out.emplace_back("j1");
   return out;
 }
 
-std::string SlotSummary(const RunConfig& c) {
+std::string SlotSummary(const RunConfig& c, Naming naming) {
   auto range = [](char letter, int n) {
     return n == 1 ? fmt::format("{}1", letter) : fmt::format("{}1..{}{}", letter, letter, n);
   };
-  std::string out = range('p', c.producers) + ", " + range('w', c.workers);
+  std::string out = range('p', c.producers) + ", " + range('w', c.TotalWorkers());
+  if (naming == Naming::kLanes && c.handlers > 1) out += fmt::format(", their lanes w1#2..w1#{}", c.handlers);
   if (c.protocol.janitor.enabled()) out += ", j1";
   return out;
 }
 
 // "expected an actor of this run (p1, w1..w3), got 'w4'", or nullopt when
 // `actor` is one of this run's.
-std::optional<std::string> ActorMismatch(const RunConfig& c, const std::string& actor) {
-  std::vector<std::string> slots = Slots(c);
+std::optional<std::string> ActorMismatch(const RunConfig& c, const std::string& actor, Naming naming) {
+  std::vector<std::string> slots = Slots(c, naming);
   if (std::find(slots.begin(), slots.end(), actor) != slots.end()) return std::nullopt;
-  return fmt::format("expected an actor of this run ({}), got {}", SlotSummary(c), Quoted(actor));
+  return fmt::format("expected an actor of this run ({}), got {}", SlotSummary(c, naming), Quoted(actor));
 }
 
 bool IsHex16(std::string_view s) {
@@ -579,7 +589,7 @@ class ScenarioParser {
   // [[embedded]] into s_.embedded: each table's keys, strings, and a text
   // that matches its hash.
   void ReadEmbedded();
-  void CheckActor(const toml::node& at, const std::string& path, const std::string& actor,
+  void CheckActor(const toml::node& at, const std::string& path, const std::string& actor, Naming naming,
                   std::string_view context);
   // Reports a run-level error "path: what" (ValidateRunConfig's form) on the
   // line of the deepest part of `path` the file has, else line 1 "scenario".
@@ -986,8 +996,8 @@ void ScenarioParser::FailAtNamedField(const std::string& message) {
 }
 
 void ScenarioParser::CheckActor(const toml::node& at, const std::string& path,
-                                const std::string& actor, std::string_view context) {
-  if (std::optional<std::string> why = ActorMismatch(s_.config, actor)) {
+                                const std::string& actor, Naming naming, std::string_view context) {
+  if (std::optional<std::string> why = ActorMismatch(s_.config, actor, naming)) {
     e_->Fail(at, path, *why + std::string(context));
   }
 }
@@ -1116,7 +1126,7 @@ void ScenarioParser::ReadSchedule() {
         return;
       }
       if (IsPointFault(spec->kind)) {
-        CheckActor(el, path, spec->actor, fmt::format(" in '{}'", *text));
+        CheckActor(el, path, spec->actor, Naming::kProcesses, fmt::format(" in '{}'", *text));
       }
       c.fault_schedule->push_back(*spec);
     }
@@ -1128,7 +1138,7 @@ void ScenarioParser::ReadSchedule() {
     if (!text) return;
     c.picks = SplitWhitespace(*text);
     for (size_t i = 0; i < c.picks.size() && !e_->failed(); ++i) {
-      CheckActor(*n, "schedule.picks", c.picks[i], fmt::format(" as pick {}", i + 1));
+      CheckActor(*n, "schedule.picks", c.picks[i], Naming::kLanes, fmt::format(" as pick {}", i + 1));
     }
   }
 
@@ -1194,14 +1204,14 @@ Status CheckScheduleFitsRun(const RunConfig& c) {
     for (size_t i = 0; i < c.fault_schedule->size(); ++i) {
       const FaultSpec& spec = (*c.fault_schedule)[i];
       if (!IsPointFault(spec.kind)) continue;
-      if (std::optional<std::string> why = ActorMismatch(c, spec.actor)) {
+      if (std::optional<std::string> why = ActorMismatch(c, spec.actor, Naming::kProcesses)) {
         return Status::InvalidArgument(
             fmt::format("schedule.faults[{}]: {} in '{}'", i, *why, spec.ToString()));
       }
     }
   }
   for (size_t i = 0; i < c.picks.size(); ++i) {
-    if (std::optional<std::string> why = ActorMismatch(c, c.picks[i])) {
+    if (std::optional<std::string> why = ActorMismatch(c, c.picks[i], Naming::kLanes)) {
       return Status::InvalidArgument(fmt::format("schedule.picks: {} as pick {}", *why, i + 1));
     }
   }

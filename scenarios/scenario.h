@@ -204,8 +204,11 @@
 //                             after-ack #1 @60000ms") the nth visit from that
 //                             virtual time on (check draws both forms).
 //   picks = "p1 w1 w1 w2"     Scheduling choices, one actor slot per step
-//                             (p<n>, w<n>, j1 for the janitor), separated by
-//                             white space; after the last, the seed decides.
+//                             (p<n>, w<n>, w<n>#<k> for a handler lane, j1
+//                             for the janitor), separated by white space;
+//                             after the last, the seed decides. Point
+//                             faults name a worker process (w<n>, any
+//                             group's), never a lane.
 //   trace_hash = "9ca6e72d056eda97"   16 hex digits: the replay must reproduce
 //                             this trace hash.
 //   server = "redis 7.0.15"   The server (name and version) the trace hash was

@@ -145,7 +145,7 @@ void Simulation::Crash(Actor& a, const std::string& point) {
                          config_.timing.restart_delay_ms),
              "",
              {.event = LineEvent::kCrash, .site = point, .duration_ms = config_.timing.restart_delay_ms});
-  TakeDownOtherLanes(a, config_.timing.restart_delay_ms, "crash at " + point);
+  TakeDownOtherLanes(a, config_.timing.restart_delay_ms, point, "crash at " + point);
 }
 
 void Simulation::StallOtherLanes(const Actor& a, const std::string& point, int64_t duration_ms) {
@@ -157,8 +157,11 @@ void Simulation::StallOtherLanes(const Actor& a, const std::string& point, int64
         o.state == ActorState::kDone) {
       continue;
     }
-    const std::string site = fmt::format("process stalled ({} of {})", point, a.name);
-    OracleOf(o).WorkerFault(HistoryKind::kStall, now_, o.name, site,
+    // Its history names the point (a cause reads "stall:<point>"), its
+    // trace line the lane that hit it.
+    const std::string site = fmt::format("{} in {} (the whole process stalls)", point, a.name);
+    SetOracleLine(trace_.size());  // its history is told at its own line, next
+    OracleOf(o).WorkerFault(HistoryKind::kStall, now_, o.name, point,
                             o.pending != nullptr ? EventsOf(*o.pending) : std::vector<std::string>{}, duration_ms);
     o.frozen_until_ms = std::max(o.frozen_until_ms, until);
     if (o.state == ActorState::kReady) o.ready_at_ms = std::max(o.ready_at_ms, until);
@@ -168,13 +171,17 @@ void Simulation::StallOtherLanes(const Actor& a, const std::string& point, int64
   }
 }
 
-void Simulation::TakeDownOtherLanes(const Actor& a, int64_t restart_in_ms, const std::string& why) {
+void Simulation::TakeDownOtherLanes(const Actor& a, int64_t restart_in_ms, const std::string& point,
+                                    const std::string& why) {
   if (a.kind != ActorKind::kWorker || config_.handlers == 1) return;
   for (auto& other : actors_) {
     Actor& o = *other;
     if (&o == &a || o.kind != ActorKind::kWorker || o.number != a.number || o.state == ActorState::kDown) continue;
-    const std::string site = fmt::format("process down ({} of {})", why, a.name);
-    OracleOf(o).WorkerFault(HistoryKind::kCrash, now_, o.name, site, o.pending != nullptr ? EventsOf(*o.pending)
+    // Its history names the point (a cause reads "crash:<point>", as the
+    // lane's that hit it), its trace line the lane that hit it.
+    const std::string site = fmt::format("{} in {} (the whole process went down)", point, a.name);
+    SetOracleLine(trace_.size());  // its history is told at its own line, next
+    OracleOf(o).WorkerFault(HistoryKind::kCrash, now_, o.name, point, o.pending != nullptr ? EventsOf(*o.pending)
                                                                                           : std::vector<std::string>{});
     TakeDown(o, restart_in_ms, /*new_process=*/true);
     trace_.Add(now_, o.name, LineKind::kFault,

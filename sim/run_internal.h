@@ -72,7 +72,7 @@ class Simulation : private FaultHost {
   // A worker process dies whole: the handler lanes of `a`'s process other
   // than `a` (already down) go down too, each with its own crash line and
   // oracle history, and restart with it. Nothing without lanes.
-  void TakeDownOtherLanes(const Actor& a, int64_t restart_in_ms, const std::string& why);
+  void TakeDownOtherLanes(const Actor& a, int64_t restart_in_ms, const std::string& point, const std::string& why);
   // A stall stops the whole process: the other lanes of `a`'s process take
   // no step for `duration_ms` (a parked one, woken meanwhile, waits it
   // out), each with its own stall line and oracle history.

@@ -331,7 +331,7 @@ Status Simulation::ExecuteStep(Actor& a) {
         TakeDown(a, delay_ms, /*new_process=*/true);
         trace_.Add(now_, a.name, LineKind::kFault, fmt::format("!{} (replacement starts in {} ms)", why, delay_ms),
                    "", {.event = LineEvent::kCrash, .site = "process exit", .duration_ms = delay_ms});
-        TakeDownOtherLanes(a, delay_ms, why);
+        TakeDownOtherLanes(a, delay_ms, "process exit", why);
         return Status::Ok();
       }
       if (s.op == Op::kPark && a.kind == ActorKind::kWorker && produced_ > a.produced_seen) {

@@ -36,6 +36,23 @@ TEST(GroupsTest, EachGroupRunningAnEventsEffectOnceIsNotADuplicate) {
   EXPECT_TRUE(Contains(run.output, "2 workers in group workers + 2 in group search-indexer (w3..w4)")) << run.output;
 }
 
+// A counterexample whose fault hits a further group's worker (w3) must load
+// and replay: the schedule's actors are every group's workers, not only the
+// run's own group's (a replay file naming w3 was refused before).
+TEST(GroupsTest, AFaultOnAFurtherGroupsWorkerIsAScheduleAReplayFileCanHold) {
+  ScopedTempRoot dir;
+  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/f.toml",
+                                  "expect = \"duplicate\"\n" + FanOut(false, "kinds = [\"crash\"]") +
+                                      "[schedule]\nfaults = [\"crash w3 after-effect #1\"]\n")
+                  .ok());
+  CommandOutput run = RunXackly({"run", "--scenario", dir.path() + "/f.toml", "--out", dir.path() + "/out"});
+  ASSERT_EQ(run.exit_code, kExitOk) << run.output;
+  EXPECT_TRUE(Contains(run.output, "in group search-indexer [crash:after-effect]")) << run.output;
+  CommandOutput replay = RunXackly({"replay", dir.path() + "/out/fan-out.replay.toml"});
+  EXPECT_EQ(replay.exit_code, kExitOk) << replay.output;
+  EXPECT_TRUE(Contains(replay.output, "matches the file")) << replay.output;
+}
+
 TEST(GroupsTest, ABrokenGroupIsFoundAndNamedAndTheCorrectOneIsNot) {
   ScopedTempRoot dir;
   ASSERT_TRUE(WriteFileAtomically(dir.path() + "/f.toml",
