@@ -143,7 +143,8 @@ void DescribeProtocol(V& v) {
   v.Text("description", &ProtocolDef::description, nullptr, "a string", nullptr);
   v.EnumList("steps", &ProtocolDef::steps, HandlerOps(), "the per-entry handler, in order");
   v.Enum("dedupe", &ProtocolDef::dedupe, DedupeStores(), "where done-records live");
-  v.Int("dedupe_ttl_ms", &ProtocolDef::dedupe_ttl_ms, 0, kMaxDurationMs, "0: done-records never expire");
+  v.Int("dedupe_ttl_ms", &ProtocolDef::dedupe_ttl_ms, 0, kMaxDurationMs,
+        "0: done-records never expire (a script: no TTL declared; its own keys expire as it sets them)");
   v.Enum("effect", &ProtocolDef::effect, EffectSinks(), "where the side effect lands");
   v.Bool("idempotency_key", &ProtocolDef::idempotency_key, "true: the external service dedupes by event id");
   v.Enum("on_duplicate", &ProtocolDef::on_duplicate, DuplicatePolicies(),
