@@ -145,48 +145,38 @@ void Simulation::Crash(Actor& a, const std::string& point) {
                          config_.timing.restart_delay_ms),
              "",
              {.event = LineEvent::kCrash, .site = point, .duration_ms = config_.timing.restart_delay_ms});
-  TakeDownOtherLanes(a, config_.timing.restart_delay_ms, point, "crash at " + point);
+  FaultOtherLanes(a, HistoryKind::kCrash, point, config_.timing.restart_delay_ms);
 }
 
-void Simulation::StallOtherLanes(const Actor& a, const std::string& point, int64_t duration_ms) {
+void Simulation::FaultOtherLanes(const Actor& a, HistoryKind kind, const std::string& point, int64_t duration_ms) {
   if (a.kind != ActorKind::kWorker || config_.handlers == 1) return;
-  const int64_t until = now_ + duration_ms;
+  const bool crash = kind == HistoryKind::kCrash;
   for (auto& other : actors_) {
     Actor& o = *other;
     if (&o == &a || o.kind != ActorKind::kWorker || o.number != a.number || o.state == ActorState::kDown ||
-        o.state == ActorState::kDone) {
+        (!crash && o.state == ActorState::kDone)) {
       continue;
     }
-    // Its history names the point (a cause reads "stall:<point>"), its
-    // trace line the lane that hit it.
-    const std::string site = fmt::format("{} in {} (the whole process stalls)", point, a.name);
-    SetOracleLine(trace_.size());  // its history is told at its own line, next
-    OracleOf(o).WorkerFault(HistoryKind::kStall, now_, o.name, point,
-                            o.pending != nullptr ? EventsOf(*o.pending) : std::vector<std::string>{}, duration_ms);
-    o.frozen_until_ms = std::max(o.frozen_until_ms, until);
-    if (o.state == ActorState::kReady) o.ready_at_ms = std::max(o.ready_at_ms, until);
-    trace_.Add(now_, o.name, LineKind::kFault,
-               fmt::format("!process stalled with {} (stall at {} for {} ms)", a.name, point, duration_ms), "",
-               {.event = LineEvent::kStall, .site = site, .duration_ms = duration_ms});
-  }
-}
-
-void Simulation::TakeDownOtherLanes(const Actor& a, int64_t restart_in_ms, const std::string& point,
-                                    const std::string& why) {
-  if (a.kind != ActorKind::kWorker || config_.handlers == 1) return;
-  for (auto& other : actors_) {
-    Actor& o = *other;
-    if (&o == &a || o.kind != ActorKind::kWorker || o.number != a.number || o.state == ActorState::kDown) continue;
     // Its history names the point (a cause reads "crash:<point>", as the
     // lane's that hit it), its trace line the lane that hit it.
-    const std::string site = fmt::format("{} in {} (the whole process went down)", point, a.name);
+    const std::string site =
+        fmt::format("{} in {} (the whole process {})", point, a.name, crash ? "went down" : "stalls");
     SetOracleLine(trace_.size());  // its history is told at its own line, next
-    OracleOf(o).WorkerFault(HistoryKind::kCrash, now_, o.name, point, o.pending != nullptr ? EventsOf(*o.pending)
-                                                                                          : std::vector<std::string>{});
-    TakeDown(o, restart_in_ms, /*new_process=*/true);
-    trace_.Add(now_, o.name, LineKind::kFault,
-               fmt::format("!process down with {} ({}; replacement starts in {} ms)", a.name, why, restart_in_ms), "",
-               {.event = LineEvent::kCrash, .site = site, .duration_ms = restart_in_ms});
+    OracleOf(o).WorkerFault(kind, now_, o.name, point,
+                            o.pending != nullptr ? EventsOf(*o.pending) : std::vector<std::string>{},
+                            crash ? 0 : duration_ms);
+    std::string text;
+    if (crash) {
+      TakeDown(o, duration_ms, /*new_process=*/true);
+      text = fmt::format("!process down with {} (crash at {}; replacement starts in {} ms)", a.name, point,
+                         duration_ms);
+    } else {
+      o.frozen_until_ms = std::max(o.frozen_until_ms, now_ + duration_ms);
+      if (o.state == ActorState::kReady) o.ready_at_ms = std::max(o.ready_at_ms, o.frozen_until_ms);
+      text = fmt::format("!process stalled with {} (stall at {} for {} ms)", a.name, point, duration_ms);
+    }
+    trace_.Add(now_, o.name, LineKind::kFault, text, "",
+               {.event = crash ? LineEvent::kCrash : LineEvent::kStall, .site = site, .duration_ms = duration_ms});
   }
 }
 

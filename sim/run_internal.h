@@ -69,14 +69,13 @@ class Simulation : private FaultHost {
   void TakeDown(Actor& a, int64_t restart_in_ms, bool new_process);
   void Crash(Actor& a, const std::string& point);             // process death
   void Reset(Actor& a, const std::string& why);               // timeout: reconnect, same process
-  // A worker process dies whole: the handler lanes of `a`'s process other
-  // than `a` (already down) go down too, each with its own crash line and
-  // oracle history, and restart with it. Nothing without lanes.
-  void TakeDownOtherLanes(const Actor& a, int64_t restart_in_ms, const std::string& point, const std::string& why);
-  // A stall stops the whole process: the other lanes of `a`'s process take
-  // no step for `duration_ms` (a parked one, woken meanwhile, waits it
-  // out), each with its own stall line and oracle history.
-  void StallOtherLanes(const Actor& a, const std::string& point, int64_t duration_ms);
+  // A worker process dies or stalls whole (`kind` kCrash or kStall at
+  // `point`, fired in `a`): the other handler lanes of its process go down
+  // too (restarting in `duration_ms`, with it) or take no step for
+  // `duration_ms` (a parked one, woken meanwhile, waits it out), each with
+  // its own trace line and oracle history. Nothing without lanes. (A real
+  // consumer's exit has no lanes: handlers need a script.)
+  void FaultOtherLanes(const Actor& a, HistoryKind kind, const std::string& point, int64_t duration_ms);
   void Wake(Actor& a, bool by_data);
   void WakeOneParkedWorker();
   void ResumeActor(Actor& a);

@@ -285,7 +285,7 @@ Simulation::PointFault Simulation::FirePointFault(Actor& a, const Step& s, const
       trace_.Add(now_, a.name, LineKind::kFault, fmt::format("!stall at {} for {} ms", point, f->duration_ms), "",
                  {.event = LineEvent::kStall, .site = point, .duration_ms = f->duration_ms});
       a.ready_at_ms = std::max(a.ready_at_ms, now_ + f->duration_ms);
-      StallOtherLanes(a, point, f->duration_ms);
+      FaultOtherLanes(a, HistoryKind::kStall, point, f->duration_ms);
       return PointFault::kStalled;
     case PointEffect::kNone:
     case PointEffect::kLoseRequest:
@@ -331,7 +331,6 @@ Status Simulation::ExecuteStep(Actor& a) {
         TakeDown(a, delay_ms, /*new_process=*/true);
         trace_.Add(now_, a.name, LineKind::kFault, fmt::format("!{} (replacement starts in {} ms)", why, delay_ms),
                    "", {.event = LineEvent::kCrash, .site = "process exit", .duration_ms = delay_ms});
-        TakeDownOtherLanes(a, delay_ms, "process exit", why);
         return Status::Ok();
       }
       if (s.op == Op::kPark && a.kind == ActorKind::kWorker && produced_ > a.produced_seen) {
