@@ -261,6 +261,7 @@ struct CheckOutcome {
   RunResult minimal_result;                     // rerun with its trace kept
   int shrink_steps = 0;                         // accepted shrinks
   int shrink_runs = 0;                          // shrink candidates tried
+  bool shrink_cut = false;                      // stopped at max_shrink_runs with smaller cases untried
   std::string observed;                         // verdict class the check observed (the counterexample's)
   bool matched = false;                         // observed equals the expectation
   int determinism_reruns = 0;                   // cases run twice, same trace hash

@@ -73,6 +73,7 @@ report::CheckReport MergeCheck(const std::vector<const report::CheckReport*>& pa
     merged.counterexample = first_hit->counterexample;
     merged.counterexample_size = first_hit->counterexample_size;
     merged.shrink_steps = first_hit->shrink_steps;
+    merged.shrink_cut = first_hit->shrink_cut;
     merged.first_hit_case = first_hit->first_hit_case;
     merged.observed = first_hit->observed;
     merged.matched = first_hit->matched;
@@ -89,11 +90,13 @@ report::CheckReport MergeCheck(const std::vector<const report::CheckReport*>& pa
     merged.counterexample.reset();
     merged.counterexample_size.clear();
     merged.shrink_steps = 0;
+    merged.shrink_cut = false;
     for (const report::CheckReport* p : parts) {
       if (p->counterexample) {
         merged.counterexample = p->counterexample;
         merged.counterexample_size = p->counterexample_size;
         merged.shrink_steps = p->shrink_steps;
+        merged.shrink_cut = p->shrink_cut;
         break;
       }
     }

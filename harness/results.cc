@@ -110,6 +110,7 @@ report::CheckReport ToCheckReport(const std::string& name, const std::string& de
     if (!counterexample_file.empty()) r.counterexample->replay_command = ReplayCommand(counterexample_file);
     r.counterexample_size = CaseSize(outcome.minimal_config, outcome.minimal_result);
     r.shrink_steps = outcome.shrink_steps;
+    r.shrink_cut = outcome.shrink_cut;
     if (outcome.hit_index) r.first_hit_case = *outcome.hit_index;
   }
   r.fired_totals = outcome.coverage.fired;

@@ -207,6 +207,13 @@ std::string CaseCountsText(const CheckReport& check) {
   return out;
 }
 
+std::string ShrinkNote(const CheckReport& check) {
+  std::string steps = check.shrink_steps > 0 ? fmt::format("after {} shrink{}", check.shrink_steps, check.shrink_steps == 1 ? "" : "s") : "";
+  if (!check.shrink_cut) return steps.empty() ? "" : " (" + steps + ")";
+  if (steps.empty()) return " (not shrunk: --max-shrinks stopped it; may not be minimal)";
+  return " (" + steps + "; --max-shrinks stopped it, may not be minimal)";
+}
+
 const char* UndecidedWhy(const CheckReport& check) {
   return check.cases_unjudged > 0 && check.first_hit_case < 0
              ? "cases stopped by the harness limit were not judged and may hold it"

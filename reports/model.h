@@ -80,6 +80,9 @@ struct CheckReport {
   std::optional<CaseReport> counterexample;
   std::string counterexample_size;  // e.g. "1 event, 1 worker, 1 fault, 9 steps"
   int shrink_steps = 0;          // accepted shrinks
+  // Shrinking stopped at its bound (--max-shrinks) with smaller cases left
+  // untried: the counterexample may not be minimal.
+  bool shrink_cut = false;
   // Index of the generated case that first showed what the check looks for
   // (-1: none). Shards of one check merge to the lowest one.
   int first_hit_case = -1;
@@ -209,6 +212,10 @@ std::vector<CoverageRow> CoverageRows(const CheckReport& check);
 // "300 run, 4 violated", and ", 1 stopped by the harness limit (not
 // judged)" when a case was: what every format says about a check's cases.
 std::string CaseCountsText(const CheckReport& check);
+
+// " (after 14 shrinks)", and that shrinking was cut short when it was:
+// what every format appends to a counterexample's size.
+std::string ShrinkNote(const CheckReport& check);
 
 // A check passes when it matched its expectation (with no coverage gap, or
 // gaps allowed) or is undecided in a shard.

@@ -674,7 +674,7 @@ void CaseSection(const CheckReport& k, int n, std::string& out) {
       {"observed", Or(k.observed, "?")},
       {"cases", CaseCountsText(k)},
       {"minimal counterexample", Or(k.counterexample_size, "?") +
-                                     (k.shrink_steps > 0 ? " (after " + Count(k.shrink_steps, "shrink") + ")" : "")},
+                                     ShrinkNote(k)},
       {"protocol", c.protocol},
       {"scenario file", Or(c.scenario_file, "–")},
       {"seed", std::to_string(c.seed)},

@@ -152,6 +152,7 @@ json CheckJson(const CheckReport& k) {
           {"counterexample", k.counterexample ? CaseJson(*k.counterexample) : json(nullptr)},
           {"counterexample_size", k.counterexample_size},
           {"shrink_steps", k.shrink_steps},
+          {"shrink_cut", k.shrink_cut},
           {"first_hit_case", k.first_hit_case},
           {"fired_totals", k.fired_totals},
           {"never_fired", k.never_fired},
@@ -451,6 +452,7 @@ void ReadCheck(Reader& r, const json& j, const std::string& p, CheckReport* k) {
   }
   r.Read(j, p, "counterexample_size", &k->counterexample_size);
   r.Read(j, p, "shrink_steps", &k->shrink_steps);
+  r.Read(j, p, "shrink_cut", &k->shrink_cut);
   r.Read(j, p, "first_hit_case", &k->first_hit_case);
   r.ForObject(j, p, "fired_totals", [&](const std::string& site, const json& n, const std::string& np) {
     r.ReadValue(n, np, &k->fired_totals[site]);

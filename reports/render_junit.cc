@@ -68,7 +68,7 @@ std::string SystemOut(const CheckReport& k, const CaseTexts& texts) {
   if (k.counterexample) {
     const CaseReport& c = *k.counterexample;
     out += fmt::format("minimal counterexample: {}{}\n", Or(k.counterexample_size, "?"),
-                       k.shrink_steps > 0 ? " (after " + Count(k.shrink_steps, "shrink") + ")" : "");
+                       ShrinkNote(k));
     out += fmt::format("case: protocol {}, seed {}, {}, {}, {}, persistence {}, "
                        "restart naming {}, {} steps, {} virtual, trace hash {}\n",
                        c.protocol, c.seed, Count(c.producers, "producer"), Count(c.workers, "worker"), Count(c.events, "event"), Or(c.persistence, "?"),

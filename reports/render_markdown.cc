@@ -82,7 +82,7 @@ void RenderDetail(const CheckReport& k, std::string& out) {
   }
   const CaseReport& c = *k.counterexample;
   out += fmt::format("- **Minimal counterexample:** {}{}\n", Md(Or(k.counterexample_size, "?")),
-                     k.shrink_steps > 0 ? " (after " + Count(k.shrink_steps, "shrink") + ")" : "");
+                     ShrinkNote(k));
   out += fmt::format("- **Case:** protocol {}, seed {}, {}, {}, {}, "
                      "persistence {}, restart naming {}, {} steps, {} virtual, trace hash {}\n",
                      Code(c.protocol), c.seed, Count(c.producers, "producer"), Count(c.workers, "worker"), Count(c.events, "event"), Code(Or(c.persistence, "?")),

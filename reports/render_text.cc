@@ -124,7 +124,7 @@ void RenderDetail(const CheckReport& k, const Paint& paint, std::string& out) {
   }
   const CaseReport& c = *k.counterexample;
   out += fmt::format("minimal counterexample: {}{}\n", Printable(Or(k.counterexample_size, "?")),
-                     k.shrink_steps > 0 ? " (after " + Count(k.shrink_steps, "shrink") + ")" : "");
+                     ShrinkNote(k));
   out += Printable(CaseFacts(c)) + "\n";
   if (!c.fired.empty()) {
     std::vector<std::string> faults;

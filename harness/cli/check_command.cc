@@ -75,6 +75,7 @@ struct CheckFlags {
   bool fixed_workload = false;  // --fixed-workload
   bool no_swarm = false;        // --no-swarm
   int coverage_cap = 0;         // --coverage-cap (0: kDefaultCoverageCapFactor x --cases)
+  int max_shrinks = kDefaultMaxShrinkRuns;  // --max-shrinks
   bool allow_gaps = false;      // --allow-gaps
   // One server of a matrix (RunServerMatrix): its human lines go to stderr
   // and its terminal table is left to the matrix.
@@ -160,6 +161,7 @@ CheckOptions CheckSession::OptionsFor(const Target& t) const {
   options.bounds = {flags_.max_workers, flags_.max_events, flags_.max_faults, flags_.fixed_workload,
                     !flags_.no_swarm};
   options.coverage_cap = flags_.coverage_cap;
+  options.max_shrink_runs = flags_.max_shrinks;
   if (!t.scenario_file.empty()) {
     const RunConfig& c = t.scenario.config;
     if (!flags_.seed_given) options.seed = c.seed;
@@ -241,6 +243,7 @@ std::optional<int> CheckSession::Open() {
   report_.options = fmt::format("{} cases, bounds {} workers / {} events / {} faults{}", flags_.cases,
                                 options_.bounds.max_workers, options_.bounds.max_events,
                                 options_.bounds.max_faults, options_.bounds.swarm ? ", swarm" : "");
+  if (flags_.max_shrinks != kDefaultMaxShrinkRuns) report_.options += fmt::format(", at most {} shrinks", flags_.max_shrinks);
   report_.search = {flags_.cases, flags_.max_workers, flags_.max_events, flags_.max_faults, flags_.fixed_workload,
                     !flags_.no_swarm};
   report_.shard = shard_;
@@ -334,7 +337,7 @@ void CheckSession::PrintRowLine(const report::CheckReport& row, const CheckOutco
              outcome.hit_index     ? fmt::format(", first hit at case {}", *outcome.hit_index)
              : outcome.other_index ? fmt::format(", another violation at case {}", *outcome.other_index)
                                    : "",
-             row.counterexample ? ", minimal: " + row.counterexample_size : "",
+             row.counterexample ? (row.shrink_cut ? ", not minimal: " : ", minimal: ") + row.counterexample_size : "",
              Plural(outcome.determinism_reruns, "rerun"), row.seconds);
   std::fflush(human_);
 }
@@ -374,6 +377,13 @@ std::optional<int> CheckSession::Finish(size_t k, const TargetCheck& c) {
                                      outcome->shrink_steps == 1 ? "" : "s");
     Scenario replay = ReplayScenario(t.scenario, outcome->minimal_config, outcome->minimal_result, origin);
     replay.name = ScenarioNameFrom(t.scenario.name + "-counterexample");
+    // A case whose shrinking was cut short may show more than the check
+    // expects: its replay file expects what it shows, so that it replays.
+    Expectation shown;
+    if (outcome->shrink_cut && !Matches(replay.config.expected, outcome->minimal_result.violations) &&
+        Expectation::Parse(outcome->observed, &shown)) {
+      replay.config.expected = shown;
+    }
     Result<std::string> file = out_->WriteReplay(t.scenario.name, std::move(replay), t.scenario_file, server_version_);
     if (!file.ok()) {
       PrintError("check", file.status());
@@ -718,6 +728,13 @@ void RegisterCheckCommand(CLI::App& app, CommandResult& result) {
                               "the rule off, below it is refused)",
                               kDefaultCoverageCapFactor))
       ->check(CLI::Range(1, 10000000));
+  cmd->add_option("--max-shrinks", flags->max_shrinks,
+                  fmt::format("most smaller cases tried while shrinking a failing case (default {}); 0 keeps the "
+                              "first failing case as found, sooner: it matches an expectation it shows even when it "
+                              "shows more (a minimal case shows exactly what is expected), and its replay file is not "
+                              "minimal (the reports say so)",
+                              kDefaultMaxShrinkRuns))
+      ->check(CLI::Range(0, 1000000));
   cmd->add_flag("--allow-gaps", flags->allow_gaps,
                 "a check that matched with coverage gaps left at the cap passes (default: exit 4)");
   cmd->add_option("-j,--jobs", flags->jobs,

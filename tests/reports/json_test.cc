@@ -128,6 +128,7 @@ void ExpectSame(const Report& a, const Report& b) {
     if (x.counterexample) ExpectSame(*x.counterexample, *y.counterexample);
     EXPECT_FIELD(x, y, counterexample_size);
     EXPECT_FIELD(x, y, shrink_steps);
+    EXPECT_FIELD(x, y, shrink_cut);
     EXPECT_FIELD(x, y, first_hit_case);
     EXPECT_FIELD(x, y, fired_totals);
     EXPECT_FIELD(x, y, never_fired);
@@ -280,6 +281,7 @@ rc::Gen<CheckReport> AnyCheck() {
     if (*rc::gen::arbitrary<bool>()) k.counterexample = *AnyCase();
     k.counterexample_size = *AnyText();
     k.shrink_steps = *rc::gen::arbitrary<int>();
+    k.shrink_cut = *rc::gen::arbitrary<bool>();
     k.first_hit_case = *rc::gen::arbitrary<int>();
     k.fired_totals = *FewByName(rc::gen::arbitrary<int>());
     k.never_fired = *Few(AnyText());
