@@ -533,21 +533,24 @@ class Teller {
   std::pair<std::string, std::string> FaultPhrase(const Beat& b, const FaultKindInfo& fault) {
     const std::string who = fault.run_wide ? "an injected fault" : Who(b.actor);
     const std::string duration = b.value > 0 ? FormatDuration(b.value) : "";
+    // A handler lane that went down (or stalled) with its process: its line
+    // names the lane that hit the point ("before-XACK in w1#2 (the whole
+    // process went down)"); what the process held is told at that lane.
+    if (const TraceLine* line = LineAt(c_, b.line);
+        line != nullptr && line->actor == b.actor && line->site.starts_with(b.facts.site + " in ")) {
+      const size_t from = b.facts.site.size() + 4;
+      const std::string lane = line->site.substr(from, line->site.find(' ', from) - from);
+      return {who, fault.kind == FaultKind::kCrash
+                       ? fmt::format("goes down with its process ({} crashed at {})", lane, b.facts.site)
+                       : fmt::format("stalls with its process ({} stalled at {}){}", lane, b.facts.site,
+                                     duration.empty() ? "" : " for " + duration)};
+    }
     auto hole = [&](std::string_view name) -> std::string {
       auto unless_empty = [](const std::string& prefix, const std::string& value, const std::string& suffix = "") {
         return value.empty() ? std::string() : prefix + value + suffix;
       };
       if (name == "who") return who;
-      if (name == "site") {
-        // A handler lane that went down (or stalled) with its process: its
-        // line says which lane hit the point ("point:safe in w1#3 (...)").
-        const TraceLine* line = LineAt(c_, b.line);
-        if (line != nullptr && line->actor == b.actor && line->site.size() > b.facts.site.size() &&
-            line->site.starts_with(b.facts.site + " in ")) {
-          return line->site;
-        }
-        return b.facts.site;
-      }
+      if (name == "site") return b.facts.site;
       if (name == "ids") return Ids(b.subjects);
       if (name == "standing") return Standing(b.subjects);
       if (name == "for") return unless_empty(" for ", duration);

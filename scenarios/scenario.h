@@ -45,10 +45,11 @@
 //   handlers = 1              1..64 handler lanes per worker process
 //                             (scripts only; all lanes add up to <= 64):
 //                             each lane (w1, w1#2, w1#3 ...) runs the
-//                             worker's function with its own connection and
-//                             memory, under the process's consumer name
-//                             (w.consumer), w.lane = 1..handlers. A crash of
-//                             one lane takes the whole process down and the
+//                             worker's function with its own connection,
+//                             in the process's shared memory, under the
+//                             process's consumer name (w.consumer), w.lane =
+//                             1..handlers. A crash of one lane takes the
+//                             whole process (and its memory) down and the
 //                             replacement starts every lane; a stall stops
 //                             every lane; a lost request or reply times out
 //                             only its lane.

@@ -20,6 +20,8 @@ Status Simulation::Setup() {
   env_.events = config_.events;
   env_.producers = config_.producers;
   env_.handlers = config_.handlers;
+  process_memory_.assign(static_cast<size_t>(config_.TotalWorkers()) + 1, {});
+  env_.process_memory = &process_memory_;
   env_.atomic_script = CompileAtomicScript(config_.protocol);
   env_.atomic = AtomicGroupOf(config_.protocol);
   env_.seed = config_.seed;
@@ -136,6 +138,11 @@ void Simulation::TakeDown(Actor& a, int64_t restart_in_ms, bool new_process) {
   a.state = ActorState::kDown;
   a.restart_at_ms = now_ + restart_in_ms;
   a.restart_as_new_process = new_process;
+  // A process that dies loses its memory: its lanes' replacement starts a
+  // fresh one (a lane that only reconnects keeps it).
+  if (new_process && a.kind == ActorKind::kWorker && static_cast<size_t>(a.number) < process_memory_.size()) {
+    process_memory_[static_cast<size_t>(a.number)].reset();
+  }
 }
 
 void Simulation::Crash(Actor& a, const std::string& point) {
@@ -153,10 +160,15 @@ void Simulation::FaultOtherLanes(const Actor& a, HistoryKind kind, const std::st
   const bool crash = kind == HistoryKind::kCrash;
   for (auto& other : actors_) {
     Actor& o = *other;
-    if (&o == &a || o.kind != ActorKind::kWorker || o.number != a.number || o.state == ActorState::kDown ||
-        (!crash && o.state == ActorState::kDone)) {
+    if (&o == &a || o.kind != ActorKind::kWorker || o.number != a.number) continue;
+    if (crash && o.state == ActorState::kDown && !o.restart_as_new_process) {
+      // A lane waiting to reconnect dies with its process and starts with
+      // the replacement, in its memory.
+      o.restart_at_ms = now_ + duration_ms;
+      o.restart_as_new_process = true;
       continue;
     }
+    if (o.state == ActorState::kDown || (!crash && o.state == ActorState::kDone)) continue;
     // Its history names the point (a cause reads "crash:<point>", as the
     // lane's that hit it), its trace line the lane that hit it.
     const std::string site =

@@ -274,6 +274,7 @@ class Simulation : private FaultHost {
   Rng sched_rng_;
 
   std::vector<std::unique_ptr<Actor>> actors_;
+  std::vector<std::shared_ptr<void>> process_memory_;  // ActorEnv::process_memory
   std::unique_ptr<Connection> harness_conn_;
   uint64_t generation_ = 0;   // bumped by every server restart
   int next_owner_id_ = 1;

@@ -163,6 +163,10 @@ Task<void> ScriptActorMain(Actor* actor, const ActorEnv* env, ScriptRole role) {
   info.epoch_ms = env->epoch_ms;
   // Each incarnation draws from its own split of the run's seed.
   info.seed = Rng(env->seed).Split("script:" + actor->slot + ":" + std::to_string(actor->incarnation)).Next();
+  // A process's lanes share its memory (the first lane to start creates it).
+  if (actor->kind == ActorKind::kWorker && env->handlers > 1) {
+    info.process_memory = &env->process_memory->at(static_cast<size_t>(actor->number));
+  }
   Status s = co_await env->protocol->script->Run(std::move(info), world);
   if (!s.ok() && env->script_error->ok()) *env->script_error = s;
 }

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -122,11 +123,18 @@ struct ScriptActorInfo {
   int events = 0;            // w.events: how many events the run produces
   int64_t epoch_ms = 0;      // Unix ms at virtual time 0 (os.time)
   uint64_t seed = 0;         // the actor's math.random stream
+  // The handler lanes of one process share its memory: where the process
+  // keeps it (the ProtocolScript's own object; the first lane to start
+  // creates it, the others run in it; the simulator drops it when the
+  // process dies, and it ends with the last lane running in it). Null: a
+  // process of one lane, whose memory is its own.
+  std::shared_ptr<void>* process_memory = nullptr;
 };
 
 // A loaded protocol script, as the simulator sees it (implemented by the
 // Lua host, sim/lua/script_actor.h). Shared and immutable: every actor start
-// runs a fresh process of it.
+// runs a fresh process of it (or, for a handler lane, runs in its process's,
+// ScriptActorInfo::process_memory).
 class ProtocolScript {
  public:
   virtual ~ProtocolScript() = default;

@@ -70,6 +70,9 @@ struct ActorEnv {
   int events = 0;
   int producers = 0;
   int handlers = 1;  // handler lanes per worker process (RunConfig::handlers)
+  // With lanes, each worker process's script memory until the process dies,
+  // by worker number (ScriptActorInfo::process_memory).
+  std::vector<std::shared_ptr<void>>* process_memory = nullptr;
   // The protocol's atomic Redis group (AtomicGroupOf), and the same group
   // compiled to one Lua script (empty if none).
   AtomicGroup atomic;

@@ -164,7 +164,7 @@ Task<int> Perform(ScriptActor& actor, ScriptWorld& world, ScriptCall call) {
 
 }  // namespace
 
-ScriptActor::ScriptActor(std::unique_ptr<LuaProcess> process, const ScriptActorInfo& info)
+ScriptActor::ScriptActor(std::shared_ptr<LuaProcess> process, const ScriptActorInfo& info)
     : process_(std::move(process)), events_(info.events) {
   lua_State* L = process_->state();
   thread_ = lua_newthread(L);
@@ -174,7 +174,11 @@ ScriptActor::ScriptActor(std::unique_ptr<LuaProcess> process, const ScriptActorI
   PushActorObject(info);
 }
 
-ScriptActor::~ScriptActor() { luaL_unref(process_->state(), LUA_REGISTRYINDEX, thread_ref_); }
+ScriptActor::~ScriptActor() {
+  *self_box_ = nullptr;  // its w may live on in the memory the process's other lanes share
+  luaL_unref(process_->state(), LUA_REGISTRYINDEX, self_box_ref_);
+  luaL_unref(process_->state(), LUA_REGISTRYINDEX, thread_ref_);
+}
 
 void ScriptActor::PushActorObject(const ScriptActorInfo& info) {
   lua_State* L = thread_;
@@ -208,19 +212,26 @@ void ScriptActor::PushActorObject(const ScriptActorInfo& info) {
   };
   lua_createtable(L, 0, 1);  // metatable
   lua_createtable(L, 0, 8);  // methods
-  lua_pushlightuserdata(L, this);
+  self_box_ = static_cast<ScriptActor**>(lua_newuserdatauv(L, sizeof(ScriptActor*), 0));
+  *self_box_ = this;
+  lua_pushvalue(L, -1);
+  self_box_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
   luaL_setfuncs(L, kMethods, 1);
   lua_setfield(L, -2, "__index");
   lua_setmetatable(L, -2);
 }
 
 ScriptActor& ScriptActor::Begin(lua_State* L, const char* method, ScriptCall::Kind kind) {
-  auto* self = static_cast<ScriptActor*>(lua_touserdata(L, lua_upvalueindex(1)));
+  auto* self = *static_cast<ScriptActor**>(lua_touserdata(L, lua_upvalueindex(1)));
   if (!lua_istable(L, 1)) luaL_error(L, "call w:%s(...) with a colon", method);
+  if (self == nullptr) {
+    luaL_error(L, "w:%s: this w belongs to a lane of the process that has ended; each lane calls the world "
+               "with its own w", method);
+  }
   if (L != self->thread_) {
     luaL_error(L,
-               "w:%s was called from a coroutine the script created; only the actor's own "
-               "function can call the world",
+               "w:%s was called from a coroutine the script created or from another lane; only the "
+               "function a w was given to can call the world with it",
                method);
   }
   self->pending_.emplace();
@@ -432,9 +443,19 @@ ScriptActor::Event ScriptActor::Resume(int nargs) {
   return ev;
 }
 
-Task<Status> RunScriptActor(std::unique_ptr<LuaProcess> process, ScriptActorInfo info,
+Task<Status> RunScriptActor(std::shared_ptr<ProcessMemory> memory, ScriptActorInfo info,
                             ScriptWorld& world) {
-  ScriptActor actor(std::move(process), info);
+  ScriptActor actor(std::shared_ptr<LuaProcess>(memory, memory->lua.get()), info);
+  memory->running = &world;
+  // The world ends with this lane (a crash destroys it mid-call); the memory
+  // may outlive it (a finalizer run when it closes sees no world).
+  struct Leaving {
+    ProcessMemory* m;
+    ScriptWorld* w;
+    ~Leaving() {
+      if (m->running == w) m->running = nullptr;
+    }
+  } leaving{memory.get(), &world};
   ScriptActor::Event ev = actor.Resume(0);
   for (;;) {
     if (ev.kind == ScriptActor::Event::Kind::kReturned) co_return Status::Ok();
@@ -442,6 +463,7 @@ Task<Status> RunScriptActor(std::unique_ptr<LuaProcess> process, ScriptActorInfo
       co_return Status::InvalidArgument(ev.error + " (" + world.Where() + ")");
     }
     int results = co_await Perform(actor, world, std::move(ev.call));
+    memory->running = &world;  // another lane of the process may have run meanwhile
     ev = actor.Resume(results);
   }
 }
@@ -467,14 +489,27 @@ bool LuaScript::Defines(ScriptRole role) const { return defines_[static_cast<int
 bool LuaScript::DefinesFunction(std::string_view name) const { return functions_.count(name) != 0; }
 
 Task<Status> LuaScript::Run(ScriptActorInfo info, ScriptWorld& world) const {
-  ProcessEnv env{Rng(info.seed)};
-  env.now_ms = [&world] { return world.NowMs(); };
-  env.epoch_ms = info.epoch_ms;
-  env.print = [&world](const std::string& line) { world.Print(line); };
-  env.limits = limits_;
-  Result<std::unique_ptr<LuaProcess>> p = LuaProcess::Load(source_, std::move(env));
-  if (!p.ok()) co_return Status::InvalidArgument(p.status().message() + " (" + world.Where() + ")");
-  Status s = co_await RunScriptActor(std::move(p).value(), std::move(info), world);
+  // A lane of a process that is running already runs in its memory (only
+  // LuaScript::Run stores a ProcessMemory there).
+  std::shared_ptr<ProcessMemory> memory =
+      info.process_memory != nullptr ? std::static_pointer_cast<ProcessMemory>(*info.process_memory) : nullptr;
+  if (memory == nullptr) {
+    memory = std::make_shared<ProcessMemory>();
+    ProcessMemory* m = memory.get();  // owns the process whose functions call back here
+    ProcessEnv env{Rng(info.seed)};
+    env.now_ms = [m] { return m->running != nullptr ? m->running->NowMs() : 0; };
+    env.epoch_ms = info.epoch_ms;
+    env.print = [m](const std::string& line) {
+      if (m->running != nullptr) m->running->Print(line);
+    };
+    env.limits = limits_;
+    memory->running = &world;
+    Result<std::unique_ptr<LuaProcess>> p = LuaProcess::Load(source_, std::move(env));
+    if (!p.ok()) co_return Status::InvalidArgument(p.status().message() + " (" + world.Where() + ")");
+    memory->lua = std::move(p).value();
+    if (info.process_memory != nullptr) *info.process_memory = memory;
+  }
+  Status s = co_await RunScriptActor(std::move(memory), std::move(info), world);
   co_return s;
 }
 

@@ -41,12 +41,23 @@ struct ScriptCall {
   int64_t ms = 0;                  // kSleep; kPark: the longest wait
 };
 
-// One actor's coroutine in its process. Not copyable; owns the process.
+// The memory of one simulated process: its Lua state, shared by the
+// process's handler lanes (each a ScriptActor, a thread of it), and the
+// world of the lane running now (print and os.time go through it).
+struct ProcessMemory {
+  std::unique_ptr<LuaProcess> lua;
+  ScriptWorld* running = nullptr;
+};
+
+// One actor's coroutine in its process. Not copyable; keeps the process
+// alive (with the process's other lanes).
 class ScriptActor {
  public:
-  // Prepares `info.role`'s function with a fresh `w` as its argument.
+  // Prepares `info.role`'s function with a fresh `w` as its argument. When
+  // the actor ends, its `w` stops working: a call through it from another
+  // lane of the process raises an error instead of reaching a dead actor.
   // REQUIRES: process->HasFunction(ScriptFunctionName(info.role))
-  ScriptActor(std::unique_ptr<LuaProcess> process, const ScriptActorInfo& info);
+  ScriptActor(std::shared_ptr<LuaProcess> process, const ScriptActorInfo& info);
   ~ScriptActor();
   ScriptActor(const ScriptActor&) = delete;
   ScriptActor& operator=(const ScriptActor&) = delete;
@@ -88,9 +99,11 @@ class ScriptActor {
   static ScriptActor& Begin(lua_State* L, const char* method, ScriptCall::Kind kind);
   void PushActorObject(const ScriptActorInfo& info);
 
-  std::unique_ptr<LuaProcess> process_;
+  std::shared_ptr<LuaProcess> process_;
   lua_State* thread_ = nullptr;
   int thread_ref_ = 0;
+  ScriptActor** self_box_ = nullptr;  // the w methods' upvalue (a userdata); null once the actor ends
+  int self_box_ref_ = 0;
   int events_ = 0;  // w.events: the run's events are order:1 .. order:events_
   bool started_ = false;
   std::optional<ScriptCall> pending_;
@@ -102,7 +115,7 @@ class ScriptActor {
 // InvalidArgument "path:line: message (actor w1, step 57)" when the script
 // fails (a runtime error, an exhausted budget, a bad argument to a w: call).
 // `world` must outlive the task.
-Task<Status> RunScriptActor(std::unique_ptr<LuaProcess> process, ScriptActorInfo info,
+Task<Status> RunScriptActor(std::shared_ptr<ProcessMemory> memory, ScriptActorInfo info,
                             ScriptWorld& world);
 
 // A loaded protocol script: its text, checked once. Nothing of a script that

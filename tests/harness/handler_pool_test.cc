@@ -109,6 +109,82 @@ TEST(HandlerPoolTest, AStallInOneLaneStopsTheWholeProcess) {
   EXPECT_TRUE(seen) << *trace;
 }
 
+// A scenario of one process with three lanes running `script`, no drawn
+// faults, plus `tail`.
+std::string LanesScript(const ScopedTempRoot& dir, const std::string& script, const std::string& tail) {
+  EXPECT_TRUE(WriteFileAtomically(dir.path() + "/lanes.lua", script).ok());
+  return "name = \"lanes\"\nseed = 1\n[workload]\nworkers = 1\nhandlers = 3\nevents = 1\n[protocol]\n"
+         "script = \"lanes.lua\"\n[faults]\nkinds = []\n" + tail;
+}
+
+// The lanes of a process share its memory (one counter, counted by all
+// three); the replacement after a crash starts from a fresh one.
+TEST(HandlerPoolTest, LanesShareTheirProcesssMemoryAndAReplacementStartsAFreshOne) {
+  ScopedTempRoot dir;
+  const std::string script = R"(
+function consumer(w)
+  started = (started or 0) + 1
+  w:redis("SET", "started:" .. w.incarnation .. ":" .. w.lane, started)
+  while true do
+    for _, e in ipairs(w:read(">", {count = 1, block_ms = 1000})) do
+      w:effect(e.fields.event_id, "external", {entry = e})
+      w:redis("XACK", w.stream, w.group, e.id)
+    end
+  end
+end
+)";
+  CommandOutput run;
+  Result<std::string> trace =
+      TraceOf(dir, LanesScript(dir, script, "[schedule]\nfaults = [\"crash w1 after-SET #1\"]\n"), &run);
+  ASSERT_TRUE(trace.ok());
+  EXPECT_EQ(run.exit_code, kExitOk) << run.output;
+  // Lanes start in lane order: lane 2 counts the second start (in a memory
+  // of its own it would count 1). Its SET is the process's first, where
+  // the crash fires, taking lanes 1 and 3 down with it.
+  EXPECT_TRUE(Contains(*trace, "w1#2     SET started:1:2 2 ")) << *trace;
+  EXPECT_EQ(Occurrences(*trace, "!process down with w1#2 (crash at after-SET"), 2u) << *trace;
+  for (const char* set : {"SET started:2:1 1 ", "SET started:2:2 2 ", "SET started:2:3 3 "}) {
+    EXPECT_TRUE(Contains(*trace, set)) << set << "\n" << *trace;
+  }
+}
+
+// Each lane calls the world with its own w: another lane's raises an error
+// (exit 2, naming the line), and so does the w of a lane that has ended.
+TEST(HandlerPoolTest, ALaneCannotCallTheWorldWithAnotherLanesW) {
+  for (const auto& [script, message] : std::vector<std::pair<std::string, std::string>>{
+           {"function consumer(w)\n  if w.lane == 1 then first = w end\n  w:sleep(10)\n"
+            "  if w.lane == 2 then first:redis(\"PING\") end\n  w:sleep(1000000)\nend\n",
+            "lanes.lua:4: w:redis was called from a coroutine the script created or from another lane"},
+           {"function consumer(w)\n  if w.lane == 1 then first = w return end\n  w:sleep(10)\n"
+            "  if w.lane == 2 then first:redis(\"PING\") end\n  w:sleep(1000000)\nend\n",
+            "lanes.lua:4: w:redis: this w belongs to a lane of the process that has ended"}}) {
+    ScopedTempRoot dir;
+    CommandOutput run;
+    (void)TraceOf(dir, LanesScript(dir, script, ""), &run);
+    EXPECT_EQ(run.exit_code, kExitUsage) << run.output;
+    EXPECT_TRUE(Contains(run.output, message)) << run.output;
+  }
+}
+
+// The dispatcher-pool example: a poller lane hands entries to two handler
+// lanes through a queue in the process's memory; its reclaim queues again
+// what still waits in that queue.
+TEST(HandlerPoolTest, ADispatcherQueueInTheProcesssMemoryFeedsItsHandlerLanes) {
+  ScopedTempRoot dir;
+  CommandOutput run = RunXackly({"run", "--scenario", kExamples + "dispatcher-pool.toml", "--faults", "none", "--trace",
+                                 dir.path() + "/trace.txt"});
+  EXPECT_EQ(run.exit_code, kExitOk) << run.output;
+  EXPECT_TRUE(Contains(run.output, "observed duplicate (expected duplicate)")) << run.output;
+  Result<std::string> trace = ReadFile(dir.path() + "/trace.txt");
+  ASSERT_TRUE(trace.ok());
+  // Only the poller reads; only the handlers run effects.
+  EXPECT_TRUE(Contains(*trace, "w1       XREADGROUP")) << *trace;
+  EXPECT_FALSE(Contains(*trace, "w1#2     XREADGROUP")) << *trace;
+  EXPECT_TRUE(Contains(*trace, "w1#2     ext apply")) << *trace;
+  EXPECT_TRUE(Contains(*trace, "w1#3     ext apply")) << *trace;
+  EXPECT_FALSE(Contains(*trace, "w1       ext apply")) << *trace;
+}
+
 TEST(HandlerPoolTest, TheKeyedPoolIsOkUnderTheDefaultFaults) {
   ScopedTempRoot dir;
   ASSERT_TRUE(WriteFileAtomically(dir.path() + "/pool.toml", Pool(3, true, "ok", "")).ok());
