@@ -18,13 +18,15 @@
 -- docs/library-research/dapr-pubsub-redis.md.
 --
 -- Simplified:
--- * The poller, the `concurrency` (10) handler goroutines and the reclaimer
---   are one worker slot: ONE handler at a time (concurrency 1), the poller
---   tops the queue up between two handled messages (blocking only when the
---   queue is empty), the reclaimer runs between two handled messages.
---   The queue and its re-enqueueing are modelled exactly; with one handler
---   slot a backlog waits longer than with ten, which only moves the point
---   where the queue wait reaches processingTimeout.
+-- * The sidecar is one process of `[workload] handlers` lanes sharing its
+--   memory: lane 1 is the poller and the reclaimer (in Dapr two goroutines;
+--   here the poller's blocking read ends when a reclaim pass is due), lanes
+--   2..N are the `concurrency` handler goroutines (Dapr's default 10:
+--   handlers = 11). The queue is a table of the process (Dapr's channel of
+--   queueDepth); the poller reads at most what fits in it and waits while
+--   it is full; an idle handler lane polls it, every 50 ms at first and
+--   backing off to 1 s while it stays empty (a goroutine blocked on the
+--   channel wakes at once: here up to 1 s later, against a 60 s deadline).
 -- * The Dapr runtime (HTTP call to the app, resiliency retries, dead-letter
 --   topics) collapses into the handler's outcome: ok, error (the external
 --   call failed: a poison event), or the deadline (the call is still
@@ -40,6 +42,8 @@ local QUEUE_DEPTH = params.queue_depth or 100
 local ACK_ON_ERROR = params.version ~= "1.16"
 local RECLAIM = PROCESSING_MS > 0 and REDELIVER_MS > 0
 
+queue = {}  -- the sidecar's message queue, shared by its poller and handler lanes
+
 -- The app's handler (user_handler, ../common.lua) under the deadline.
 -- Returns "ok", "error" or "deadline".
 local function app(w, e)
@@ -47,9 +51,9 @@ local function app(w, e)
   return ok and "ok" or (outcome == "timeout" and "deadline" or "error")
 end
 
-function consumer(w)
+-- Lane 1: pollNewMessagesLoop and reclaimPendingMessagesLoop.
+local function poller(w)
   local name = w.group  -- consumerID: the group and the consumer name of every replica
-  local queue = {}
   local function create_group() w:redis("XGROUP", "CREATE", w.stream, w.group, "0", "MKSTREAM") end
 
   local function reclaim()
@@ -76,15 +80,28 @@ function consumer(w)
       reclaim()
       next_reclaim = w:now() + REDELIVER_MS
     end
+    local until_reclaim = RECLAIM and math.max(1, next_reclaim - w:now()) or 2000
     if #queue < QUEUE_DEPTH then
-      local block = #queue == 0 and (RECLAIM and math.max(1, next_reclaim - w:now()) or 2000) or nil
-      local batch, err = w:read(">", {count = QUEUE_DEPTH - #queue, block_ms = block, consumer = name})
+      local batch, err = w:read(">", {count = QUEUE_DEPTH - #queue, block_ms = until_reclaim, consumer = name})
       if err then create_group() end
       for _, e in ipairs(batch) do queue[#queue + 1] = e end
       if #batch > 0 then w:point("after-read") end
+    else
+      w:sleep(math.min(until_reclaim, 100))  -- the channel is full: enqueueing blocks
     end
+  end
+end
+
+-- Lanes 2..N: the worker goroutines, processMessage.
+local function handler(w)
+  local idle_ms = 50
+  while true do
     local e = table.remove(queue, 1)
-    if e ~= nil and not e.deleted then
+    if e == nil then
+      w:sleep(idle_ms)
+      idle_ms = math.min(idle_ms * 2, 1000)
+    elseif not e.deleted then
+      idle_ms = 50
       local outcome = app(w, e)
       if outcome == "ok" then w:point("after-commit") end
       if outcome == "ok" or (outcome == "error" and ACK_ON_ERROR) then
@@ -92,4 +109,12 @@ function consumer(w)
       end
     end
   end
+end
+
+function consumer(w)
+  if w.lanes < 2 then
+    error("dapr.lua models a sidecar as a poller lane and handler lanes: set [workload] handlers = 11 "
+          .. "(Dapr's concurrency 10, plus the poller)")
+  end
+  if w.lane == 1 then poller(w) else handler(w) end
 end
