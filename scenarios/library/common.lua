@@ -31,6 +31,19 @@ function user_handler(w, e, handler, opts)
   return w:sql("COMMIT").ok
 end
 
+-- Waits until cond() holds, as a goroutine blocked on a channel: a lane of a
+-- process ([workload] handlers) waiting on a table its other lanes fill. It
+-- polls every 50 ms at first, backing off to 1 s (a goroutine would wake at
+-- once: here up to 1 s later). No w: call between cond() and what the
+-- caller does next, so no other lane runs in between.
+function wait_until(w, cond)
+  local ms = 50
+  while not cond() do
+    w:sleep(ms)
+    ms = math.min(ms * 2, 1000)
+  end
+end
+
 -- XREADGROUP ... NOACK `>` (w:read has no NOACK option), without BLOCK on
 -- the wire: an empty reply sleeps `poll_ms` instead. Returns entries, err.
 function read_noack(w, count, poll_ms)

@@ -24,9 +24,8 @@
 --   2..N are the `concurrency` handler goroutines (Dapr's default 10:
 --   handlers = 11). The queue is a table of the process (Dapr's channel of
 --   queueDepth); the poller reads at most what fits in it and waits while
---   it is full; an idle handler lane polls it, every 50 ms at first and
---   backing off to 1 s while it stays empty (a goroutine blocked on the
---   channel wakes at once: here up to 1 s later, against a 60 s deadline).
+--   it is full; an idle handler lane waits for it (wait_until, ../common.lua:
+--   up to 1 s later than a goroutine would, against a 60 s deadline).
 -- * The Dapr runtime (HTTP call to the app, resiliency retries, dead-letter
 --   topics) collapses into the handler's outcome: ok, error (the external
 --   call failed: a poison event), or the deadline (the call is still
@@ -94,14 +93,10 @@ end
 
 -- Lanes 2..N: the worker goroutines, processMessage.
 local function handler(w)
-  local idle_ms = 50
   while true do
+    wait_until(w, function() return #queue > 0 end)
     local e = table.remove(queue, 1)
-    if e == nil then
-      w:sleep(idle_ms)
-      idle_ms = math.min(idle_ms * 2, 1000)
-    elseif not e.deleted then
-      idle_ms = 50
+    if not e.deleted then
       local outcome = app(w, e)
       if outcome == "ok" then w:point("after-commit") end
       if outcome == "ok" or (outcome == "error" and ACK_ON_ERROR) then

@@ -10,12 +10,15 @@
 -- the same message in-process). Research notes: docs/library-research/watermill-redisstream.md.
 --
 -- Simplified (stated, not hidden):
--- * The read, handler, claim and consumer-check goroutines are one worker
---   slot with timers: the claim pass runs between two handled messages, and
---   its claimed entries are handled at once (the real pass waits on the
---   unbuffered handler channel). The reader reads ahead (COUNT 1 each) until
---   3 entries are delivered but unacked -- the one in the handler, the
---   channel's buffer of 1, the one the reader holds -- as the library does.
+-- * The subscriber is one process of three lanes sharing its memory
+--   ([workload] handlers = 3): lane 1 is the read goroutine (the start-up
+--   claim pass, then reads), lane 2 the background claim goroutine (a pass
+--   every ClaimInterval), lane 3 the handler goroutine. Both the reader and
+--   the claimer hand entries to the handler through readChannel (a buffer
+--   of 1) and wait while it is full (wait_until, ../common.lua). So at most
+--   3 entries are read but unacked -- the one in the handler, the channel's
+--   buffer, the one the reader holds -- as in the library, and the claim
+--   pass runs while the handler is busy.
 -- * The consumer check (XINFO CONSUMERS every 300 s, DELCONSUMER of consumers
 --   idle >= 600 s with 0 pending) is left out: it deletes only empty consumers.
 -- * A Nack (handler error) resends after params.nack_resend_sleep_ms
@@ -35,7 +38,14 @@ local BLOCK_MS = params.block_ms or 100
 local CLAIM_BATCH = params.claim_batch_size or 100
 local DELCONSUMER_AFTER_CLAIM = params.release == "1.1.0"
 local NACK_SLEEP_MS = params.nack_resend_sleep_ms or 100
-local INFLIGHT = 3  -- one entry in the handler, one in the channel's buffer, one held by the reader
+
+read_channel = {}  -- the process's readChannel (buffer 1): reader and claimer to handler
+
+-- Sends `e` on readChannel: waits while the buffer is full.
+local function send(w, e)
+  wait_until(w, function() return #read_channel == 0 end)
+  read_channel[1] = e
+end
 
 -- processMessage: hand the message out until it is acked, then XACK.
 local function process(w, e)
@@ -55,7 +65,7 @@ local function claim_pass(w)
       if xackly.is_error(claimed) then return end  -- `continue OUTER_LOOP`: the pass ends
       if claimed and #claimed > 0 then w:point("after-claim") end
       for _, e in ipairs(xackly.entries(claimed)) do
-        if e.deleted then w:redis("XACK", w.stream, w.group, e.id) else process(w, e) end
+        if e.deleted then w:redis("XACK", w.stream, w.group, e.id) else send(w, e) end
       end
       if DELCONSUMER_AFTER_CLAIM and owner ~= w.consumer then
         w:redis("XGROUP", "DELCONSUMER", w.stream, w.group, owner)
@@ -65,32 +75,46 @@ local function claim_pass(w)
   end
 end
 
-function consumer(w)
+-- Lane 1: consumeMessages and the read goroutine.
+local function reader(w)
   w:redis("XGROUP", "CREATE", w.stream, w.group, "0", "MKSTREAM")  -- BUSYGROUP ignored
   claim_pass(w)                                                     -- start-up pass
-  local next_claim = w:now() + CLAIM_EVERY_MS
-  local first_read = true  -- BLOCK 0 (forever) until the first entry arrives
-  local inflight = {}      -- read, not yet handled: the reader's entry + the channel's buffer
+  -- BLOCK 0 (forever) until the first entry arrives: a park that new data
+  -- ends, renewed every ClaimInterval here (a longer timer would stretch the
+  -- run's quiet window past the library's own timers).
+  local block = CLAIM_EVERY_MS
   while true do
-    if w:now() >= next_claim then
-      claim_pass(w)
-      next_claim = w:now() + CLAIM_EVERY_MS
+    local batch, err = w:read(">", {count = 1, block_ms = block})
+    if err then
+      w:sleep(500)  -- read errors (NOGROUP too) are logged and retried forever
     end
-    while #inflight < INFLIGHT do  -- the reader runs ahead of the handler
-      local until_claim = math.max(1, next_claim - w:now())
-      local block = #inflight > 0 and 0 or first_read and until_claim or math.min(BLOCK_MS, until_claim)
-      local batch, err = w:read(">", {count = 1, block_ms = block})
-      if err then
-        w:sleep(500)  -- read errors (NOGROUP too) are logged and retried forever
-      end
-      for _, e in ipairs(batch) do
-        first_read = false
-        inflight[#inflight + 1] = e
-      end
-      if #batch == 0 then break end
+    for _, e in ipairs(batch) do
+      block = BLOCK_MS
       w:point("after-read")
+      send(w, e)
     end
-    local e = table.remove(inflight, 1)
-    if e ~= nil then process(w, e) end
   end
+end
+
+-- Lane 2: the background claim goroutine.
+local function claimer(w)
+  while true do
+    w:sleep(CLAIM_EVERY_MS)
+    claim_pass(w)
+  end
+end
+
+-- Lane 3: the handler goroutine.
+local function handler(w)
+  while true do
+    wait_until(w, function() return #read_channel > 0 end)
+    process(w, table.remove(read_channel, 1))
+  end
+end
+
+function consumer(w)
+  if w.lanes ~= 3 then
+    error("watermill.lua models a subscriber as three lanes (reader, claimer, handler): set [workload] handlers = 3")
+  end
+  if w.lane == 1 then reader(w) elseif w.lane == 2 then claimer(w) else handler(w) end
 end
