@@ -13,8 +13,13 @@
 -- before the task). Research notes: docs/library-research/taskiq-redis.md.
 --
 -- Simplified:
--- * One worker process = one worker slot; the prefetch queue and the
---   executor are the task running in line (max-prefetch 0).
+-- * One worker process = one worker slot of `[workload] handlers` lanes
+--   sharing its memory: lane 1 runs listen() and the receiver's prefetcher
+--   (every message it yields goes to the prefetch queue, a table of the
+--   process), lanes 2..N are the tasks running at once (taskiq's
+--   --max-async-tasks, default 100; the files use 10: handlers = 11). The
+--   claimed entries are queued while the lock is held, so the lock is held
+--   only for that short while, as in the library.
 -- * The result backend is the task's own commit (the idem handler's row);
 --   "saved" = the handler returned.
 -- * The lock release is redis-py's compare-and-delete, as an EVAL.
@@ -43,12 +48,15 @@ local function receive(w, e)
   if not ACK_FIRST then w:redis("XACK", w.stream, w.group, e.id) end
 end
 
-function consumer(w)
+prefetch = {}  -- the receiver's prefetch queue, shared by the listener and the task lanes
+
+-- Lane 1: listen() and the prefetcher.
+local function listener(w)
   local token = w.consumer .. ":" .. w.incarnation  -- redis-py Lock's token (a uuid)
   while true do
     local batch = w:read(">", {count = 100, block_ms = BLOCK_MS})
     if #batch > 0 then w:point("after-read") end
-    for _, e in ipairs(batch) do receive(w, e) end
+    for _, e in ipairs(batch) do prefetch[#prefetch + 1] = e end
     local set = LOCK_TIMEOUT_MS > 0 and w:redis("SET", LOCK_KEY, token, "NX", "PX", LOCK_TIMEOUT_MS)
                 or w:redis("SET", LOCK_KEY, token, "NX")
     if set == "OK" then  -- locked by someone else: skip the claim this round
@@ -56,10 +64,25 @@ function consumer(w)
       if not xackly.is_error(r) then
         local claimed = xackly.entries(r[2])
         if #claimed > 0 then w:point("after-claim") end
-        for _, e in ipairs(claimed) do receive(w, e) end  -- the lock is still held
+        for _, e in ipairs(claimed) do prefetch[#prefetch + 1] = e end  -- yielded while the lock is held
       end
       w:redis("EVAL", "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
               1, LOCK_KEY, token)
     end
   end
+end
+
+-- Lanes 2..N: the tasks, each one message at a time from the prefetch queue.
+local function task(w)
+  while true do
+    wait_until(w, function() return #prefetch > 0 end)
+    receive(w, table.remove(prefetch, 1))
+  end
+end
+
+function consumer(w)
+  if w.lanes < 2 then
+    error("taskiq.lua models a worker as a listener lane and task lanes: set [workload] handlers = 11")
+  end
+  if w.lane == 1 then listener(w) else task(w) end
 end
