@@ -48,6 +48,7 @@ report::CaseReport ToCaseReport(const RunConfig& config, const RunResult& result
   c.seed = config.seed;
   c.producers = config.producers;
   c.workers = config.workers;
+  c.handlers = config.handlers;
   c.events = config.events;
   c.persistence = PersistenceName(config.persistence);
   c.restart_naming = RestartNamingName(config.naming);

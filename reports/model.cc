@@ -207,6 +207,12 @@ std::string CaseCountsText(const CheckReport& check) {
   return out;
 }
 
+std::string WorkersText(const CaseReport& c) {
+  std::string out = Count(c.workers, "worker");
+  if (c.handlers > 1) out += fmt::format(" x {} lanes", c.handlers);
+  return out;
+}
+
 std::string ShrinkNote(const CheckReport& check) {
   std::string steps = check.shrink_steps > 0 ? fmt::format("after {} shrink{}", check.shrink_steps, check.shrink_steps == 1 ? "" : "s") : "";
   if (!check.shrink_cut) return steps.empty() ? "" : " (" + steps + ")";

@@ -29,6 +29,7 @@ struct CaseReport {
   uint64_t seed = 0;
   int producers = 1;
   int workers = 0;
+  int handlers = 1;              // handler lanes per worker process
   int events = 0;
   std::string persistence;       // "none", "rdb", "aof-always"
   std::string restart_naming;    // "same", "fresh"
@@ -212,6 +213,9 @@ std::vector<CoverageRow> CoverageRows(const CheckReport& check);
 // "300 run, 4 violated", and ", 1 stopped by the harness limit (not
 // judged)" when a case was: what every format says about a check's cases.
 std::string CaseCountsText(const CheckReport& check);
+
+// "1 worker", or "2 workers x 3 lanes" when its processes run lanes.
+std::string WorkersText(const CaseReport& c);
 
 // " (after 14 shrinks)", and that shrinking was cut short when it was:
 // what every format appends to a counterexample's size.

@@ -678,7 +678,7 @@ void CaseSection(const CheckReport& k, int n, std::string& out) {
       {"protocol", c.protocol},
       {"scenario file", Or(c.scenario_file, "–")},
       {"seed", std::to_string(c.seed)},
-      {"actors", fmt::format("{}, {}, {}", Count(c.producers, "producer"), Count(c.workers, "worker"), Count(c.events, "event"))},
+      {"actors", fmt::format("{}, {}, {}", Count(c.producers, "producer"), WorkersText(c), Count(c.events, "event"))},
       {"persistence", Or(c.persistence, "?")},
       {"restart naming", Or(c.restart_naming, "?")},
       {"steps", fmt::format("{} steps, {} virtual", c.steps, FormatDuration(std::max<int64_t>(c.virtual_ms, 0)))},

@@ -117,6 +117,7 @@ json CaseJson(const CaseReport& c) {
           {"seed", c.seed},
           {"producers", c.producers},
           {"workers", c.workers},
+          {"handlers", c.handlers},
           {"events", c.events},
           {"persistence", c.persistence},
           {"restart_naming", c.restart_naming},
@@ -348,6 +349,7 @@ void ReadCase(Reader& r, const json& j, const std::string& p, CaseReport* c) {
   r.Read(j, p, "seed", &c->seed);
   r.Read(j, p, "producers", &c->producers);
   r.Read(j, p, "workers", &c->workers);
+  r.Read(j, p, "handlers", &c->handlers);
   r.Read(j, p, "events", &c->events);
   r.Read(j, p, "persistence", &c->persistence);
   r.Read(j, p, "restart_naming", &c->restart_naming);

@@ -71,7 +71,7 @@ std::string SystemOut(const CheckReport& k, const CaseTexts& texts) {
                        ShrinkNote(k));
     out += fmt::format("case: protocol {}, seed {}, {}, {}, {}, persistence {}, "
                        "restart naming {}, {} steps, {} virtual, trace hash {}\n",
-                       c.protocol, c.seed, Count(c.producers, "producer"), Count(c.workers, "worker"), Count(c.events, "event"), Or(c.persistence, "?"),
+                       c.protocol, c.seed, Count(c.producers, "producer"), WorkersText(c), Count(c.events, "event"), Or(c.persistence, "?"),
                        Or(c.restart_naming, "?"), c.steps, FormatDuration(std::max<int64_t>(c.virtual_ms, 0)),
                        Or(c.trace_hash, "?"));
     for (const FaultSpec& f : c.fired) out += "fault fired: " + f.ToString() + "\n";

@@ -85,7 +85,7 @@ void RenderDetail(const CheckReport& k, std::string& out) {
                      ShrinkNote(k));
   out += fmt::format("- **Case:** protocol {}, seed {}, {}, {}, {}, "
                      "persistence {}, restart naming {}, {} steps, {} virtual, trace hash {}\n",
-                     Code(c.protocol), c.seed, Count(c.producers, "producer"), Count(c.workers, "worker"), Count(c.events, "event"), Code(Or(c.persistence, "?")),
+                     Code(c.protocol), c.seed, Count(c.producers, "producer"), WorkersText(c), Count(c.events, "event"), Code(Or(c.persistence, "?")),
                      Code(Or(c.restart_naming, "?")), c.steps,
                      FormatDuration(std::max<int64_t>(c.virtual_ms, 0)), Code(Or(c.trace_hash, "?")));
   if (!c.fired.empty()) {

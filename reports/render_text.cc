@@ -74,7 +74,7 @@ std::string Table(const std::vector<std::string>& header, const std::vector<std:
 std::string CaseFacts(const CaseReport& c) {
   return fmt::format("protocol {}, seed {}, {}, {}, {}, persistence {}, "
                      "restart naming {}, {} steps, {} virtual, trace hash {}",
-                     c.protocol, c.seed, Count(c.producers, "producer"), Count(c.workers, "worker"), Count(c.events, "event"), Or(c.persistence, "?"),
+                     c.protocol, c.seed, Count(c.producers, "producer"), WorkersText(c), Count(c.events, "event"), Or(c.persistence, "?"),
                      Or(c.restart_naming, "?"), c.steps, FormatDuration(std::max<int64_t>(c.virtual_ms, 0)),
                      Or(c.trace_hash, "?"));
 }

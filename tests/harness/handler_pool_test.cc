@@ -59,6 +59,15 @@ TEST(HandlerPoolTest, CheckFindsThePoolRaceAndItsCounterexampleSaysHowManyLanes)
       {"check", "--scenario", kExamples + "handler-pool.toml", "--cases", "50", "--out", dir.path(), "--quiet"});
   EXPECT_EQ(check.exit_code, kExitOk) << check.output;
   EXPECT_TRUE(Contains(check.output, "minimal: 1 event, 1 worker x 3 lanes, ")) << check.output;
+  // Every format's case line names the lanes; JSON carries them.
+  for (const char* report : {"report.txt", "report.md", "junit.xml"}) {
+    Result<std::string> text = ReadFile(dir.path() + "/" + report);
+    ASSERT_TRUE(text.ok()) << report;
+    EXPECT_TRUE(Contains(*text, "1 producer, 1 worker x 3 lanes, 1 event")) << report << "\n" << *text;
+  }
+  Result<std::string> json = ReadFile(dir.path() + "/report.json");
+  ASSERT_TRUE(json.ok());
+  EXPECT_TRUE(Contains(*json, "\"handlers\": 3")) << *json;
 }
 
 TEST(HandlerPoolTest, OneLaneAtATimeCannotRaceItself) {

@@ -30,6 +30,7 @@ void ExpectSame(const CaseReport& a, const CaseReport& b) {
   EXPECT_FIELD(a, b, seed);
   EXPECT_FIELD(a, b, producers);
   EXPECT_FIELD(a, b, workers);
+  EXPECT_FIELD(a, b, handlers);
   EXPECT_FIELD(a, b, events);
   EXPECT_FIELD(a, b, persistence);
   EXPECT_FIELD(a, b, restart_naming);
@@ -241,6 +242,7 @@ rc::Gen<CaseReport> AnyCase() {
     c.seed = *rc::gen::arbitrary<uint64_t>();
     c.producers = *rc::gen::arbitrary<int>();
     c.workers = *rc::gen::arbitrary<int>();
+    c.handlers = *rc::gen::arbitrary<int>();
     c.events = *rc::gen::arbitrary<int>();
     c.persistence = *AnyText();
     c.restart_naming = *AnyText();
