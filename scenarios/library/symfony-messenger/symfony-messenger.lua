@@ -22,8 +22,10 @@
 -- * NOGROUP (Redis restarted without persistence) throws out of
 --   Worker::run; a supervisor starting the process again is modelled as the
 --   loop starting over (setup, couldHavePendingMessages = true).
--- * The "Could not acknowledge" TransportException of a second XACK/XDEL
---   (reply 0) is ignored: it is noise after the handler has run.
+-- * The "Could not acknowledge" TransportException of an ack whose XACK (or,
+--   with delete_after_ack, XDEL) replies 0 -- the entry was acked already,
+--   by another worker that took it too -- ends Worker::run like NOGROUP:
+--   the supervisor starts the worker again, which re-reads its own pending.
 --
 -- params (defaults are the library's, in ms): consumer "consumer" (the
 -- literal default shared by every worker) | "unique" (the worker's own name:
@@ -80,8 +82,9 @@ local function run(w, name)
       w:redis("XDEL", w.stream, e.id)
     elseif user_handler(w, e, params.handler) then  -- Worker::ack -> Connection::ack
       w:point("after-commit")
-      w:redis("XACK", w.stream, w.group, e.id)
-      if DELETE_AFTER_ACK then w:redis("XDEL", w.stream, e.id) end
+      local acked = w:redis("XACK", w.stream, w.group, e.id)
+      if DELETE_AFTER_ACK then acked = w:redis("XDEL", w.stream, e.id) end
+      if acked == 0 then return end  -- TransportException: the worker ends, the supervisor restarts it
     end
   end
 end
