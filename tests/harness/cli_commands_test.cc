@@ -130,28 +130,28 @@ TEST(CliCommandsTest, CheckShrinksToAMinimalCaseThatReplaysExactly) {
 }
 
 // --max-shrinks 0 keeps the first failing case as found. It may show more
-// than the expectation (here a leak beside the duplicate, from faults not
+// than the expectation (here a duplicate beside the loss, from faults not
 // shrunk away): it matches because it shows the duplicate, every format
 // says it is not minimal, and its replay file still replays exactly.
 TEST(CliCommandsTest, CheckWithoutShrinkingMatchesWhatItShowsAndSaysItIsNotMinimal) {
   ScopedTempRoot out;
-  CommandOutput check = RunXackly({"check", "--scenario", std::string(XACKLY_SOURCE_DIR) + "/scenarios/library/taskiq/defaults-plain.toml",
+  CommandOutput check = RunXackly({"check", "--scenario", std::string(XACKLY_SOURCE_DIR) + "/scenarios/examples/xread-position-first.toml",
                                    "--cases", "100", "--max-shrinks", "0", "--out", out.path(), "--format", "text,json"});
   ASSERT_EQ(check.exit_code, kExitOk) << check.output;
-  EXPECT_TRUE(Contains(check.output, "observed duplicate+pel-leak")) << check.output;
+  EXPECT_TRUE(Contains(check.output, "observed duplicate+lost")) << check.output;
   EXPECT_TRUE(Contains(check.output, "not shrunk: --max-shrinks stopped it; may not be minimal")) << check.output;
   EXPECT_TRUE(Contains(check.output, "at most 0 shrinks")) << check.output;
   Result<std::string> json = ReadFile(out.path() + "/report.json");
   ASSERT_TRUE(json.ok());
   EXPECT_TRUE(Contains(*json, "\"shrink_cut\": true")) << *json;
-  CommandOutput replay = RunXackly({"replay", out.path() + "/taskiq-defaults-plain.replay.toml"});
+  CommandOutput replay = RunXackly({"replay", out.path() + "/xread-position-first.replay.toml"});
   EXPECT_EQ(replay.exit_code, kExitOk) << replay.output;
 
   // Shrunk as by default, the same check shows exactly what it expects.
-  CommandOutput shrunk = RunXackly({"check", "--scenario", std::string(XACKLY_SOURCE_DIR) + "/scenarios/library/taskiq/defaults-plain.toml",
+  CommandOutput shrunk = RunXackly({"check", "--scenario", std::string(XACKLY_SOURCE_DIR) + "/scenarios/examples/xread-position-first.toml",
                                     "--cases", "100", "--out", out.path(), "--format", "json"});
   ASSERT_EQ(shrunk.exit_code, kExitOk) << shrunk.output;
-  EXPECT_TRUE(Contains(shrunk.output, "observed duplicate ")) << shrunk.output;
+  EXPECT_TRUE(Contains(shrunk.output, "observed lost ")) << shrunk.output;
   json = ReadFile(out.path() + "/report.json");
   ASSERT_TRUE(json.ok());
   EXPECT_TRUE(Contains(*json, "\"shrink_cut\": false")) << *json;
