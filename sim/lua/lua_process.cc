@@ -464,7 +464,8 @@ void LuaProcess::Hook(lua_State* L, lua_Debug* ar) {
                                             : LuaWhere(L);
     self->budget_error_ = fmt::format(
         "{}: instruction budget exhausted: more than {} Lua instructions in one step without a "
-        "call to the world (an endless loop?)",
+        "call to the world (an endless loop? a loop that waits for another lane must call w:sleep or "
+        "w:park)",
         where.empty() ? self->path_ : where, self->env_.limits.instructions_per_step);
   }
   // Yielding cannot be caught by pcall: the actor's driver sees the yield,
