@@ -105,9 +105,9 @@ const TraceLine* LineAt(const CaseReport& c, int64_t line) {
 // The beats of one violating event: its history, with plain XADDs left out
 // (unless the producer's side is part of the problem), cut after the effect
 // that made a duplicate, plus the expiry of done-records that a later step
-// outlived.
+// outlived. `lanes`: the run's processes have handler lanes.
 std::vector<Beat> EventBeats(const std::string& event_id, const std::vector<HistoryItem>& history,
-                             const Violation* duplicate, const std::string& group) {
+                             const Violation* duplicate, const std::string& group, bool lanes) {
   size_t end = history.size();
   int effects = 0;
   if (duplicate != nullptr) {
@@ -138,9 +138,11 @@ std::vector<Beat> EventBeats(const std::string& event_id, const std::vector<Hist
     b.group = group;
     // A redelivery of an event whose effect already ran, followed by
     // nothing but the next delivery (or the end): the handler found it done
-    // and left the entry pending: the duplicate branch skipped XACK.
+    // and left the entry pending: the duplicate branch skipped XACK. In a
+    // handler pool a claimed entry may wait in the process's own queue
+    // while the next delivery comes: only nothing at all after it is a skip.
     if (IsDelivery(item.kind) && effect_before && !item.payload_missing) {
-      b.skips = i + 1 == history.size() || IsDelivery(history[i + 1].kind);
+      b.skips = i + 1 == history.size() || (!lanes && IsDelivery(history[i + 1].kind));
     }
     if (!IsRunWide(item)) b.subjects.push_back({event_id, item.stream_id});
     if (duplicate != nullptr && effects >= 2 && i + 1 == end) {
@@ -721,7 +723,7 @@ std::vector<StorySentence> StorySentences(const CaseReport& c) {
     auto it = c.histories.find(HistoryKey(v));
     if (it == c.histories.end()) continue;
     const Violation* dup = v.kind == VerdictKind::kDuplicate ? &v : nullptr;
-    std::vector<Beat> beats = EventBeats(v.event_id, it->second, dup, v.group);
+    std::vector<Beat> beats = EventBeats(v.event_id, it->second, dup, v.group, c.handlers > 1);
     if (dup != nullptr && std::any_of(beats.begin(), beats.end(),
                                       [](const Beat& b) { return !b.conclusion.empty(); })) {
       concluded.insert(HistoryKey(v));

@@ -194,6 +194,23 @@ TEST(HandlerPoolTest, ADispatcherQueueInTheProcesssMemoryFeedsItsHandlerLanes) {
   EXPECT_FALSE(Contains(*trace, "w1       ext apply")) << *trace;
 }
 
+// A poller lane that claims an entry again while it waits in the process's
+// queue (or runs in a handler lane) has not skipped it: the story tells the
+// claims and the effects, never the duplicate branch of a single loop.
+TEST(HandlerPoolTest, TheStoryDoesNotCallAClaimThatQueuesAnEntryASkip) {
+  ScopedTempRoot dir;
+  const std::string file = dir.path() + "/claims.toml";
+  ASSERT_TRUE(WriteFileAtomically(file, "name = \"claims\"\nseed = 1\nexpect = \"duplicate\"\n[workload]\nworkers = 1\n"
+                                        "handlers = 3\nevents = 1\n[timing]\neffect_ms = 3000\n[protocol]\nscript = \"" +
+                                            kExamples + "dispatcher-pool.lua\"\n[protocol.params]\nkey = false\n"
+                                            "claim_idle_ms = 1000\nclaim_every_ms = 500\n[faults]\nkinds = []\n")
+                  .ok());
+  CommandOutput run = RunXackly({"run", "--scenario", file});
+  EXPECT_EQ(run.exit_code, kExitOk) << run.output;
+  EXPECT_GE(Occurrences(run.output, "w1 claims 1-0"), 2u) << run.output;
+  EXPECT_FALSE(Contains(run.output, "skips it without XACK")) << run.output;
+}
+
 TEST(HandlerPoolTest, TheKeyedPoolIsOkUnderTheDefaultFaults) {
   ScopedTempRoot dir;
   ASSERT_TRUE(WriteFileAtomically(dir.path() + "/pool.toml", Pool(3, true, "ok", "")).ok());
