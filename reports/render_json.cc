@@ -108,6 +108,7 @@ json CaseJson(const CaseReport& c) {
                       {"consumer", i.consumer},
                       {"persistence", i.persistence},
                       {"key", i.key},
+                      {"fired_in", i.fired_in},
                       {"payload_missing", i.payload_missing}});
     }
     histories[event] = std::move(list);
@@ -349,7 +350,7 @@ void ReadCase(Reader& r, const json& j, const std::string& p, CaseReport* c) {
   r.Read(j, p, "seed", &c->seed);
   r.Read(j, p, "producers", &c->producers);
   r.Read(j, p, "workers", &c->workers);
-  r.Read(j, p, "handlers", &c->handlers);
+  if (j.contains("handlers")) r.Read(j, p, "handlers", &c->handlers);  // absent before it was added: 1
   r.Read(j, p, "events", &c->events);
   r.Read(j, p, "persistence", &c->persistence);
   r.Read(j, p, "restart_naming", &c->restart_naming);
@@ -426,6 +427,7 @@ void ReadCase(Reader& r, const json& j, const std::string& p, CaseReport* c) {
       r.Read(item, ip, "consumer", &out.consumer);
       r.Read(item, ip, "persistence", &out.persistence);
       if (item.contains("key")) r.Read(item, ip, "key", &out.key);  // absent before it was added
+      if (item.contains("fired_in")) r.Read(item, ip, "fired_in", &out.fired_in);  // likewise
       r.Read(item, ip, "payload_missing", &out.payload_missing);
     });
   });
@@ -454,7 +456,7 @@ void ReadCheck(Reader& r, const json& j, const std::string& p, CheckReport* k) {
   }
   r.Read(j, p, "counterexample_size", &k->counterexample_size);
   r.Read(j, p, "shrink_steps", &k->shrink_steps);
-  r.Read(j, p, "shrink_cut", &k->shrink_cut);
+  if (j.contains("shrink_cut")) r.Read(j, p, "shrink_cut", &k->shrink_cut);  // absent before it was added
   r.Read(j, p, "first_hit_case", &k->first_hit_case);
   r.ForObject(j, p, "fired_totals", [&](const std::string& site, const json& n, const std::string& np) {
     r.ReadValue(n, np, &k->fired_totals[site]);

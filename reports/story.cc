@@ -328,9 +328,7 @@ std::string JoinNames(const std::vector<std::string>& names) {
 // Tells the beats in order, keeping what each event went through so far.
 class Teller {
  public:
-  explicit Teller(const CaseReport& c) : c_(c) {
-    for (const TraceLine& t : c.trace) has_lanes_ = has_lanes_ || DescribeActor(t.actor).lane > 1;
-  }
+  explicit Teller(const CaseReport& c) : c_(c), has_lanes_(c.handlers > 1) {}
 
   std::string Tell(const Beat& b) {
     std::string time;
@@ -535,16 +533,12 @@ class Teller {
   std::pair<std::string, std::string> FaultPhrase(const Beat& b, const FaultKindInfo& fault) {
     const std::string who = fault.run_wide ? "an injected fault" : Who(b.actor);
     const std::string duration = b.value > 0 ? FormatDuration(b.value) : "";
-    // A handler lane that went down (or stalled) with its process: its line
-    // names the lane that hit the point ("before-XACK in w1#2 (the whole
-    // process went down)"); what the process held is told at that lane.
-    if (const TraceLine* line = LineAt(c_, b.line);
-        line != nullptr && line->actor == b.actor && line->site.starts_with(b.facts.site + " in ")) {
-      const size_t from = b.facts.site.size() + 4;
-      const std::string lane = line->site.substr(from, line->site.find(' ', from) - from);
+    // A handler lane that went down (or stalled) with its process: what the
+    // process held is told at the lane the fault fired in.
+    if (!b.facts.fired_in.empty()) {
       return {who, fault.kind == FaultKind::kCrash
-                       ? fmt::format("goes down with its process ({} crashed at {})", lane, b.facts.site)
-                       : fmt::format("stalls with its process ({} stalled at {}){}", lane, b.facts.site,
+                       ? fmt::format("goes down with its process ({} crashed at {})", b.facts.fired_in, b.facts.site)
+                       : fmt::format("stalls with its process ({} stalled at {}){}", b.facts.fired_in, b.facts.site,
                                      duration.empty() ? "" : " for " + duration)};
     }
     auto hole = [&](std::string_view name) -> std::string {
@@ -678,7 +672,7 @@ class Teller {
   }
 
   const CaseReport& c_;
-  bool has_lanes_ = false;  // a handler pool's run: lanes share their process's consumer and PEL
+  const bool has_lanes_;  // a handler pool's run: lanes share their process's consumer and PEL
   std::optional<int64_t> prev_t_ms_;
   std::set<std::string> mentioned_;
   std::map<std::string, EventState> state_;

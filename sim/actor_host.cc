@@ -161,14 +161,19 @@ void Simulation::FaultOtherLanes(const Actor& a, HistoryKind kind, const std::st
   for (auto& other : actors_) {
     Actor& o = *other;
     if (&o == &a || o.kind != ActorKind::kWorker || o.number != a.number) continue;
-    if (crash && o.state == ActorState::kDown && !o.restart_as_new_process) {
+    if (o.state == ActorState::kDown) {
       // A lane waiting to reconnect dies with its process and starts with
-      // the replacement, in its memory.
-      o.restart_at_ms = now_ + duration_ms;
-      o.restart_as_new_process = true;
+      // the replacement, in its memory; a stalled process reconnects it no
+      // sooner than the stall ends.
+      if (crash && !o.restart_as_new_process) {
+        o.restart_at_ms = now_ + duration_ms;
+        o.restart_as_new_process = true;
+      } else if (!crash) {
+        o.restart_at_ms = std::max(o.restart_at_ms, now_ + duration_ms);
+      }
       continue;
     }
-    if (o.state == ActorState::kDown || (!crash && o.state == ActorState::kDone)) continue;
+    if (!crash && o.state == ActorState::kDone) continue;
     // Its history names the point (a cause reads "crash:<point>", as the
     // lane's that hit it), its trace line the lane that hit it.
     const std::string site =
@@ -176,7 +181,7 @@ void Simulation::FaultOtherLanes(const Actor& a, HistoryKind kind, const std::st
     SetOracleLine(trace_.size());  // its history is told at its own line, next
     OracleOf(o).WorkerFault(kind, now_, o.name, point,
                             o.pending != nullptr ? EventsOf(*o.pending) : std::vector<std::string>{},
-                            crash ? 0 : duration_ms);
+                            crash ? 0 : duration_ms, a.name);
     std::string text;
     if (crash) {
       TakeDown(o, duration_ms, /*new_process=*/true);

@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 
-#include "sim/actor_name.h"
 #include "sim/trace.h"
 #include "sim/worker.h"
 
@@ -121,7 +120,7 @@ void Oracle::Produced(int64_t t, const std::string& actor, const std::string& ev
 
 void Oracle::Delivered(int64_t t, const std::string& consumer,
                        const std::vector<StreamEntry>& entries, DeliveryVia via, std::string_view reader) {
-  const bool lane = !reader.empty() && reader != consumer && DescribeActor(reader).lane > 1;
+  const bool lane = !reader.empty() && reader != consumer;
   static const char* kVia[] = {"XREADGROUP >", "XREADGROUP 0 (own pending)", "XAUTOCLAIM",
                                "XREADGROUP > NOACK: never pending, so nothing can deliver it again"};
   const char* command = via == DeliveryVia::kClaim ? "XAUTOCLAIM" : "XREADGROUP";
@@ -332,7 +331,7 @@ void Oracle::DeadLettered(int64_t t, const std::string& consumer, const std::str
 
 void Oracle::WorkerFault(HistoryKind kind, int64_t t, const std::string& actor,
                          const std::string& site, const std::vector<std::string>& event_ids,
-                         int64_t duration_ms) {
+                         int64_t duration_ms, const std::string& fired_in) {
   std::vector<std::string> events = event_ids;
   if (kind == HistoryKind::kCrash || kind == HistoryKind::kStall) {
     for (const auto& [id, owner] : pel_) {
@@ -354,6 +353,7 @@ void Oracle::WorkerFault(HistoryKind kind, int64_t t, const std::string& actor,
   }
   HistoryItem item = Item(kind, t, actor, "", site, duration_ms);
   item.site = site;
+  item.fired_in = fired_in;
   for (const std::string& e : events) Add(e, item);
 }
 

@@ -74,6 +74,8 @@ struct HistoryItem {
   std::string consumer;    // consumer-deleted: the consumer XGROUP DELCONSUMER removed
   std::string persistence; // restart-loss, server-restart: the server's persistence mode
   std::string key;         // dedupe-record: the key a script set with a TTL (empty: the protocol's own)
+  std::string fired_in;    // crash, stall of a handler lane that went down or stalled with its
+                           // process: the lane the fault fired in (empty: this actor's own fault)
   bool payload_missing = false;  // delivered/claimed: the entry's payload was gone (nil)
 };
 
@@ -93,9 +95,10 @@ class Oracle {
   enum class ProduceOutcome : uint8_t { kAcknowledged, kUnknown, kNotSent };
   void Produced(int64_t t, const std::string& actor, const std::string& event_id,
                 const std::string& stream_id, ProduceOutcome outcome);
-  // `reader`: the actor that sent the read, when it is a handler lane
-  // ("w1#2") reading under its process's consumer name; its history names
-  // the lane, and the detail the consumer. Empty: the consumer read.
+  // `reader`: the handler lane that sent the read (empty: the run has no
+  // lanes). When it differs from `consumer` ("w1#2" reading as "w1", or any
+  // lane reading under a name of the script's choosing), its history names
+  // the lane and the detail the consumer.
   void Delivered(int64_t t, const std::string& consumer, const std::vector<StreamEntry>& entries,
                  DeliveryVia via, std::string_view reader = {});
   // XAUTOCLAIM's deleted list (or the IDs an XCLAIM named whose payload is
@@ -137,9 +140,11 @@ class Oracle {
                     const std::string& stream_id);
   // A fault that hit `actor` while its step concerned `event_ids`; for
   // crashes and stalls the events the consumer holds in the PEL count too.
-  // `duration_ms`: how long a stall lasts (the items' value).
+  // `duration_ms`: how long a stall lasts (the items' value). `fired_in`:
+  // another lane of `actor`'s process, where the fault fired (HistoryItem).
   void WorkerFault(HistoryKind kind, int64_t t, const std::string& actor, const std::string& site,
-                   const std::vector<std::string>& event_ids, int64_t duration_ms = 0);
+                   const std::vector<std::string>& event_ids, int64_t duration_ms = 0,
+                   const std::string& fired_in = "");
   // `command`: XDEL or XTRIM; `how`: the request as people read it.
   void PayloadsDeleted(int64_t t, const std::string& actor, const std::vector<std::string>& ids,
                        const std::string& command, const std::string& how);

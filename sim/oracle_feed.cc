@@ -181,7 +181,7 @@ void OracleFeed::Command(int64_t t, const Who& who, const std::vector<std::strin
           DeliveryVia via = argv[streams + 1 + keys + k] != ">" ? DeliveryVia::kOwnPending
                             : noack != 0 && noack < streams    ? DeliveryVia::kNoAck
                                                                : DeliveryVia::kNew;
-          oracle_->Delivered(t, argv[3], *entries, via, who.name);
+          oracle_->Delivered(t, argv[3], *entries, via, LaneReader(who));
         }
         break;
       }
@@ -220,7 +220,7 @@ void OracleFeed::Command(int64_t t, const Who& who, const std::vector<std::strin
       } else if (auto entries = ParseRangeReply(r)) {
         for (const StreamEntry& e : *entries) got.push_back(e.id);
         ReceivedThrough(who.name, names.group, *entries);
-        oracle_->Delivered(t, consumer, *entries, DeliveryVia::kClaim, who.name);
+        oracle_->Delivered(t, consumer, *entries, DeliveryVia::kClaim, LaneReader(who));
       }
       // Named IDs whose payload is gone leave the PEL (Redis 7.0).
       std::vector<std::string> dropped;
@@ -235,7 +235,7 @@ void OracleFeed::Command(int64_t t, const Who& who, const std::vector<std::strin
       }
     } else if (auto c = ParseAutoClaimReply(r)) {
       ReceivedThrough(who.name, names.group, c->entries);
-      oracle_->Delivered(t, consumer, c->entries, DeliveryVia::kClaim, who.name);
+      oracle_->Delivered(t, consumer, c->entries, DeliveryVia::kClaim, LaneReader(who));
       oracle_->ClaimFoundDeleted(t, consumer, c->deleted_ids);
     }
   } else if (verb == "XACK" && key == st && argv.size() > 3 && argv[2] == names.group) {

@@ -149,6 +149,9 @@ class OracleFeed {
   std::map<std::string, std::map<std::string, std::string>, std::less<>> other_group_events_;
   // `entries` of the run's stream reached `actor` through `group`.
   void ReceivedThrough(std::string_view actor, const std::string& group, const std::vector<StreamEntry>& entries);
+  // The reader Oracle::Delivered names: `who` when the run's processes have
+  // handler lanes, else none (the consumer name tells the story).
+  std::string_view LaneReader(const Who& who) const { return env_->handlers > 1 ? who.name : std::string_view{}; }
   StreamId stream_top_;
   void SawAdded(std::string_view id);
   Oracle* oracle_;

@@ -4,6 +4,7 @@
 
 #include <bit>
 #include <cmath>
+#include <regex>
 
 #include <fmt/format.h>
 #include <rapidcheck.h>
@@ -91,6 +92,7 @@ void ExpectSame(const CaseReport& a, const CaseReport& b) {
       EXPECT_FIELD(items[i], other[i], consumer);
       EXPECT_FIELD(items[i], other[i], persistence);
       EXPECT_FIELD(items[i], other[i], key);
+      EXPECT_FIELD(items[i], other[i], fired_in);
       EXPECT_FIELD(items[i], other[i], payload_missing);
     }
   }
@@ -224,7 +226,8 @@ rc::Gen<HistoryItem> AnyHistoryItem() {
       rc::gen::set(&HistoryItem::value), rc::gen::set(&HistoryItem::command, AnyText()),
       rc::gen::set(&HistoryItem::site, AnyText()), rc::gen::set(&HistoryItem::sink, AnyText()),
       rc::gen::set(&HistoryItem::consumer, AnyText()), rc::gen::set(&HistoryItem::persistence, AnyText()),
-      rc::gen::set(&HistoryItem::key, AnyText()), rc::gen::set(&HistoryItem::payload_missing));
+      rc::gen::set(&HistoryItem::key, AnyText()), rc::gen::set(&HistoryItem::fired_in, AnyText()),
+      rc::gen::set(&HistoryItem::payload_missing));
 }
 
 rc::Gen<Violation> AnyViolation() {
@@ -366,6 +369,28 @@ TEST(JsonTest, ALongTraceKeepsItsPathAndStaysSmall) {
 TEST(JsonTest, StartsWithTheSchemaVersion) {
   const std::string json = RenderJson(Report{});
   EXPECT_TRUE(json.starts_with(fmt::format("{{\n  \"schema\": {},", kSchemaVersion))) << json.substr(0, 40);
+}
+
+// Fields added within a schema version (a pool's lanes, a cut shrink, the
+// lane a process's fault fired in) may be absent from a report an earlier
+// xackly wrote: it still merges, with their defaults.
+TEST(JsonTest, ReadsAReportWrittenBeforeItsLaterFields) {
+  Report r = EverythingReport();
+  r.checks[0].shrink_cut = true;
+  r.checks[0].counterexample->handlers = 3;
+  const std::string json = RenderJson(r);
+  for (const char* field : {"\"handlers\": 3,", "\"shrink_cut\": true,", "\"fired_in\": "}) {
+    ASSERT_NE(json.find(field), std::string::npos) << field;
+  }
+  const std::string older =
+      std::regex_replace(json, std::regex("\n *\"(handlers|shrink_cut|fired_in)\": [^\n]*"), "");
+  ASSERT_EQ(older.find("\"fired_in\""), std::string::npos);
+  Result<Report> back = ParseJsonReport(older);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_FALSE(back->checks[0].shrink_cut);
+  EXPECT_EQ(back->checks[0].counterexample->handlers, 1);
+  EXPECT_EQ(back->checks[0].counterexample->histories.at("order:1").front().fired_in, "");
+  EXPECT_EQ(back->checks[0].counterexample->trace_hash, r.checks[0].counterexample->trace_hash);
 }
 
 TEST(JsonTest, RejectsAnotherSchemaVersion) {

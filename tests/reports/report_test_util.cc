@@ -187,7 +187,7 @@ Report EverythingReport() {
   std::vector<HistoryItem> items;
   for (int k = 0; k <= static_cast<int>(kLastHistoryKind); ++k) {
     items.push_back({static_cast<HistoryKind>(k), k * 10LL, k % 7 - 1, "w1", "1-0", hostile, -k, hostile,
-                     hostile, hostile, hostile, hostile, hostile, k % 2 == 0});
+                     hostile, hostile, hostile, hostile, hostile, hostile, k % 2 == 0});
   }
   c.histories["order:1"] = items;
   c.histories["order:2"] = {};
