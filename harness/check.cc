@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "reports/model.h"
 #include "sim/actor_name.h"
 #include "sim/commands.h"
 #include "sim/rng.h"
@@ -165,8 +166,7 @@ double Seconds(std::chrono::steady_clock::time_point since) {
 }  // namespace
 
 std::string CaseSizeText(int64_t events, int64_t workers, int64_t faults, int handlers) {
-  const std::string lanes = handlers > 1 ? fmt::format(" x {} lanes", handlers) : "";
-  return fmt::format("{}, {}{}, {}", Plural(events, "event"), Plural(workers, "worker"), lanes,
+  return fmt::format("{}, {}, {}", Plural(events, "event"), report::WorkersText(workers, handlers),
                      Plural(faults, "fault"));
 }
 

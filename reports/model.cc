@@ -207,14 +207,14 @@ std::string CaseCountsText(const CheckReport& check) {
   return out;
 }
 
-std::string WorkersText(const CaseReport& c) {
-  std::string out = Count(c.workers, "worker");
-  if (c.handlers > 1) out += fmt::format(" x {} lanes", c.handlers);
+std::string WorkersText(int64_t workers, int handlers) {
+  std::string out = Count(workers, "worker");
+  if (handlers > 1) out += fmt::format(" x {} lanes", handlers);
   return out;
 }
 
 std::string ShrinkNote(const CheckReport& check) {
-  std::string steps = check.shrink_steps > 0 ? fmt::format("after {} shrink{}", check.shrink_steps, check.shrink_steps == 1 ? "" : "s") : "";
+  std::string steps = check.shrink_steps > 0 ? "after " + Count(check.shrink_steps, "shrink") : "";
   if (!check.shrink_cut) return steps.empty() ? "" : " (" + steps + ")";
   if (steps.empty()) return " (not shrunk: --max-shrinks stopped it; may not be minimal)";
   return " (" + steps + "; --max-shrinks stopped it, may not be minimal)";

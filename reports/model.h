@@ -215,7 +215,8 @@ std::vector<CoverageRow> CoverageRows(const CheckReport& check);
 std::string CaseCountsText(const CheckReport& check);
 
 // "1 worker", or "2 workers x 3 lanes" when its processes run lanes.
-std::string WorkersText(const CaseReport& c);
+std::string WorkersText(int64_t workers, int handlers);
+inline std::string WorkersText(const CaseReport& c) { return WorkersText(c.workers, c.handlers); }
 
 // " (after 14 shrinks)", and that shrinking was cut short when it was:
 // what every format appends to a counterexample's size.

@@ -44,6 +44,13 @@ function wait_until(w, cond)
   end
 end
 
+-- Takes the first entry of `queue` (a table the process's lanes share),
+-- waiting while it is empty: a goroutine receiving from a channel.
+function take(w, queue)
+  wait_until(w, function() return #queue > 0 end)
+  return table.remove(queue, 1)
+end
+
 -- XREADGROUP ... NOACK `>` (w:read has no NOACK option), without BLOCK on
 -- the wire: an empty reply sleeps `poll_ms` instead. Returns entries, err.
 function read_noack(w, count, poll_ms)

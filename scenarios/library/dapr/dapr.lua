@@ -24,7 +24,7 @@
 --   2..N are the `concurrency` handler goroutines (Dapr's default 10:
 --   handlers = 11). The queue is a table of the process (Dapr's channel of
 --   queueDepth); the poller reads at most what fits in it and waits while
---   it is full; an idle handler lane waits for it (wait_until, ../common.lua:
+--   it is full; an idle handler lane waits for it (take, ../common.lua:
 --   up to 1 s later than a goroutine would, against a 60 s deadline).
 -- * The Dapr runtime (HTTP call to the app, resiliency retries, dead-letter
 --   topics) collapses into the handler's outcome: ok, error (the external
@@ -94,8 +94,7 @@ end
 -- Lanes 2..N: the worker goroutines, processMessage.
 local function handler(w)
   while true do
-    wait_until(w, function() return #queue > 0 end)
-    local e = table.remove(queue, 1)
+    local e = take(w, queue)
     if not e.deleted then
       local outcome = app(w, e)
       if outcome == "ok" then w:point("after-commit") end

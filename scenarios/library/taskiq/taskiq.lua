@@ -75,8 +75,7 @@ end
 -- Lanes 2..N: the tasks, each one message at a time from the prefetch queue.
 local function task(w)
   while true do
-    wait_until(w, function() return #prefetch > 0 end)
-    receive(w, table.remove(prefetch, 1))
+    receive(w, take(w, prefetch))
   end
 end
 

@@ -107,8 +107,7 @@ end
 -- Lane 3: the handler goroutine.
 local function handler(w)
   while true do
-    wait_until(w, function() return #read_channel > 0 end)
-    process(w, table.remove(read_channel, 1))
+    process(w, take(w, read_channel))
   end
 end
 
