@@ -11,21 +11,37 @@ CaseExecutor::CaseExecutor(RedisServerOptions options) : options_(std::move(opti
 }
 
 CaseExecutor::~CaseExecutor() {
-  servers_.clear();  // the servers stop before the thread is unpinned
+  servers_.clear();
+  replicated_.clear();  // the servers stop before the thread is unpinned
   pin_.reset();
 }
 
-Result<RedisServer*> CaseExecutor::Server(Persistence persistence) {
-  auto it = servers_.find(persistence);
-  if (it != servers_.end()) return it->second.get();
-  RedisServerOptions options = options_;
+namespace {
+
+// The server of `servers` for `persistence`, started with `options` (that
+// persistence) if there is none yet; `version` gets its version.
+template <typename ServerT>
+Result<ServerT*> StartedFor(std::map<Persistence, std::unique_ptr<ServerT>>& servers, Persistence persistence,
+                            RedisServerOptions options, std::string* version) {
+  auto it = servers.find(persistence);
+  if (it != servers.end()) return it->second.get();
   options.persistence = persistence;
-  Result<std::unique_ptr<RedisServer>> started = RedisServer::Start(options);
+  Result<std::unique_ptr<ServerT>> started = ServerT::Start(options);
   if (!started.ok()) return started.status();
-  RedisServer* server = started->get();
-  server_version_ = server->version().ToString();
-  servers_[persistence] = std::move(started).value();
+  ServerT* server = started->get();
+  *version = server->version().ToString();
+  servers[persistence] = std::move(started).value();
   return server;
+}
+
+}  // namespace
+
+Result<RedisServer*> CaseExecutor::Server(Persistence persistence) {
+  return StartedFor(servers_, persistence, options_, &server_version_);
+}
+
+Result<ReplicatedServer*> CaseExecutor::Replicated(Persistence persistence) {
+  return StartedFor(replicated_, persistence, options_, &server_version_);
 }
 
 Result<RunResult> CaseExecutor::Run(const RunConfig& config, std::vector<TraceLine>* trace_at_failure) {
@@ -34,10 +50,23 @@ Result<RunResult> CaseExecutor::Run(const RunConfig& config, std::vector<TraceLi
   for (auto& [persistence, started] : servers_) {
     if (Status s = started->CheckRunning(); !s.ok()) return s;
   }
-  Result<RedisServer*> server = Server(config.persistence);
-  if (!server.ok()) return server.status();
-  Result<RunResult> run = RunSimulation(config, *server, trace_at_failure);
-  if (run.ok() && (*server)->clock_out_of_range()) {
+  for (auto& [persistence, started] : replicated_) {
+    if (Status s = started->CheckRunning(); !s.ok()) return s;
+  }
+  ServerControl* server = nullptr;
+  if (config.replicas > 0) {
+    Result<ReplicatedServer*> replicated = Replicated(config.persistence);
+    if (!replicated.ok()) return replicated.status();
+    server = *replicated;
+  } else {
+    Result<RedisServer*> single = Server(config.persistence);
+    if (!single.ok()) return single.status();
+    server = *single;
+  }
+  Result<RunResult> run = RunSimulation(config, server, trace_at_failure);
+  const bool out_of_range = config.replicas > 0 ? replicated_[config.persistence]->clock_out_of_range()
+                                                : servers_[config.persistence]->clock_out_of_range();
+  if (run.ok() && out_of_range) {
     return Status::HarnessLimit(fmt::format(
         "the run moved the virtual clock past {} ms since the epoch (the year 2262), the most "
         "the server's clock page holds, so its result is not reported: a harness limit, not a "

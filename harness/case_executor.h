@@ -18,6 +18,7 @@
 
 #include "harness/cpu_placement.h"
 #include "harness/redis_server.h"
+#include "harness/replicated_server.h"
 #include "sim/simulation.h"
 
 namespace xackly {
@@ -30,7 +31,8 @@ class CaseExecutor {
   CaseExecutor(const CaseExecutor&) = delete;
   CaseExecutor& operator=(const CaseExecutor&) = delete;
 
-  // Runs one case on the server for `config.persistence`. Fails with the
+  // Runs one case on the server for `config.persistence` (a primary with a
+  // replica, harness/replicated_server.h, when config.replicas > 0). Fails with the
   // server's start error (kNotFound, kInternal...) or RunSimulation's.
   // `trace_at_failure`: as for RunSimulation.
   // REQUIRES: ValidateRunConfig(config).ok()
@@ -38,6 +40,8 @@ class CaseExecutor {
 
   // The server for `persistence`, started if needed.
   Result<RedisServer*> Server(Persistence persistence);
+  // The primary-and-replica pair for `persistence`, started if needed.
+  Result<ReplicatedServer*> Replicated(Persistence persistence);
 
   // "redis 7.0.15" once a server has started (Server() starts one).
   std::string server_version() const { return server_version_; }
@@ -50,6 +54,7 @@ class CaseExecutor {
   RedisServerOptions options_;
   std::unique_ptr<ThreadPin> pin_;  // while pinned
   std::map<Persistence, std::unique_ptr<RedisServer>> servers_;
+  std::map<Persistence, std::unique_ptr<ReplicatedServer>> replicated_;
   std::string server_version_;
 };
 

@@ -76,6 +76,15 @@ std::vector<rc::Gen<FaultSpec>> FaultGens(const RunConfig& base, const std::vect
     const auto [lo, hi] = r.RangeOf(scale);
     return rc::gen::oneOf(Duration(lo, hi), rc::gen::just(model_ms));
   };
+  // A kind's target: the model's; in a swarm, a failover's lag is drawn
+  // too (0..3 writes missing, or the model's), shrinking to the model's.
+  auto target = [&](FaultKind kind) {
+    const std::string model = m.ModelTarget(kind);
+    if (!b.swarm || kind != FaultKind::kFailover) return rc::gen::just(model);
+    return rc::gen::oneOf(rc::gen::just(model), rc::gen::map(rc::gen::inRange(0, 4), [](int n) {
+                            return "lag:" + std::to_string(n);
+                          }));
+  };
   std::vector<rc::Gen<FaultSpec>> gens;
   for (FaultKind kind : kinds) {
     const FaultKindInfo& info = InfoOf(kind);
@@ -83,7 +92,7 @@ std::vector<rc::Gen<FaultSpec>> FaultGens(const RunConfig& base, const std::vect
       case FaultClass::kPoint: {
         // Lost requests at XADD are the producer's; every other site a worker's.
         const SiteFamily family = info.Sites();
-        gens.push_back(rc::gen::map(
+        auto drawn = rc::gen::map(
             // Further groups' workers (RunConfig::groups) are drawn too: their
             // slots follow the run's group's (folded by ApplyCase).
             rc::gen::tuple(WorkerSlot(b.max_workers + base.TotalWorkers() - base.workers), rc::gen::elementOf(m.Sites(family)), visit, duration(kind)),
@@ -96,7 +105,21 @@ std::vector<rc::Gen<FaultSpec>> FaultGens(const RunConfig& base, const std::vect
               std::tie(s.nth, s.at_ms) = std::get<2>(t);
               s.duration_ms = std::get<3>(t);
               return s;
-            }));
+            });
+        if (base.replicas == 0 || family != SiteFamily::kRequest) {
+          gens.push_back(std::move(drawn));
+          break;
+        }
+        // With a replica, xackly's producer sends WAIT after each XADD: half
+        // of the draws at WAIT are its (a script's workers may WAIT too).
+        gens.push_back(rc::gen::mapcat(std::move(drawn), [](FaultSpec s) {
+          if (s.site != "WAIT") return rc::gen::just(s);
+          return rc::gen::map(rc::gen::inRange(0, 2), [s](int producer) {
+            FaultSpec out = s;
+            if (producer == 1) out.actor = ActorName(ActorRole::kProducer, 1);
+            return out;
+          });
+        }));
         break;
       }
       case FaultClass::kEvent:
@@ -108,13 +131,13 @@ std::vector<rc::Gen<FaultSpec>> FaultGens(const RunConfig& base, const std::vect
         }));
         break;
       case FaultClass::kScheduled:
-        gens.push_back(rc::gen::map(rc::gen::tuple(at, duration(kind)),
-                                    [kind, target = m.ModelTarget(kind)](const std::tuple<int64_t, int64_t>& t) {
+        gens.push_back(rc::gen::map(rc::gen::tuple(at, duration(kind), target(kind)),
+                                    [kind](const std::tuple<int64_t, int64_t, std::string>& t) {
           FaultSpec s;
           s.kind = kind;
           s.at_ms = std::get<0>(t);
-          s.target = target;
           s.duration_ms = std::get<1>(t);
+          s.target = std::get<2>(t);
           return s;
         }));
         break;

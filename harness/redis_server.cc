@@ -507,6 +507,11 @@ Result<std::unique_ptr<Connection>> RedisServer::ConnectAsHarness(int timeout_ms
   return conn;
 }
 
+Result<std::unique_ptr<ReplicationLink>> RedisServer::OpenReplicationLink() const {
+  return ReplicationLink::Open(socket_path_, kHarnessUser, harness_secret_,
+                               ScaledForLoad(options_.call_timeout_ms));
+}
+
 Result<std::unique_ptr<Connection>> RedisServer::ConnectHarness() {
   return LendFrom(harness_pool_, /*reset_on_return=*/false,
                   [this] { return ConnectAsHarness(ScaledForLoad(options_.call_timeout_ms)); });

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/replication_link.h"
 #include "harness/server_dir.h"
 #include "harness/virtual_clock.h"
 #include "sim/server.h"
@@ -167,6 +168,9 @@ class RedisServer : public ServerControl {
   const std::string& dir() const { return dir_->path(); }
   // The last lines of the server's log and captured stdout/stderr.
   std::string LogTail() const;
+  // The harness as a replica of this server (harness/replication_link.h),
+  // authenticated as kHarnessUser. Fails as ReplicationLink::Open.
+  Result<std::unique_ptr<ReplicationLink>> OpenReplicationLink() const;
 
   // Idle connections to the running server, reused by Connect().
   using Pool = std::vector<std::unique_ptr<Connection>>;

@@ -356,7 +356,8 @@ class Teller {
       return time + DecisivePhrase(b.actor, t) + ".";
     }
     auto [restart, restart_t_ms] = Restart(b);
-    const bool acts = !b.expiry && !IsRunWide(b.facts) && b.kind != HistoryKind::kRestartLoss;
+    const bool acts = !b.expiry && !IsRunWide(b.facts) && b.kind != HistoryKind::kRestartLoss &&
+                      b.kind != HistoryKind::kFailoverLoss;
     if (acts && restart.empty() && stalled_.erase(b.actor) > 0) restart = "resumes";
     auto [subject, predicate] = Phrase(b);
     if (b.kind == HistoryKind::kStall) stalled_.insert(b.actor);
@@ -552,6 +553,7 @@ class Teller {
       if (name == "for") return unless_empty(" for ", duration);
       if (name == "by") return unless_empty(" by ", duration);
       if (name == "with") return unless_empty(" with ", b.detail);
+      if (name == "detail") return b.detail;
       if (name == "consumer") return unless_empty(" ", b.facts.consumer);
       if (name == "persistence") return unless_empty(" (", PersistenceNote(b.facts), ")");
       XACKLY_CHECK(false);  // a descriptor's story names an unknown hole
@@ -665,6 +667,8 @@ class Teller {
         const std::string why = PersistenceNote(b.facts);
         return {"the server restart", "loses " + Ids(b.subjects) + (why.empty() ? "" : " (" + why + ")")};
       }
+      case HistoryKind::kFailoverLoss:
+        return {"the failover", "loses " + Ids(b.subjects) + " (the promoted replica never received its XADD)"};
       default:
         break;
     }

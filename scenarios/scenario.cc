@@ -637,6 +637,9 @@ Scenario ScenarioParser::Parse() {
   ReadSeed();
   ReadGroups();
   if (e_->failed()) return s_;
+  // A server with a replica can fail over: a default model then fails it
+  // over too (defaults must reach every fault the run can have).
+  if (c.replicas > 0 && c.faults.kinds_are_default) c.faults.kinds.insert(FaultKind::kFailover);
 
   if (inline_protocol_ != nullptr) {
     // An inline protocol's own run defaults are the ones this file sets;

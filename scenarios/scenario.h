@@ -38,6 +38,13 @@
 // --- [server] --------------------------------------------------------------
 //   persistence = "none"      none | rdb | aof-always: what survives a server
 //                             restart fault. Default: the protocol's.
+//   replicas = 0              0..1 replicas following the primary. With 1, a
+//                             second real server is the primary's replica,
+//                             linked by xackly so the seed decides how far
+//                             it lags; `failover` faults (on by default)
+//                             promote it, dropping the writes it had not
+//                             received, and every client reconnects to it.
+//                             WAIT makes the replica catch up and replies 1.
 //
 // --- [workload] ------------------------------------------------------------
 //   producers = 1             1..16
@@ -181,7 +188,7 @@
 // sites it did visit).
 //   kinds = ["crash", "lost-reply"]   crash, stall, lost-request, lost-reply,
 //                             xdel, xtrim, restart, save, delconsumer,
-//                             clock-jump, store-outage, poison
+//                             clock-jump, store-outage, failover, poison
 //   crash_points = ["after-effect"]   crash/stall sites; [] means all
 //   lost_sites = ["XACK"]     lost-* sites; [] means the protocol's own requests
 //                             (for a script or a C++ handler under `check`: every
@@ -194,6 +201,8 @@
 //   xdel_target = "pending"   unread | pending | acked
 //   xtrim_target = "maxlen:2" maxlen:N | minid:last-delivered
 //   clock_jump_ms = 120000    store_outage_ms = 3000    poison_count = 1
+//   failover_target = "lag:1" lag:N (0..1000): the writes a failover's promoted
+//                             replica misses (server.replicas = 1)
 //
 // --- [schedule]: an exact replay ------------------------------------------
 //   faults = ["crash w1 after-effect #1", "poison event 3"]

@@ -116,6 +116,13 @@ bool IsXtrimTarget(std::string_view s) {
   return ValidateFaultSpec(probe).ok();
 }
 
+bool IsFailoverTarget(std::string_view s) {
+  FaultSpec probe;
+  probe.kind = FaultKind::kFailover;
+  probe.target = std::string(s);
+  return ValidateFaultSpec(probe).ok();
+}
+
 bool IsNonEmpty(std::string_view s) { return !s.empty(); }
 
 FaultModel InlineStartingModel(const ProtocolDef& p, bool sites_found_by_running) {

@@ -85,6 +85,7 @@ const EnumTable<HandlerForm>& HandlerForms();
 // Checks for string keys whose values follow sim's own rules.
 bool IsXdelTarget(std::string_view s);   // unread | pending | acked
 bool IsXtrimTarget(std::string_view s);  // maxlen:N | minid:last-delivered
+bool IsFailoverTarget(std::string_view s);  // lag:N
 bool IsNonEmpty(std::string_view s);
 
 // Which [faults] keys matter for the enabled kinds (the writer always spells
@@ -104,6 +105,8 @@ template <typename V>
 void DescribeServer(V& v) {
   v.Enum("persistence", &RunConfig::persistence, Persistences(),
          "what survives a server restart");
+  v.Int("replicas", &RunConfig::replicas, 0, kMaxReplicas,
+        "replicas following the primary: failover faults promote one");
 }
 
 // [workload] (members of RunConfig)
@@ -210,6 +213,8 @@ void DescribeFaults(V& v) {
          "maxlen:N or minid:last-delivered", nullptr);
   v.Int("clock_jump_ms", &FaultModel::clock_jump_ms, 1, kMaxDurationMs, nullptr);
   v.Int("store_outage_ms", &FaultModel::store_outage_ms, 1, kMaxDurationMs, nullptr);
+  v.Text("failover_target", &FaultModel::failover_target, &IsFailoverTarget, "lag:N (0..1000)",
+         "the writes a failover's promoted replica misses");
   v.Int("poison_count", &FaultModel::poison_count, 0, kMaxCount, "events whose effect always fails");
 }
 

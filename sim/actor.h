@@ -80,6 +80,10 @@ struct Actor {
 
   // Producer progress survives resets (it is the producer's durable outbox).
   int next_event = 0;
+  // A producer with a replica to wait for: the entry its last XADD added
+  // whose WAIT never answered (a failover came in between), "" if none.
+  // Survives resets, like next_event.
+  std::string unconfirmed_entry;
 
   // Called by Request::await_suspend. REQUIRES: no step pending.
   void Submit(Step* step, std::coroutine_handle<> h) {

@@ -19,6 +19,7 @@ Status Simulation::Setup() {
   env_.now_ms = &now_;
   env_.events = config_.events;
   env_.producers = config_.producers;
+  env_.replicas = config_.replicas;
   env_.handlers = config_.handlers;
   process_memory_.assign(static_cast<size_t>(config_.TotalWorkers()) + 1, {});
   env_.process_memory = &process_memory_;
@@ -46,6 +47,7 @@ Status Simulation::Setup() {
     Result<Reply> more = HarnessCall({"XGROUP", "CREATE", names_.stream, g.name, "0"}, kSetupActor);
     if (!more.ok()) return more.status();
   }
+  if (Status s = server_->Replicate(); !s.ok()) return s;
   AddGroupJudges();
 
   auto add = [&](ActorKind kind, ActorRole role, int number, int lane) {

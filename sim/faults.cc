@@ -20,6 +20,12 @@ bool IsXtrimTarget(std::string_view s) {
   return s == "minid:last-delivered" || (s.starts_with("maxlen:") && ParseDecimal(s.substr(7), &n) && n >= 0);
 }
 
+// The writes a failover's promoted replica misses: lag:0 .. lag:1000.
+bool IsFailoverTarget(std::string_view s) {
+  int64_t n = 0;
+  return s.starts_with("lag:") && ParseDecimal(s.substr(4), &n) && n >= 0 && n <= 1000;
+}
+
 using M = FaultModel;
 
 // The fault model: one row per kind, in enum order (checked below). What
@@ -88,6 +94,14 @@ constexpr std::array<FaultKindInfo, kFaultKindCount> kKinds = {{
      "", nullptr, SearchScale::kOutage, "store-outage", "the business store is unavailable for duration_ms",
      "failed statements and effects are retried later; nothing is acknowledged that did not commit",
      true, "fault", "takes the business store down{for}"},
+    {FaultKind::kFailover, "failover", FaultClass::kScheduled, PointEffect::kNone, "failover lag:<n> @<time>ms",
+     "target", "failover_target", nullptr, &M::failover_target, &IsFailoverTarget, "lag:N (0..1000)", nullptr,
+     SearchScale::kModelValue, "failover",
+     "the primary fails over to its asynchronous replica, which had not received the primary's last N writes "
+     "(those no WAIT confirmed): they are gone; every connection dies and reconnects to the new primary",
+     "an acknowledged write may vanish (an XADD, an XACK, a claim, a dedupe key kept in Redis): what the "
+     "protocol relies on must survive it, or be confirmed with WAIT first",
+     true, "server-restart", "fails the primary over to {detail}"},
     {FaultKind::kPoison, "poison", FaultClass::kEvent, PointEffect::kNone, "poison event <n>", "", "", nullptr,
      nullptr, nullptr, "", nullptr, SearchScale::kModelValue, "effect-failed",
      "an event whose side effect always fails",

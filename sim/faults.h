@@ -52,6 +52,7 @@ enum class FaultKind : uint8_t {
   kDelConsumer,
   kClockJump,
   kStoreOutage,
+  kFailover,
   kPoison,
 };
 // How many kinds there are (the descriptor table has one row per kind).
@@ -134,7 +135,7 @@ struct FaultKindInfo {
   //   {who} the actor          {site} the fault site    {ids} the entries
   //   {standing} ", before XACK" and friends (where the holder stood)
   //   {for} " for 5 s" / {by} " by 5 s" (the item's duration, if any)
-  //   {with} " with <detail>"  {consumer} " <consumer>"
+  //   {with} " with <detail>"  {detail} the item's detail  {consumer} " <consumer>"
   //   {persistence} " (persistence aof)"   (each "" when it has no value)
   const char* story;
 
@@ -167,7 +168,7 @@ struct FaultSpec {
   // ordinary visits came first.
   int64_t at_ms = 0;
   int64_t duration_ms = 0; // stall length, clock-jump size, store-outage length
-  std::string target;      // xdel: unread|pending|acked; xtrim: maxlen:N|minid:last-delivered
+  std::string target;      // xdel: unread|pending|acked; xtrim: maxlen:N|minid:last-delivered; failover: lag:N
   int event = 0;           // poison: event number, 1-based
 
   // One line a person can read and a parser can read back, e.g.
@@ -177,6 +178,7 @@ struct FaultSpec {
   //   lost-reply w1 XACK #2
   //   xdel pending @1200ms
   //   clock-jump +60000ms @3000ms
+  //   failover lag:1 @2500ms
   //   poison event 3
   std::string ToString() const;
   bool operator==(const FaultSpec&) const = default;
@@ -197,6 +199,7 @@ struct FaultModel {
   std::string xtrim_target = "maxlen:2";
   int64_t clock_jump_ms = 120000;
   int64_t store_outage_ms = 3000;
+  std::string failover_target = "lag:1";     // lag:N, the writes the promoted replica misses
   int poison_count = 1;
   // The kinds are DefaultFaultModel's, not a file's `kinds`: `check` may
   // add what the protocol's own behaviour calls for (poison for a script

@@ -99,6 +99,15 @@ Status Simulation::RestartServer() {
   return Status::Ok();
 }
 
+Result<FailoverOutcome> Simulation::FailoverServer(int lag) {
+  Result<FailoverOutcome> out = server_->Failover(lag);
+  if (!out.ok()) return out.status();
+  ++generation_;  // every actor's connection is now dead
+  harness_conn_.reset();
+  last_clock_written_ = -1;
+  return out;
+}
+
 Status Simulation::InjectScheduled(const FaultSpec& f) {
   plan_->RecordFired(f);
   trace_.Add(now_, kFaultActor, LineKind::kFault, "!" + f.ToString(), "",

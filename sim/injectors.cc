@@ -4,9 +4,11 @@
 // descriptor row there and a function and a row in kInjectors here.
 #include "sim/injectors.h"
 
+#include <functional>
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "sim/actor_name.h"
 #include "sim/text.h"
@@ -103,13 +105,13 @@ Status InjectXtrim(FaultHost& host, const FaultSpec& f) {
 }
 
 
-// restart: SIGKILL and restart, then read back what survived (one round
-// trip) so that the oracle's model matches the server.
-Status InjectRestart(FaultHost& host, const FaultSpec& /*spec*/) {
-  Status s = host.RestartServer();
-  if (!s.ok()) return s;
-  // Read back what survived (one round trip), so the oracle's model
-  // matches the server.
+// What a server holds after it changed under the run (a restart, a
+// failover), read back in one round trip so that each judged group's
+// oracle model matches it: `tell` gets each group's oracle, the stream's
+// entries, the group's PEL and its last-delivered ID ("" when it is gone).
+using ServerStateSink = std::function<void(Oracle&, const std::vector<std::string>& stream_ids,
+                                           const std::vector<PendingRow>& pending, const std::string& last)>;
+Status ReadBackServer(FaultHost& host, const ServerStateSink& tell) {
   // Each judged group's PEL follows the run's own (a run with one group
   // reads exactly what it always did).
   const std::string& st = host.names().stream;
@@ -129,10 +131,38 @@ Status InjectRestart(FaultHost& host, const FaultSpec& /*spec*/) {
     std::vector<PendingRow> rows;
     if (auto parsed = ParsePendingRows(r[k == 0 ? 1 : 2 + k])) rows = std::move(*parsed);
     std::optional<StreamId> last = GroupLastDeliveredId(r[2], groups[k].name);
-    groups[k].oracle->ServerRestarted(host.now_ms(), host.persistence(), surviving, rows,
-                                      last ? last->ToString() : "");
+    tell(*groups[k].oracle, surviving, rows, last ? last->ToString() : "");
   }
   return Status::Ok();
+}
+
+// restart: SIGKILL and restart, then read back what survived.
+Status InjectRestart(FaultHost& host, const FaultSpec& /*spec*/) {
+  Status s = host.RestartServer();
+  if (!s.ok()) return s;
+  const Persistence persistence = host.persistence();
+  const int64_t t = host.now_ms();
+  return ReadBackServer(host, [&](Oracle& oracle, const std::vector<std::string>& ids,
+                                  const std::vector<PendingRow>& pending, const std::string& last) {
+    oracle.ServerRestarted(t, persistence, ids, pending, last);
+  });
+}
+
+// failover: the replica, missing the primary's last N writes, becomes the
+// primary; then read back what it holds.
+Status InjectFailover(FaultHost& host, const FaultSpec& f) {
+  int64_t lag = 0;
+  ParseDecimal(std::string_view(f.target).substr(4), &lag);  // lag:N, validated with the spec
+  Result<FailoverOutcome> out = host.FailoverServer(static_cast<int>(lag));
+  if (!out.ok()) return out.status();
+  host.Note("failover", out->dropped.empty()
+                            ? std::string("the replica had every write; nothing dropped")
+                            : fmt::format("the promoted replica never received: {}", fmt::join(out->dropped, "; ")));
+  const int64_t t = host.now_ms();
+  return ReadBackServer(host, [&](Oracle& oracle, const std::vector<std::string>& ids,
+                                  const std::vector<PendingRow>& pending, const std::string& last) {
+    oracle.FailedOver(t, out->dropped, ids, pending, last);
+  });
 }
 
 
@@ -212,6 +242,7 @@ const InjectorRow kInjectors[] = {
     {FaultKind::kDelConsumer, &InjectDelConsumer},
     {FaultKind::kClockJump, &InjectClockJump},
     {FaultKind::kStoreOutage, &InjectStoreOutage},
+    {FaultKind::kFailover, &InjectFailover},
 };
 
 }  // namespace

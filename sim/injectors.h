@@ -15,6 +15,7 @@
 #include "sim/faults.h"
 #include "sim/oracle.h"
 #include "sim/reply.h"
+#include "sim/server.h"
 #include "sim/status.h"
 #include "sim/stream.h"
 #include "sim/worker.h"
@@ -56,6 +57,9 @@ class FaultHost {
   virtual void RunNote(std::string text) = 0;
   // SIGKILLs and restarts redis-server: every connection dies.
   virtual Status RestartServer() = 0;
+  // Fails the server over to its replica, which misses the primary's last
+  // `lag` writes (ServerControl::Failover): every connection dies.
+  virtual Result<FailoverOutcome> FailoverServer(int lag) = 0;
   virtual Persistence persistence() const = 0;
   // The business store and the external service are down until `t_ms`.
   virtual void StoreDownUntil(int64_t t_ms) = 0;

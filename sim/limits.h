@@ -32,6 +32,8 @@ inline constexpr int kMaxEvents = 100'000;
 // workers and producers of a run.
 inline constexpr int kMaxWorkers = 64;
 inline constexpr int kMaxProducers = 16;
+// replicas of a run's server ([server] replicas): one replica is modelled.
+inline constexpr int kMaxReplicas = 1;
 // Counts that are not actors or events: read/claim counts, trim length,
 // deliveries before dead-lettering, scheduled and poison fault counts.
 inline constexpr int kMaxCount = 100'000;

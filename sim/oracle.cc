@@ -36,6 +36,8 @@ const char* HistoryKindName(HistoryKind k) {
     case HistoryKind::kFault: return "fault";
     case HistoryKind::kRewound: return "rewound";
     case HistoryKind::kReadByPosition: return "read-by-position";
+    case HistoryKind::kFailoverLoss: return "failover-loss";
+    case HistoryKind::kFailover: return "failover";
   }
   return "?";
 }
@@ -383,16 +385,14 @@ void Oracle::ConsumerDeleted(int64_t t, const std::string& actor, const std::str
   }
 }
 
-void Oracle::ServerRestarted(int64_t t, Persistence persistence,
-                             const std::vector<std::string>& stream_ids,
-                             const std::vector<PendingRow>& pending,
-                             const std::string& last_delivered_id) {
+void Oracle::Reconcile(int64_t t, HistoryKind loss, const std::string& how, const std::string& persistence,
+                       const std::vector<std::string>& stream_ids, const std::vector<PendingRow>& pending,
+                       const std::string& last_delivered_id) {
   std::set<std::string> survived(stream_ids.begin(), stream_ids.end());
-  std::string how = fmt::format("lost by the server restart (persistence {})", PersistenceName(persistence));
   for (const auto& [sid, id] : stream_) {
     if (survived.count(id) == 0) {
-      HistoryItem item = Item(HistoryKind::kRestartLoss, t, kFaultActor, id, how);
-      item.persistence = PersistenceName(persistence);
+      HistoryItem item = Item(loss, t, kFaultActor, id, how);
+      item.persistence = persistence;
       Add(EventOfId(id), std::move(item));
     }
   }
@@ -409,11 +409,33 @@ void Oracle::ServerRestarted(int64_t t, Persistence persistence,
     if (pel_.count(id) > 0 || (last && sid && *sid <= *last)) delivered.insert(id);
   }
   delivered_ = std::move(delivered);
+}
+
+void Oracle::ServerRestarted(int64_t t, Persistence persistence,
+                             const std::vector<std::string>& stream_ids,
+                             const std::vector<PendingRow>& pending,
+                             const std::string& last_delivered_id) {
+  Reconcile(t, HistoryKind::kRestartLoss,
+            fmt::format("lost by the server restart (persistence {})", PersistenceName(persistence)),
+            PersistenceName(persistence), stream_ids, pending, last_delivered_id);
   HistoryItem restart = Item(HistoryKind::kServerRestart, t, kFaultActor, "",
                              fmt::format("redis-server killed and restarted (persistence {})",
                                          PersistenceName(persistence)));
   restart.persistence = PersistenceName(persistence);
   global_.push_back(std::move(restart));
+}
+
+void Oracle::FailedOver(int64_t t, const std::vector<std::string>& dropped,
+                        const std::vector<std::string>& stream_ids, const std::vector<PendingRow>& pending,
+                        const std::string& last_delivered_id) {
+  Reconcile(t, HistoryKind::kFailoverLoss, "never received by the replica the failover promoted", "", stream_ids,
+            pending, last_delivered_id);
+  const std::string what =
+      dropped.empty() ? "a replica that had received every write"
+                      : fmt::format("a replica that never received {}: {}", dropped.size() == 1 ? "this write" : "these writes",
+                                    fmt::join(dropped, "; "));
+  global_.push_back(Item(HistoryKind::kFailover, t, kFaultActor, "", what,
+                         static_cast<int64_t>(dropped.size())));
 }
 
 void Oracle::RunWideFault(HistoryKind kind, int64_t t, const std::string& detail, int64_t duration_ms,
@@ -526,6 +548,12 @@ Violation Oracle::ExplainDuplicate(const std::string& event_id,
                                   r->t_ms, r->detail);
     return v;
   }
+  if (const HistoryItem* f = FirstOf(h, HistoryKind::kFailover, e1.t_ms, e2.t_ms)) {
+    v.cause = "failover";
+    v.detail = head + fmt::format("; at {} ms the primary failed over to {}, so what marked it done was gone",
+                                  f->t_ms, f->detail);
+    return v;
+  }
   if (e1.stream_id != e2.stream_id) {
     v.cause = "producer-retry";
     v.detail = head + "; the event sits in two stream entries because the producer retried an XADD whose reply was lost";
@@ -597,6 +625,14 @@ Violation Oracle::ExplainMissing(const std::string& event_id, const FinalState& 
     v.cause = "server-data-loss";
     v.detail = fmt::format("{} was never processed: its entry {} was {} at {} ms", event_id,
                            d->stream_id, d->detail, d->t_ms);
+    return v;
+  }
+  if (const HistoryItem* d = LastOf(h, HistoryKind::kFailoverLoss)) {
+    v.cause = "failover";
+    v.detail = fmt::format("{} was never processed: its entry {} was {} at {} ms (the producer had been told "
+                           "its XADD succeeded)",
+                           event_id, d->stream_id, d->detail, d->t_ms);
+    if (const HistoryItem* f = LastOf(h, HistoryKind::kFailover)) v.detail += "; the primary failed over to " + f->detail;
     return v;
   }
   if (!st.produced) {

@@ -53,9 +53,11 @@ enum class HistoryKind : uint8_t {
                      // group, inside EVAL): delivered before, deliverable again
   kReadByPosition,   // plain XREAD (no group) handed it to a reader that keeps its own
                      // position: nothing pending, nothing the group would deliver again
+  kFailoverLoss,     // a failover lost the entry: the promoted replica never received its XADD
+  kFailover,         // run-wide: the primary failed over to its replica (detail: what it dropped)
 };
 const char* HistoryKindName(HistoryKind k);
-inline constexpr HistoryKind kLastHistoryKind = HistoryKind::kReadByPosition;
+inline constexpr HistoryKind kLastHistoryKind = HistoryKind::kFailover;
 
 // One thing that happened to an event. `detail` is a human sentence for
 // people; everything a report decides on is in the typed fields.
@@ -153,6 +155,11 @@ class Oracle {
   // last-delivered ID is empty when the group is gone).
   void ServerRestarted(int64_t t, Persistence persistence, const std::vector<std::string>& stream_ids,
                        const std::vector<PendingRow>& pending, const std::string& last_delivered_id);
+  // After a failover: what the promoted replica holds, read back from it
+  // as after a restart, and the writes it never received (rendered as the
+  // primary propagated them: FailoverOutcome::dropped).
+  void FailedOver(int64_t t, const std::vector<std::string>& dropped, const std::vector<std::string>& stream_ids,
+                  const std::vector<PendingRow>& pending, const std::string& last_delivered_id);
   // What the server holds after a command the oracle cannot see into (a
   // user's EVAL/FCALL, XGROUP SETID/DESTROY, ...), read back by the feed.
   struct ReadBackState {
@@ -249,6 +256,12 @@ class Oracle {
                    const std::string& stream_id = "", const std::string& detail = "",
                    int64_t value = 0) const;
 
+  // The model after the server changed under the run (a restart, a
+  // failover): every entry not in `stream_ids` gets a `loss` item with
+  // `how`, and the PEL and delivered set follow what the server holds.
+  void Reconcile(int64_t t, HistoryKind loss, const std::string& how, const std::string& persistence,
+                 const std::vector<std::string>& stream_ids, const std::vector<PendingRow>& pending,
+                 const std::string& last_delivered_id);
   Violation ExplainDuplicate(const std::string& event_id, const std::vector<EffectRecord>& effects) const;
   Violation ExplainMissing(const std::string& event_id, const FinalState& final_state) const;
 

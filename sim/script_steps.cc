@@ -128,14 +128,18 @@ class SimScriptWorld final : public ScriptWorld {
 
 }  // namespace
 
-std::string RefusedCommand(const std::vector<std::string>& argv, const WorldNames& names) {
+std::string RefusedCommand(const std::vector<std::string>& argv, const WorldNames& names, int replicas) {
   const CommandInfo& info = CommandOf(argv);
+  if (replicas > 0 && info.verb == "WAIT") return "";
   if (info.group == CommandGroup::kStream && HasOption(argv, "BLOCK") &&
       (info.verb == "XREAD" || info.verb == "XREADGROUP")) {
     return "a blocking read would stall the simulation: use w:read(id, {block_ms = ...}), which parks";
   }
   switch (info.script) {
-    case ScriptRefusal::kBlocking: return "a blocking command would stall the simulation";
+    case ScriptRefusal::kBlocking:
+      return info.verb == "WAIT" ? "WAIT would stall the simulation of a server without replicas (set [server] "
+                                   "replicas = 1 to model one: xackly answers WAIT then)"
+                                 : "a blocking command would stall the simulation";
     case ScriptRefusal::kHarness: return "this command controls the connection or the server the harness owns";
     case ScriptRefusal::kAllowed: break;
   }

@@ -31,6 +31,8 @@ Task<void> ScriptActorMain(Actor* actor, const ActorEnv* env, ScriptRole role);
 // stall the single-threaded simulation; connection-state and server-control
 // commands (SUBSCRIBE, MONITOR, SHUTDOWN, DEBUG...) would break the harness;
 // writes to the effect ledger outside w:effect and EVAL would fake effects.
-std::string RefusedCommand(const std::vector<std::string>& argv, const WorldNames& names);
+// With `replicas` > 0 WAIT is sent: the harness answers it without blocking
+// (harness/replicated_server.h).
+std::string RefusedCommand(const std::vector<std::string>& argv, const WorldNames& names, int replicas = 0);
 
 }  // namespace xackly

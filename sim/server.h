@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "sim/connection.h"
 #include "sim/status.h"
@@ -29,6 +30,19 @@ struct ServerVersion {
   int patch = 0;
   std::string ToString() const;  // e.g. "redis 7.0.15"
   bool AtLeast(int maj, int min) const { return major > maj || (major == maj && minor >= min); }
+};
+
+// What a failover did (ServerControl::Failover).
+struct FailoverOutcome {
+  // The writes the old primary had acknowledged and its replica never
+  // received, oldest first, each as the primary propagated it
+  // ("XACK orders g 1-0", "MULTI: XCLAIM ...; XGROUP SETID ..."). They are
+  // gone: the promoted replica is the primary now.
+  std::vector<std::string> dropped;
+  // How many writes the replica had not yet received when it was promoted
+  // (dropped.size()), and how many the drawn lag asked for; fewer were
+  // there when a WAIT had made the replica catch up, or the run wrote less.
+  int lag_asked = 0;
 };
 
 class ServerControl {
@@ -67,6 +81,24 @@ class ServerControl {
 
   virtual Persistence persistence() const = 0;
   virtual const ServerVersion& version() const = 0;
+
+  // Replication (harness/replicated_server.h). How many replicas follow
+  // the primary: 0 for a single server.
+  virtual int replicas() const { return 0; }
+  // Brings every replica up to date with the primary: the run's own setup
+  // (its consumer groups) is replicated before anything runs, so a failover
+  // can drop what the protocol wrote, never what the harness prepared.
+  virtual Status Replicate() { return Status::Ok(); }
+  // Promotes a replica whose copy misses the primary's last `lag` writes
+  // (each a command or a MULTI/EXEC block, of those no WAIT has confirmed)
+  // and makes it the primary; the old primary's data is gone and it comes
+  // back as the new primary's replica. Every connection made before is
+  // dead afterwards, as after CrashAndRestart. Fails with
+  // kFailedPrecondition on a server without replicas, kInternal when the
+  // promotion itself fails. REQUIRES: lag >= 0
+  virtual Result<FailoverOutcome> Failover(int /*lag*/) {
+    return Status::FailedPrecondition("failover needs a server with a replica ([server] replicas = 1)");
+  }
 };
 
 }  // namespace xackly

@@ -183,6 +183,17 @@ Status ValidateRunConfig(const RunConfig& c) {
     return bad(fmt::format("workload.handlers: every worker's lanes add up to at most {} (got {} workers x {} handlers)",
                            kMaxWorkers, c.TotalWorkers(), c.handlers));
   }
+  if (c.replicas < 0 || c.replicas > kMaxReplicas) {
+    return bad(fmt::format("server.replicas must be in 0..{} (got {})", kMaxReplicas, c.replicas));
+  }
+  if (c.replicas == 0 && c.faults.Has(FaultKind::kFailover)) {
+    return bad("faults.kinds: failover needs a replica to promote: set [server] replicas = 1");
+  }
+  if (c.replicas == 0 && c.fault_schedule &&
+      std::any_of(c.fault_schedule->begin(), c.fault_schedule->end(),
+                  [](const FaultSpec& f) { return f.kind == FaultKind::kFailover; })) {
+    return bad("schedule.faults: a failover needs a replica to promote: set [server] replicas = 1");
+  }
   if (c.producers < 1 || c.producers > kMaxProducers) {
     return bad(fmt::format("producers must be in 1..{} (got {})", kMaxProducers, c.producers));
   }
@@ -611,6 +622,7 @@ void Simulation::JudgeGroup(GroupJudge& g, int index, const Oracle::FinalState& 
 Result<RunResult> RunSimulation(const RunConfig& config, ServerControl* server,
                                 std::vector<TraceLine>* trace_at_failure) {
   XACKLY_CHECK(server->persistence() == config.persistence);
+  XACKLY_CHECK(server->replicas() == config.replicas);
   run_internal::Simulation sim(config, server);
   Result<RunResult> run = sim.Run();
   if (!run.ok() && trace_at_failure != nullptr) *trace_at_failure = sim.TakeTraceLines();

@@ -68,6 +68,11 @@ struct RunConfig {
   int events = 10;
   RestartNaming naming = RestartNaming::kSame;
   Persistence persistence = Persistence::kNone;  // must match the server's
+  // Replicas following the primary (0 or 1): with one, the run's server is
+  // a primary and a replica the harness links (harness/replicated_server.h),
+  // WAIT is answered truthfully, and `failover` faults can promote the
+  // replica (a default kind then). REQUIRES: server->replicas() == replicas
+  int replicas = 0;
   Timing timing;
   FaultModel faults;
   // Explicit fault plan; when absent, the plan is drawn from `faults` rates.

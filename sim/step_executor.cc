@@ -158,7 +158,7 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
     s.argv[2] = id.ToString();
   }
   if (s.op == Op::kCommand) {
-    std::string why = RefusedCommand(s.argv, names_);
+    std::string why = RefusedCommand(s.argv, names_, server_->replicas());
     if (!why.empty()) {
       s.reply = Reply::Error("ERR xackly: " + why);
       trace_.Add(now_, a.name, LineKind::kRedis, RequestText(s.argv), "(not sent) " + ReplyText(s.reply),

@@ -94,11 +94,11 @@ std::vector<std::string> KnownCauses(VerdictKind kind) {
     case VerdictKind::kOk: return {};
     case VerdictKind::kDuplicate:
       return {"crash:<crash point>", "stall", "lost-reply:<site>", "lost-request:<site>",
-              "dedupe-expired", "server-restart", "producer-retry", "rewound", "position-reread",
+              "dedupe-expired", "server-restart", "failover", "producer-retry", "rewound", "position-reread",
               "redelivered"};
     case VerdictKind::kLost:
       return {"acked-without-effect", "stranded", "payload-deleted", "consumer-deleted",
-              "server-data-loss", "never-produced", "never-delivered", "dropped", "read-noack",
+              "server-data-loss", "failover", "never-produced", "never-delivered", "dropped", "read-noack",
               "crash:<crash point>", "lost-reply:<site>", "lost-request:<site>", "effect-failed",
               "read-not-processed"};
     case VerdictKind::kPelLeak: return {"done-but-pending"};

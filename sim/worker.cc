@@ -378,7 +378,7 @@ Task<void> ConsumerMain(Worker w) {
 
 namespace {
 
-Request<bool> ProduceStep(Actor* actor, const ActorEnv* env, int event) {
+Request<std::string> ProduceStep(Actor* actor, const ActorEnv* env, int event) {
   Step s;
   s.op = Op::kProduce;
   // argv[2] is the explicit entry ID; the scheduler fills it in at execution
@@ -389,7 +389,18 @@ Request<bool> ProduceStep(Actor* actor, const ActorEnv* env, int event) {
   const Timing& t = *env->timing;
   const int64_t burst = std::max<int64_t>(1, t.produce_burst);
   s.busy_ms = (actor->next_event + 1) % burst == 0 ? burst * t.produce_every_ms : 0;
-  return {actor, std::move(s), &FinishNotError};
+  // The entry's ID, or "" when the XADD failed.
+  return {actor, std::move(s), [](Step& st) { return st.reply.is_error() ? std::string() : st.argv[2]; }};
+}
+
+// WAIT 1 0 after an XADD: true when the replica has the producer's writes
+// (the harness answers it, harness/replicated_server.h). A failover between
+// the XADD and the WAIT kills the connection: false, and the XADD is retried.
+Request<bool> ReplicatedStep(Actor* actor) {
+  Step s;
+  s.op = Op::kCommand;
+  s.argv = {"WAIT", "1", "0"};
+  return {actor, std::move(s), [](Step& st) { return st.reply.is_integer() && st.reply.integer() >= 1; }};
 }
 
 // Variadic rather than a braced list: GCC 12 miscompiles braced lists of
@@ -447,8 +458,34 @@ Task<void> ProducerMain(Actor* actor, const ActorEnv* env) {
   for (;;) {
     int event = slot + actor->next_event * env->producers;
     if (event > env->events) co_return;
-    bool ok = co_await ProduceStep(actor, env, event);
-    if (ok) actor->next_event++;
+    if (env->replicas == 0) {
+      const std::string id = co_await ProduceStep(actor, env, event);
+      if (!id.empty()) actor->next_event++;
+      continue;
+    }
+    // With a replica, an event counts as added once WAIT says a replica has
+    // it (a producer that acknowledges its caller only then). When a
+    // failover cut the connection before WAIT answered, the producer looks
+    // for its entry on the new primary: there, it waits for it again;
+    // gone, it adds the event again. A failover drops a consumer's writes,
+    // never an event the producer moved past, and adds no second entry.
+    if (actor->unconfirmed_entry.empty()) {
+      actor->unconfirmed_entry = co_await ProduceStep(actor, env, event);
+      if (actor->unconfirmed_entry.empty()) continue;
+    } else {
+      const std::string& id = actor->unconfirmed_entry;
+      Reply there = co_await JanitorStep(actor, Op::kCommand, "XRANGE", env->names->stream, id, id);
+      if (there.is_error()) continue;
+      if (!there.is_array() || there.elements().empty()) {
+        actor->unconfirmed_entry.clear();
+        continue;
+      }
+    }
+    const bool on_replica = co_await ReplicatedStep(actor);
+    if (on_replica) {
+      actor->unconfirmed_entry.clear();
+      actor->next_event++;
+    }
   }
 }
 

@@ -70,6 +70,9 @@ struct ActorEnv {
   int events = 0;
   int producers = 0;
   int handlers = 1;  // handler lanes per worker process (RunConfig::handlers)
+  // Replicas of the server (RunConfig::replicas): the built-in producer
+  // then counts an event as added only once WAIT says a replica has it.
+  int replicas = 0;
   // With lanes, each worker process's script memory until the process dies,
   // by worker number (ScriptActorInfo::process_memory).
   std::vector<std::shared_ptr<void>>* process_memory = nullptr;

@@ -50,8 +50,13 @@ Result<RunResult> RunOnce(const RunConfig& config, const OutputFlags& output, st
                           const std::function<void(const std::string&)>& before_run,
                           std::vector<TraceLine>* trace_at_failure) {
   CaseExecutor executor(ServerOptionsFrom(output));
-  Result<RedisServer*> server = executor.Server(config.persistence);
-  if (!server.ok()) return server.status();
+  if (config.replicas > 0) {
+    Result<ReplicatedServer*> server = executor.Replicated(config.persistence);
+    if (!server.ok()) return server.status();
+  } else {
+    Result<RedisServer*> server = executor.Server(config.persistence);
+    if (!server.ok()) return server.status();
+  }
   *server_version = executor.server_version();
   if (before_run) before_run(*server_version);
   return executor.Run(config, trace_at_failure);

@@ -65,5 +65,34 @@ TEST(ApplyCaseTest, FaultsAreFoldedIntoTheCasesWorkersAndEvents) {
   EXPECT_TRUE(config.picks.empty());
 }
 
+// A drawn value of 0 keeps the base's; any drawn value, down to 1 ms,
+// replaces it; and the case's text names every value it drew.
+TEST(ApplyCaseTest, AZeroKeepsTheBasesTimingAndOneMillisecondIsAValue) {
+  RunConfig base = RunConfig::For(*FindProtocol("txn-dedupe"));
+  base.timing.effect_ms = 40;
+  base.timing.produce_every_ms = 7;
+  base.timing.produce_burst = 3;
+  base.timing.restart_delay_ms = 900;
+  GeneratedCase kept;
+  kept.workers = 1;
+  kept.events = 2;
+  RunConfig same = ApplyCase(base, kept);
+  EXPECT_EQ(same.timing.effect_ms, 40);
+  EXPECT_EQ(same.timing.produce_every_ms, 7);
+  EXPECT_EQ(same.timing.produce_burst, 3);
+  EXPECT_EQ(same.timing.restart_delay_ms, 900);
+  EXPECT_EQ(kept.ToString(), "1 worker, 2 events, seed 0");
+
+  GeneratedCase ones = kept;
+  ones.effect_ms = 1;
+  ones.produce_every_ms = 1;
+  ones.restart_delay_ms = 1;
+  RunConfig drawn = ApplyCase(base, ones);
+  EXPECT_EQ(drawn.timing.effect_ms, 1);
+  EXPECT_EQ(drawn.timing.produce_every_ms, 1);
+  EXPECT_EQ(drawn.timing.restart_delay_ms, 1);
+  EXPECT_EQ(ones.ToString(), "1 worker, 2 events, seed 0, effects 1 ms, an event every 1 ms, restarts after 1 ms");
+}
+
 }  // namespace
 }  // namespace xackly

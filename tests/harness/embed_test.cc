@@ -298,5 +298,17 @@ TEST(EmbedTest, AMissingServerIsToldInTheTermsOfThisApi) {
   EXPECT_TRUE(Contains(run.status().message(), "EmbedOptions::server_path")) << run.status().ToString();
 }
 
+// One case stopped by the harness limit is already news: the summary says
+// how many were not judged, from the first.
+TEST(EmbedTest, TheSummaryCountsASingleUnjudgedCase) {
+  PropertyResult r;
+  r.protocol = "txn-dedupe";
+  r.cases_run = 10;
+  r.cases_unjudged = 1;
+  EXPECT_TRUE(Contains(r.Summary(), "1 case stopped by the harness limit, not judged")) << r.Summary();
+  r.cases_unjudged = 0;
+  EXPECT_FALSE(Contains(r.Summary(), "harness limit")) << r.Summary();
+}
+
 }  // namespace
 }  // namespace xackly

@@ -357,6 +357,26 @@ TEST_F(OwnerDeathTest, SignalHandlersKillServersAndTheOwnerStillDiesOfTheSignal)
   ExpectGoneWithinASecond(server_pid);
 }
 
+// An exec that fails is Spawn's error, with errno's text, never a child
+// that seems to run: the harness would otherwise wait for a server that
+// never started.
+TEST(SpawnTest, AnExecThatFailsIsAnErrorNamingWhy) {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("xackly-spawn-{}", ::getpid());
+  fs::create_directories(dir);
+  SpawnOptions spawn;
+  spawn.path = (dir / "no-such-binary").string();
+  spawn.output_path = (dir / "out").string();
+  Result<pid_t> pid = Spawn(spawn);
+  EXPECT_FALSE(pid.ok());
+  if (!pid.ok()) {
+    EXPECT_EQ(pid.status().code(), Status::Code::kIoError);
+    EXPECT_NE(pid.status().message().find("No such file"), std::string::npos) << pid.status().ToString();
+  } else {
+    KillAndReap(*pid);
+  }
+  fs::remove_all(dir);
+}
+
 TEST(LiveServerRegistryTest, KillLiveServersKillsEveryRegisteredServer) {
   RedisServerOptions options = TestServerOptions();
   Result<std::unique_ptr<RedisServer>> a = RedisServer::Start(options);

@@ -191,6 +191,16 @@ TEST(HtmlTest, RepeatedPathStepsAreSqueezed) {
   EXPECT_NE(html.find(" key\""), std::string::npos) << "the key step is marked for the scroll";
 }
 
+// A lane's label says "restarted" for a worker's later incarnations only:
+// no-dedupe's w1 crashes once; its first incarnation's lane is a plain
+// worker.
+TEST(HtmlTest, AFirstIncarnationsLaneIsNotLabelledRestarted) {
+  const CaseReport& c = NoDedupeCase();
+  RunConfig config = RunConfig::For(*FindProtocol("no-dedupe"));
+  const std::string html = RenderHtml(ReportOf({CheckFromCase(config, c)}));
+  EXPECT_NE(html.find("<b>w1</b><small>worker</small>"), std::string::npos) << "the first incarnation";
+}
+
 TEST(HtmlTest, CoverageOfASingleCheckIsNotCalledTheOtherChecks) {
   CheckReport k;
   k.name = "txn-dedupe";

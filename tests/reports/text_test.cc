@@ -131,6 +131,24 @@ TEST(TextTest, AGreenCheckSaysWhichFaultsFiredWhere) {
   EXPECT_NE(text.find("  no-faults: none\n"), std::string::npos) << text;
 }
 
+// The never-fired list names exactly the sites that never fired: a site
+// that fired is evidence, not a gap.
+TEST(TextTest, TheNeverFiredListNamesOnlyTheSitesThatNeverFired) {
+  CheckReport k;
+  k.name = "txn-dedupe";
+  k.matched = true;
+  k.observed = "ok";
+  k.cases_run = 10;
+  k.fired_totals = {{"crash@after-commit", 3}};
+  k.never_fired = {"crash@after-ack"};
+  const std::string text = RenderText(ReportOf({k}), false);
+  const size_t list = text.find("fault sites that never fired:\n");
+  ASSERT_NE(list, std::string::npos) << text;
+  const std::string line = text.substr(list, text.find('\n', text.find('\n', list) + 1) - list);
+  EXPECT_NE(line.find("txn-dedupe: crash@after-ack"), std::string::npos) << line;
+  EXPECT_EQ(line.find("after-commit"), std::string::npos) << line;
+}
+
 // A server matrix: one row per check, a column per server; a row whose
 // verdict or cause differs by server says DIFFERS, a server that missed the
 // expectation says MISMATCH, and the JSON carries the same rows.

@@ -76,7 +76,7 @@ std::vector<ErrorCase> Cases() {
       {"UnknownFaultKind", "protocol = \"no-dedupe\"\n[faults]\nkinds = [\"crash\", \"partition\"]\n",
        "bad.toml:3: faults.kinds[1]: unknown fault kind 'partition' (valid: crash, stall, "
        "lost-request, lost-reply, xdel, xtrim, restart, save, delconsumer, clock-jump, "
-       "store-outage, poison)"},
+       "store-outage, failover, poison)"},
       {"UnknownCrashPoint", "protocol = \"no-dedupe\"\n[faults]\ncrash_points = [\"after-efect\"]\n",
        "bad.toml:3: faults.crash_points[0]: unknown crash point 'after-efect' (valid: after-read, ",
        false},
@@ -167,6 +167,9 @@ std::vector<ErrorCase> Cases() {
        std::string("bad.toml:4: protocol.loop.claim_min_idle: unknown key (valid: ") + kLoopKeys + ")"},
       {"UnknownKeyInSchedule", "protocol = \"no-dedupe\"\n[schedule]\npick = \"w1\"\n",
        "bad.toml:3: schedule.pick: unknown key; did you mean picks? (valid: faults, picks, trace_hash, server)"},
+      {"TwoReplicas", "protocol = \"no-dedupe\"\n[server]\nreplicas = 2\n", "bad.toml:3: server.replicas: ", false},
+      {"FailoverWithoutAReplica", "protocol = \"no-dedupe\"\n[faults]\nkinds = [\"failover\"]\n",
+       "bad.toml:3: faults.kinds: failover needs a replica to promote: set [server] replicas = 1"},
       {"UnknownPersistence", "protocol = \"no-dedupe\"\n[server]\npersistence = \"aof\"\n",
        "bad.toml:3: server.persistence: unknown persistence mode 'aof' (valid: none, rdb, aof-always)"},
       {"StringWhereBoolExpected",

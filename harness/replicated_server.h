@@ -1,0 +1,85 @@
+// A primary and one replica, both real unmodified servers on the virtual
+// clock, with the harness as the replication link between them
+// (harness/replication_link.h). The replica receives the primary's writes
+// only when the harness applies them: at a WAIT (all of them, so WAIT's
+// answer is true), and at a failover (all but the last `lag`, the seed's
+// choice). So which writes a failover drops is decided by the seed, never
+// by how fast a kernel moved bytes: the same seed drops the same writes.
+//
+// What is modelled: an asynchronous replica that lags by whole writes, a
+// promotion (the replica becomes the primary, the clients reconnect to it
+// as a Sentinel-aware client does), and the old primary coming back empty
+// as the new primary's replica. Not modelled: split brain (the old primary
+// accepting writes after the promotion), Sentinel's own election, a lag
+// measured in bytes or milliseconds, several replicas, WAIT timing out on a
+// lagging replica (a WAIT always finds the replica caught up), WAITAOF.
+//
+// The replica's copy is applied as a client of it (as kHarnessUser): the
+// propagated commands (XCLAIM ... FORCE JUSTID LASTID, XGROUP SETID ...
+// ENTRIESREAD, PXAT, DEL of an expired key) are ordinary commands, and the
+// replica's keys expire on the same virtual clock as the primary's.
+#pragma once
+
+#include <memory>
+
+#include "harness/redis_server.h"
+#include "harness/replication_link.h"
+#include "sim/server.h"
+
+namespace xackly {
+
+class ReplicatedServer : public ServerControl {
+ public:
+  // Starts the primary and the replica (RedisServer::Start, each with
+  // ReplicationConfigLines()) and links them. Fails as RedisServer::Start,
+  // or with the link's error.
+  static Result<std::unique_ptr<ReplicatedServer>> Start(const RedisServerOptions& options);
+
+  // Connections to the current primary. The protocol's answer WAIT
+  // numreplicas timeout themselves: the replica is brought up to date (the
+  // harness applies every write read so far) and WAIT replies 1.
+  Result<std::unique_ptr<Connection>> Connect() override;
+  Result<std::unique_ptr<Connection>> ConnectHarness() override;
+  void SetClockMs(int64_t epoch_ms) override;
+  int64_t ClockMs() const override { return primary_->ClockMs(); }
+  // Resets both servers; what the link read before is discarded.
+  Status Reset(int64_t start_epoch_ms) override;
+  // Restarts the primary; the replica is then seeded again from what the
+  // primary kept (a real replica would full-resync), with a new link.
+  Status CrashAndRestart() override;
+  Persistence persistence() const override { return primary_->persistence(); }
+  const ServerVersion& version() const override { return primary_->version(); }
+  int replicas() const override { return 1; }
+  Result<FailoverOutcome> Failover(int lag) override;
+
+  // Applies every write the primary made so far to the replica (what a WAIT
+  // waits for).
+  Status CatchUp();
+  Status Replicate() override { return CatchUp(); }
+
+  // Both servers still run (RedisServer::CheckRunning).
+  Status CheckRunning();
+  bool clock_out_of_range() const {
+    return primary_->clock_out_of_range() || replica_->clock_out_of_range();
+  }
+  RedisServer& primary() { return *primary_; }
+  RedisServer& replica() { return *replica_; }
+
+ private:
+  ReplicatedServer(std::unique_ptr<RedisServer> primary, std::unique_ptr<RedisServer> replica)
+      : primary_(std::move(primary)), replica_(std::move(replica)) {}
+  // Empties the replica, copies the primary's keys into it (DUMP/RESTORE
+  // with their TTLs) and opens a new link from the primary's current
+  // offset.
+  Status Resync();
+  // Reads the link up to the primary's current replication offset.
+  Status ReadLink();
+  // Applies `n` writes from the front of the link's queue to the replica.
+  Status Apply(size_t n);
+
+  std::unique_ptr<RedisServer> primary_;
+  std::unique_ptr<RedisServer> replica_;
+  std::unique_ptr<ReplicationLink> link_;
+};
+
+}  // namespace xackly

@@ -1,0 +1,142 @@
+// ReplicatedServer: a failover drops exactly the writes the lag names, as
+// the primary propagated them; WAIT's answer is true of the replica; the
+// same commands drop the same writes every time; connections made before a
+// failover are dead and new ones reach the promoted replica.
+#include "harness/replicated_server.h"
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tests/harness/test_util.h"
+
+namespace xackly {
+namespace {
+
+std::unique_ptr<ReplicatedServer> StartReplicated() {
+  Result<std::unique_ptr<ReplicatedServer>> s = ReplicatedServer::Start(TestServerOptions());
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return s.ok() ? std::move(s).value() : nullptr;
+}
+
+Reply Send(Connection& c, std::vector<std::string> argv) {
+  std::vector<std::string_view> views(argv.begin(), argv.end());
+  Result<Reply> r = c.Call(std::span<const std::string_view>(views));
+  EXPECT_TRUE(r.ok()) << argv[0] << ": " << r.status().ToString();
+  return r.ok() ? *r : Reply::Error("call failed");
+}
+
+// An entry, a group, a delivery to c1: four writes as the primary
+// propagates them (XADD; XGROUP CREATE; the delivery as one MULTI block).
+void AddAndDeliver(Connection& c) {
+  Send(c, {"XADD", "s", "1-1", "k", "v"});
+  Send(c, {"XGROUP", "CREATE", "s", "g", "0"});
+  Send(c, {"XREADGROUP", "GROUP", "g", "c1", "COUNT", "1", "STREAMS", "s", ">"});
+  Send(c, {"XACK", "s", "g", "1-1"});
+}
+
+TEST(ReplicatedServerTest, AFailoverDropsTheLastWritesAsThePrimaryPropagatedThem) {
+  auto server = StartReplicated();
+  ASSERT_NE(server, nullptr);
+  auto conn = server->Connect();
+  ASSERT_TRUE(conn.ok());
+  AddAndDeliver(**conn);
+  Result<FailoverOutcome> out = server->Failover(2);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  // The delivery (XCLAIM ... FORCE JUSTID LASTID with XGROUP SETID, or the
+  // server's own form of it) and the XACK: both gone.
+  ASSERT_EQ(out->dropped.size(), 2u);
+  EXPECT_NE(out->dropped[0].find("s g"), std::string::npos) << out->dropped[0];
+  EXPECT_EQ(out->dropped[1], "XACK s g 1-1");
+  // The connection made before is dead; a new one reaches the promoted
+  // replica, where the entry is undelivered again.
+  EXPECT_FALSE((*conn)->Call({"PING"}).ok() && (*conn)->alive());
+  auto fresh = server->Connect();
+  ASSERT_TRUE(fresh.ok());
+  Reply again = Send(**fresh, {"XREADGROUP", "GROUP", "g", "c2", "COUNT", "1", "STREAMS", "s", ">"});
+  EXPECT_NE(again.Render().find("1-1"), std::string::npos) << again.Render();
+}
+
+TEST(ReplicatedServerTest, WaitIsTrueOfTheReplicaAndAFailoverCannotDropWhatItConfirmed) {
+  auto server = StartReplicated();
+  ASSERT_NE(server, nullptr);
+  auto conn = server->Connect();
+  ASSERT_TRUE(conn.ok());
+  AddAndDeliver(**conn);
+  Reply waited = Send(**conn, {"WAIT", "1", "0"});
+  ASSERT_TRUE(waited.is_integer()) << waited.Render();
+  EXPECT_EQ(waited.integer(), 1);
+  Send(**conn, {"SET", "after", "1"});
+  Result<FailoverOutcome> out = server->Failover(10);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ASSERT_EQ(out->dropped, std::vector<std::string>{"SET after 1"});
+  auto fresh = server->Connect();
+  ASSERT_TRUE(fresh.ok());
+  Reply pending = Send(**fresh, {"XPENDING", "s", "g"});
+  ASSERT_TRUE(pending.is_array() && !pending.elements().empty()) << pending.Render();
+  EXPECT_EQ(pending.elements()[0].integer(), 0) << pending.Render();
+  EXPECT_TRUE(Send(**fresh, {"GET", "after"}).is_nil());
+}
+
+TEST(ReplicatedServerTest, TheSameCommandsDropTheSameWritesEveryTime) {
+  std::vector<std::vector<std::string>> dropped;
+  for (int run = 0; run < 2; ++run) {
+    auto server = StartReplicated();
+    ASSERT_NE(server, nullptr);
+    for (int round = 0; round < 2; ++round) {  // a Reset between cases forgets the last case's writes
+      ASSERT_TRUE(server->Reset(kDefaultStartEpochMs).ok());
+      auto conn = server->Connect();
+      ASSERT_TRUE(conn.ok());
+      AddAndDeliver(**conn);
+      Send(**conn, {"SET", "k", "v", "PX", "60000"});
+      Result<FailoverOutcome> out = server->Failover(3);
+      ASSERT_TRUE(out.ok()) << out.status().ToString();
+      dropped.push_back(out->dropped);
+    }
+  }
+  ASSERT_EQ(dropped[0].size(), 3u);
+  EXPECT_EQ(dropped[0], dropped[1]);
+  EXPECT_EQ(dropped[0], dropped[2]);
+  EXPECT_EQ(dropped[0], dropped[3]);
+  // SET ... PX is propagated with an absolute expiry.
+  EXPECT_NE(dropped[0][2].find("PXAT"), std::string::npos) << dropped[0][2];
+}
+
+TEST(ReplicatedServerTest, ThePromotedPrimaryHasAReplicaAgainThatFollowsIt) {
+  auto server = StartReplicated();
+  ASSERT_NE(server, nullptr);
+  auto conn = server->Connect();
+  ASSERT_TRUE(conn.ok());
+  Send(**conn, {"SET", "a", "1"});
+  ASSERT_TRUE(server->Failover(0).ok());
+  conn = server->Connect();
+  ASSERT_TRUE(conn.ok());
+  Send(**conn, {"SET", "b", "2"});
+  Result<FailoverOutcome> second = server->Failover(0);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_TRUE(second->dropped.empty());
+  conn = server->Connect();
+  ASSERT_TRUE(conn.ok());
+  EXPECT_EQ(Send(**conn, {"MGET", "a", "b"}).Render(), Reply::Array({Reply::String("1"), Reply::String("2")}).Render());
+}
+
+TEST(ReplicatedServerTest, AfterAPrimaryRestartTheReplicaHoldsWhatThePrimaryKept) {
+  auto server = StartReplicated();  // persistence none: a restart keeps nothing
+  ASSERT_NE(server, nullptr);
+  auto conn = server->Connect();
+  ASSERT_TRUE(conn.ok());
+  Send(**conn, {"SET", "before", "1"});
+  ASSERT_TRUE(server->CrashAndRestart().ok());
+  conn = server->Connect();
+  ASSERT_TRUE(conn.ok());
+  Send(**conn, {"SET", "after", "1"});
+  ASSERT_TRUE(server->Failover(0).ok());
+  conn = server->Connect();
+  ASSERT_TRUE(conn.ok());
+  EXPECT_TRUE(Send(**conn, {"GET", "before"}).is_nil());
+  EXPECT_EQ(Send(**conn, {"GET", "after"}).Render(), Reply::String("1").Render());
+}
+
+}  // namespace
+}  // namespace xackly
