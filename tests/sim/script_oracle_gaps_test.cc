@@ -372,5 +372,32 @@ end
       << r.status().message();
 }
 
+// A two-argument command can change the stream too: a protocol that DELs
+// the stream after order:2 loses what it had not read yet, and the oracle,
+// reading the stream back after the DEL, blames the deletion.
+TEST_F(ScriptOracleGapTest, ADelOfTheStreamIsReadBackAndBlamedForWhatItLost) {
+  constexpr const char* kScript = R"lua(
+function consumer(w)
+  while true do
+    local batch, err = w:read(">", {block_ms = 1000})
+    if err then
+      w:redis("XGROUP", "CREATE", w.stream, w.group, "0", "MKSTREAM")
+    else
+      for _, e in ipairs(batch) do
+        w:effect(e.fields.event_id, "external", {entry = e})
+        w:redis("XACK", w.stream, w.group, e.id)
+        if e.fields.event_id == "order:2" then w:redis("DEL", w.stream) end
+      end
+    end
+  end
+end
+)lua";
+  Result<RunResult> r = RunScript("del-stream.lua", kScript, 6, {});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->observed, "lost");
+  ASSERT_FALSE(r->violations.empty());
+  for (const Violation& v : r->violations) EXPECT_EQ(v.cause, "payload-deleted") << v.event_id << ": " << v.detail;
+}
+
 }  // namespace
 }  // namespace xackly
