@@ -64,6 +64,12 @@ Result<RunResult> CaseExecutor::Run(const RunConfig& config, std::vector<TraceLi
     server = *single;
   }
   Result<RunResult> run = RunSimulation(config, server, trace_at_failure);
+  if (config.replicas > 0) {
+    if (Status link = replicated_[config.persistence]->TakeWaitFailure(); !link.ok()) {
+      return Status::Internal("the replication link failed while xackly answered a WAIT, so this case has no "
+                              "verdict: " + link.ToString());
+    }
+  }
   const bool out_of_range = config.replicas > 0 ? replicated_[config.persistence]->clock_out_of_range()
                                                 : servers_[config.persistence]->clock_out_of_range();
   if (run.ok() && out_of_range) {

@@ -25,8 +25,8 @@ bool IsWait(std::span<const std::string_view> argv) {
 // A protocol's connection to the primary whose WAITs the harness answers:
 // it applies every write so far to the replica and replies how many
 // replicas have them (all of them). A link that fails is an error reply
-// naming it, and the server remembers it (the run then fails: a harness
-// failure, never a verdict).
+// naming it, and the server keeps it (TakeWaitFailure: the case then fails
+// as the harness's failure, never a verdict).
 class WaitAnsweringConnection final : public ConnectionWrapper {
  public:
   WaitAnsweringConnection(std::unique_ptr<Connection> conn, ReplicatedServer* server)
@@ -119,8 +119,16 @@ Status ReplicatedServer::Apply(size_t n) {
 }
 
 Status ReplicatedServer::CatchUp() {
-  if (Status s = ReadLink(); !s.ok()) return s;
-  return Apply(link_->writes().size());
+  Status s = ReadLink();
+  if (s.ok()) s = Apply(link_->writes().size());
+  if (!s.ok() && wait_failure_.ok()) wait_failure_ = s;
+  return s;
+}
+
+Status ReplicatedServer::TakeWaitFailure() {
+  Status s = wait_failure_;
+  wait_failure_ = Status::Ok();
+  return s;
 }
 
 Status ReplicatedServer::Reset(int64_t start_epoch_ms) {

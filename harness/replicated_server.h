@@ -53,12 +53,16 @@ class ReplicatedServer : public ServerControl {
   Result<FailoverOutcome> Failover(int lag) override;
 
   // Applies every write the primary made so far to the replica (what a WAIT
-  // waits for).
+  // waits for). A failure is also kept for TakeWaitFailure.
   Status CatchUp();
   Status Replicate() override { return CatchUp(); }
 
   // Both servers still run (RedisServer::CheckRunning).
   Status CheckRunning();
+  // The first failure of the link while answering a WAIT since the last
+  // call (ok if none), cleared: the case it happened in has no verdict
+  // (CaseExecutor::Run makes it a harness failure).
+  Status TakeWaitFailure();
   bool clock_out_of_range() const {
     return primary_->clock_out_of_range() || replica_->clock_out_of_range();
   }
@@ -80,6 +84,7 @@ class ReplicatedServer : public ServerControl {
   std::unique_ptr<RedisServer> primary_;
   std::unique_ptr<RedisServer> replica_;
   std::unique_ptr<ReplicationLink> link_;
+  Status wait_failure_;  // see TakeWaitFailure
 };
 
 }  // namespace xackly
