@@ -404,6 +404,21 @@ TEST(StoryTest, ExpiredDoneRecordsAreTold) {
   EXPECT_EQ(Find(story, "10 s later the done-record of order:1 expires (10 s TTL).").size(), 1u);
 }
 
+// The shortest TTL is still a TTL: a done-record kept for 1 ms says so.
+TEST(StoryTest, AOneMillisecondTtlIsTold) {
+  CaseReport c;
+  c.histories["order:1"] = {
+      {HistoryKind::kEffect, 4, -1, "w1", "1-0", "side effect (redis)", 0, "", "", "redis"},
+      {HistoryKind::kDedupeRecord, 4, -1, "w1", "", "done-record", 1},
+      {HistoryKind::kClaimed, 30008, -1, "w2", "1-0", "XAUTOCLAIM", 0, "XAUTOCLAIM"},
+      {HistoryKind::kEffect, 30009, -1, "w2", "1-0", "side effect (redis)", 0, "", "", "redis"},
+  };
+  c.violations = {{VerdictKind::kDuplicate, "order:1", "dedupe-expired", "x", 2}};
+  const std::vector<std::string> story = Story(c);
+  SCOPED_TRACE(Dump(story));
+  EXPECT_EQ(Find(story, "w1 records order:1 as done with a 1 ms TTL.").size(), 1u);
+}
+
 TEST(StoryTest, ARestartIsToldBeforeWhatItLost) {
   CaseReport c;
   c.trace = {{2, "fault", LineKind::kFault, "!restart @2ms", "", LineEvent::kScheduledFault, {}, "", "restart"}};
