@@ -550,8 +550,19 @@ Violation Oracle::ExplainDuplicate(const std::string& event_id,
   }
   if (const HistoryItem* f = FirstOf(h, HistoryKind::kFailover, e1.t_ms, e2.t_ms)) {
     v.cause = "failover";
-    v.detail = head + fmt::format("; at {} ms the primary failed over to {}, so what marked it done was gone",
-                                  f->t_ms, f->detail);
+    // The failover either dropped a write about this event (its entry or a
+    // key naming it), or only cut every connection: the holder lost its
+    // next step, as if it had crashed there.
+    const bool dropped_it = f->detail.find(e1.stream_id) != std::string::npos ||
+                            f->detail.find(event_id) != std::string::npos;
+    v.detail = head + (dropped_it
+                           ? fmt::format("; at {} ms the primary failed over to {}: a write about this event "
+                                         "was lost, so it ran again",
+                                         f->t_ms, f->detail)
+                           : fmt::format("; at {} ms the primary failed over to {}; it dropped nothing about "
+                                         "this event, but every connection died, cutting {} off after the "
+                                         "effect and before what would have recorded it (as a crash there would)",
+                                         f->t_ms, f->detail, e1.consumer));
     return v;
   }
   if (e1.stream_id != e2.stream_id) {

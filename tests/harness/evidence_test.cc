@@ -29,6 +29,14 @@ const std::string kNoDedupe = PollingConsumer(R"lua(
                                               R"lua(  w:sql("CREATE TABLE IF NOT EXISTS seen(event_id TEXT)")
 )lua");
 
+// XACK first, then the effect: a failing effect is simply dropped, no
+// retry and no dead letter (ack-first).
+const std::string kAcksFirst = PollingConsumer(R"lua(
+      w:redis("XACK", w.stream, w.group, e.id)
+      w:effect(e.fields.event_id, "external", {entry = e})
+)lua",
+                                              "");
+
 // SQL dedupe, effect and mark in one transaction; when the effect fails
 // (outcome "failed": a poison event), `on_failure` runs after the ROLLBACK.
 std::string FailingEffectConsumer(const std::string& on_failure) {
@@ -253,6 +261,15 @@ TEST(EvidenceTest, AScriptThatRetriesAFailingEffectForeverIsNotGivenPoisonAndIsT
   EXPECT_FALSE(Has(SitesOf(c.row), "poison")) << c.run.output;
   EXPECT_TRUE(Contains(c.run.output, "poison is not in this check's model: the protocol retries a failing effect"))
       << c.run.output;
+}
+
+// An XACK before any attempt failed is no giving up on a failing effect:
+// the probe must not call ack-first a dead-letter path (poison would only
+// add an event its design loses anyway).
+TEST(EvidenceTest, AScriptThatAcksBeforeItsEffectIsNotGivenPoison) {
+  ScopedTempRoot dir;
+  Checked c = CheckScript(dir, kAcksFirst, "lost", "", {"--cases", "20"});
+  EXPECT_FALSE(Has(SitesOf(c.row), "poison")) << c.run.output;
 }
 
 TEST(EvidenceTest, AScriptThatNamesItsKindsIsNotGivenPoison) {

@@ -210,6 +210,41 @@ TEST_F(OracleTest, LostAfterDelConsumerBlamesTheDeletedConsumer) {
   EXPECT_TRUE(oracle_->NothingLeftToDeliver());  // the PEL model dropped it too
 }
 
+// A failover that dropped the XACK of the entry: the sentence names the
+// write; one that dropped nothing about it only cut the connection, and
+// the sentence says that instead of claiming a loss.
+class FailoverOracleTest : public OracleTest {
+ protected:
+  Violation DuplicateAcross(const std::vector<std::string>& dropped) {
+    Init(1);
+    Produce(1);
+    Deliver(5, "w1", 1);
+    Effect(6, "w1", 1);
+    oracle_->FailedOver(10, dropped, {Id(1)}, {{Id(1), "w1", 0, 1}}, Id(1));
+    Effect(1020, "w1", 1);
+    Ack(1021, "w1", 1);
+    return Only();
+  }
+};
+
+TEST_F(FailoverOracleTest, ADroppedWriteAboutTheEventIsNamed) {
+  Violation v = DuplicateAcross({"XACK events workers " + Id(1)});
+  EXPECT_EQ(v.cause, "failover");
+  EXPECT_NE(v.detail.find("never received this write: XACK events workers " + Id(1) +
+                          ": a write about this event was lost"),
+            std::string::npos)
+      << v.detail;
+}
+
+TEST_F(FailoverOracleTest, AFailoverThatDroppedNothingAboutTheEventIsToldAsACut) {
+  Violation v = DuplicateAcross({});
+  EXPECT_EQ(v.cause, "failover");
+  EXPECT_NE(v.detail.find("had received every write; it dropped nothing about this event, but every "
+                          "connection died, cutting w1 off"),
+            std::string::npos)
+      << v.detail;
+}
+
 TEST_F(OracleTest, LostAfterXdelBlamesTheDeletedPayload) {
   Init(2);
   Produce(1);
