@@ -53,25 +53,26 @@ Result<RunResult> CaseExecutor::Run(const RunConfig& config, std::vector<TraceLi
   for (auto& [persistence, started] : replicated_) {
     if (Status s = started->CheckRunning(); !s.ok()) return s;
   }
-  ServerControl* server = nullptr;
+  ReplicatedServer* replicated = nullptr;  // with config.replicas
+  RedisServer* single = nullptr;           // without
   if (config.replicas > 0) {
-    Result<ReplicatedServer*> replicated = Replicated(config.persistence);
-    if (!replicated.ok()) return replicated.status();
-    server = *replicated;
+    Result<ReplicatedServer*> started = Replicated(config.persistence);
+    if (!started.ok()) return started.status();
+    replicated = *started;
   } else {
-    Result<RedisServer*> single = Server(config.persistence);
-    if (!single.ok()) return single.status();
-    server = *single;
+    Result<RedisServer*> started = Server(config.persistence);
+    if (!started.ok()) return started.status();
+    single = *started;
   }
-  Result<RunResult> run = RunSimulation(config, server, trace_at_failure);
-  if (config.replicas > 0) {
-    if (Status link = replicated_[config.persistence]->TakeWaitFailure(); !link.ok()) {
+  Result<RunResult> run =
+      RunSimulation(config, replicated ? static_cast<ServerControl*>(replicated) : single, trace_at_failure);
+  if (replicated) {
+    if (Status link = replicated->TakeWaitFailure(); !link.ok()) {
       return Status::Internal("the replication link failed while xackly answered a WAIT, so this case has no "
                               "verdict: " + link.ToString());
     }
   }
-  const bool out_of_range = config.replicas > 0 ? replicated_[config.persistence]->clock_out_of_range()
-                                                : servers_[config.persistence]->clock_out_of_range();
+  const bool out_of_range = replicated ? replicated->clock_out_of_range() : single->clock_out_of_range();
   if (run.ok() && out_of_range) {
     return Status::HarnessLimit(fmt::format(
         "the run moved the virtual clock past {} ms since the epoch (the year 2262), the most "

@@ -74,21 +74,6 @@ std::string TailOfFile(const std::string& path, int max_lines) {
   return out;
 }
 
-// Value of `key` in an INFO reply ("key:value" lines), or "".
-std::string InfoField(std::string_view info, std::string_view key) {
-  size_t pos = 0;
-  while (pos < info.size()) {
-    size_t end = info.find('\n', pos);
-    if (end == std::string_view::npos) end = info.size();
-    std::string_view line = info.substr(pos, end - pos);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.size() > key.size() && line.substr(0, key.size()) == key && line[key.size()] == ':') {
-      return std::string(line.substr(key.size() + 1));
-    }
-    pos = end + 1;
-  }
-  return "";
-}
 
 // Parses "7.0.15" into `version`; false when it is not major.minor.patch.
 bool ParseVersionNumber(const std::string& text, ServerVersion* version) {
@@ -124,6 +109,21 @@ std::string MakeSecret() {
 }
 
 }  // namespace
+
+std::string InfoField(std::string_view info, std::string_view key) {
+  size_t pos = 0;
+  while (pos < info.size()) {
+    size_t end = info.find('\n', pos);
+    if (end == std::string_view::npos) end = info.size();
+    std::string_view line = info.substr(pos, end - pos);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.size() > key.size() && line.substr(0, key.size()) == key && line[key.size()] == ':') {
+      return std::string(line.substr(key.size() + 1));
+    }
+    pos = end + 1;
+  }
+  return "";
+}
 
 Result<std::string> FindServerBinary(const std::string& flag_value) {
   if (!flag_value.empty()) {

@@ -98,6 +98,10 @@ struct RedisServerOptions {
   bool pin = true;
 };
 
+// The value of `key` in the text of an INFO reply ("key:value" lines), or
+// "" when it has none.
+std::string InfoField(std::string_view info, std::string_view key);
+
 // Resolves the server binary as RedisServerOptions::server_path describes.
 // Fails with kNotFound naming every place searched (the flag, the
 // environment variable, each PATH directory) and how to install one.

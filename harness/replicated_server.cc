@@ -1,25 +1,25 @@
 #include "harness/replicated_server.h"
 
 #include <algorithm>
-#include <charconv>
 
 #include <fmt/format.h>
 
 #include "sim/step.h"
+#include "sim/stream.h"
 
 namespace xackly {
 namespace {
 
-bool IsInteger(std::string_view s) {
+// A count or timeout WAIT takes: a decimal integer >= 0.
+bool IsWaitArgument(std::string_view s) {
   int64_t v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  return ec == std::errc() && end == s.data() + s.size() && v >= 0;
+  return ParseDecimal(s, &v) && v >= 0;
 }
 
 // WAIT numreplicas timeout, well formed: answered by the harness.
 bool IsWait(std::span<const std::string_view> argv) {
-  return argv.size() == 3 && argv[0].size() == 4 && VerbOf(argv[0]) == "WAIT" && IsInteger(argv[1]) &&
-         IsInteger(argv[2]);
+  return argv.size() == 3 && argv[0].size() == 4 && VerbOf(argv[0]) == "WAIT" && IsWaitArgument(argv[1]) &&
+         IsWaitArgument(argv[2]);
 }
 
 // A protocol's connection to the primary whose WAITs the harness answers:
@@ -49,13 +49,6 @@ class WaitAnsweringConnection final : public ConnectionWrapper {
  private:
   ReplicatedServer* server_;
 };
-
-int64_t InfoInteger(const std::string& info, std::string_view field) {
-  const std::string key = std::string(field) + ":";
-  size_t at = info.find(key);
-  if (at == std::string::npos) return -1;
-  return std::strtoll(info.c_str() + at + key.size(), nullptr, 10);
-}
 
 }  // namespace
 
@@ -92,8 +85,10 @@ Status ReplicatedServer::ReadLink() {
   if (!conn.ok()) return conn.status();
   Result<Reply> info = (*conn)->Call({"INFO", "replication"});
   if (!info.ok()) return info.status();
-  const int64_t offset = info->is_string() ? InfoInteger(info->str(), "master_repl_offset") : -1;
-  if (offset < 0) return Status::Internal("INFO replication has no master_repl_offset: " + info->Render());
+  int64_t offset = -1;
+  if (!info->is_string() || !ParseDecimal(InfoField(info->str(), "master_repl_offset"), &offset) || offset < 0) {
+    return Status::Internal("INFO replication has no master_repl_offset: " + info->Render());
+  }
   return link_->ReadUntil(offset);
 }
 
@@ -193,7 +188,6 @@ Status ReplicatedServer::CrashAndRestart() {
 Result<FailoverOutcome> ReplicatedServer::Failover(int lag) {
   if (Status s = ReadLink(); !s.ok()) return s;
   FailoverOutcome out;
-  out.lag_asked = lag;
   // The last `lag` writes stay behind, counted from the end; a lone DEL is
   // always replicated and never counted: it is how the primary propagates
   // a key it expired, at a moment its expire cycle (real time) chooses, so
@@ -210,7 +204,7 @@ Result<FailoverOutcome> ReplicatedServer::Failover(int lag) {
   std::deque<ReplicatedWrite> kept;
   for (size_t i = 0; i < writes.size(); ++i) {
     if (dropped[i]) {
-      out.dropped.push_back(writes[i].Render());
+      out.dropped.push_back(std::move(writes[i]));
     } else {
       kept.push_back(std::move(writes[i]));
     }

@@ -6,13 +6,12 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
-#include "sim/reply.h"
+#include "sim/step.h"
+#include "sim/stream.h"
 #include "sim/text.h"
 
 namespace xackly {
@@ -31,33 +30,6 @@ std::vector<std::string> ReplicationConfigLines() {
       "hz 100",
   };
 }
-
-std::string ReplicatedWrite::Render() const {
-  std::vector<std::string> parts;
-  for (const auto& argv : commands) parts.push_back(RenderArgv(argv));
-  if (commands.size() == 1) return parts[0];
-  return fmt::format("MULTI: {}", fmt::join(parts, "; "));
-}
-
-namespace {
-
-bool IEquals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::toupper(static_cast<unsigned char>(a[i])) != std::toupper(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
-
-// The number after a one-character RESP type at `text`'s start.
-bool ParseLength(std::string_view text, int64_t* out) {
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
-  return ec == std::errc() && end == text.data() + text.size();
-}
-
-}  // namespace
 
 Result<std::unique_ptr<ReplicationLink>> ReplicationLink::Open(const std::string& socket_path,
                                                                std::string_view user, std::string_view secret,
@@ -92,7 +64,7 @@ Result<std::unique_ptr<ReplicationLink>> ReplicationLink::Open(const std::string
   // +FULLRESYNC <replid> <offset>
   std::vector<std::string_view> words = SplitList(*sync, ' ');
   int64_t offset = -1;
-  if (words.size() != 3 || words[0] != "+FULLRESYNC" || !ParseLength(words[2], &offset)) {
+  if (words.size() != 3 || words[0] != "+FULLRESYNC" || !ParseDecimal(words[2], &offset)) {
     return Status::ProtocolError("replication link: PSYNC replied " + *sync);
   }
   // While the snapshot is made the primary sends bare newlines; then
@@ -109,7 +81,7 @@ Result<std::unique_ptr<ReplicationLink>> ReplicationLink::Open(const std::string
     if (Status s = link->Fill(); !s.ok()) return s;
   }
   int64_t rdb_bytes = -1;
-  if (header.size() < 2 || header[0] != '$' || !ParseLength(std::string_view(header).substr(1), &rdb_bytes) ||
+  if (header.size() < 2 || header[0] != '$' || !ParseDecimal(std::string_view(header).substr(1), &rdb_bytes) ||
       rdb_bytes < 0) {
     return Status::ProtocolError("replication link: expected the snapshot's length, got " + header);
   }
@@ -168,7 +140,7 @@ Result<size_t> ReplicationLink::ParseCommand(std::vector<std::string>* argv) con
     size_t end = b.find("\r\n", pos);
     if (end == std::string_view::npos) return false;
     std::string_view text = b.substr(pos, end - pos);
-    if (text.empty() || text[0] != type || !ParseLength(text.substr(1), n) || *n < 0) {
+    if (text.empty() || text[0] != type || !ParseDecimal(text.substr(1), n) || *n < 0) {
       return Status::ProtocolError(fmt::format("replication link: expected '{}<n>', got '{}'", type,
                                                text.substr(0, 40)));
     }
@@ -203,16 +175,15 @@ Status ReplicationLink::ReadUntil(int64_t offset) {
     }
     buffer_.erase(0, *used);
     offset_ += static_cast<int64_t>(*used);
-    const std::string& verb = argv[0];
-    if (IEquals(verb, "PING") || IEquals(verb, "SELECT") || IEquals(verb, "REPLCONF")) continue;
-    if (IEquals(verb, "MULTI")) {
+    const std::string verb = VerbOf(argv[0]);
+    if (verb == "PING" || verb == "SELECT" || verb == "REPLCONF") continue;
+    if (verb == "MULTI") {
       in_multi_ = true;
       multi_ = ReplicatedWrite{};
       continue;
     }
-    if (in_multi_ && IEquals(verb, "EXEC")) {
+    if (in_multi_ && verb == "EXEC") {
       in_multi_ = false;
-      multi_.end_offset = offset_;
       if (!multi_.commands.empty()) writes_.push_back(std::move(multi_));
       multi_ = ReplicatedWrite{};
       continue;
@@ -221,10 +192,7 @@ Status ReplicationLink::ReadUntil(int64_t offset) {
       multi_.commands.push_back(std::move(argv));
       continue;
     }
-    ReplicatedWrite w;
-    w.commands.push_back(std::move(argv));
-    w.end_offset = offset_;
-    writes_.push_back(std::move(w));
+    writes_.push_back(ReplicatedWrite{{std::move(argv)}});
   }
   return Status::Ok();
 }

@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/server.h"
 #include "sim/status.h"
 
 namespace xackly {
@@ -30,17 +31,6 @@ namespace xackly {
 // would make the stream depend on real time, and a disk snapshot for the
 // full resync (a diskless one waits for a delay on the server's clock).
 std::vector<std::string> ReplicationConfigLines();
-
-// One write as the primary propagated it: a single command, or the
-// commands of one MULTI ... EXEC block (without MULTI and EXEC), which a
-// replica applies whole or not at all.
-struct ReplicatedWrite {
-  std::vector<std::vector<std::string>> commands;
-  // The primary's replication offset just past this write.
-  int64_t end_offset = 0;
-  // "XACK orders g 1-0" (or "MULTI: XCLAIM ...; XGROUP SETID ..."), for reports.
-  std::string Render() const;
-};
 
 class ReplicationLink {
  public:

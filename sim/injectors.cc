@@ -155,9 +155,10 @@ Status InjectFailover(FaultHost& host, const FaultSpec& f) {
   ParseDecimal(std::string_view(f.target).substr(4), &lag);  // lag:N, validated with the spec
   Result<FailoverOutcome> out = host.FailoverServer(static_cast<int>(lag));
   if (!out.ok()) return out.status();
-  host.Note("failover", out->dropped.empty()
-                            ? std::string("the replica had every write; nothing dropped")
-                            : fmt::format("the promoted replica never received: {}", fmt::join(out->dropped, "; ")));
+  std::vector<std::string> dropped;
+  for (const ReplicatedWrite& w : out->dropped) dropped.push_back(w.Render());
+  host.Note("failover", dropped.empty() ? std::string("the replica had every write; nothing dropped")
+                                        : fmt::format("the promoted replica never received: {}", fmt::join(dropped, "; ")));
   const int64_t t = host.now_ms();
   return ReadBackServer(host, [&](Oracle& oracle, const std::vector<std::string>& ids,
                                   const std::vector<PendingRow>& pending, const std::string& last) {

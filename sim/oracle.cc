@@ -425,15 +425,26 @@ void Oracle::ServerRestarted(int64_t t, Persistence persistence,
   global_.push_back(std::move(restart));
 }
 
-void Oracle::FailedOver(int64_t t, const std::vector<std::string>& dropped,
+void Oracle::FailedOver(int64_t t, const std::vector<ReplicatedWrite>& dropped,
                         const std::vector<std::string>& stream_ids, const std::vector<PendingRow>& pending,
                         const std::string& last_delivered_id) {
+  std::vector<std::string> rendered;
+  for (const ReplicatedWrite& w : dropped) {
+    rendered.push_back(w.Render());
+    std::set<std::string> about;  // the events its arguments name, each once
+    for (const std::vector<std::string>& argv : w.commands) {
+      for (size_t i = 1; i < argv.size(); ++i) {
+        for (std::string& event : EventsNamedIn(argv[i])) about.insert(std::move(event));
+      }
+    }
+    for (const std::string& event : about) dropped_by_failover_[event].push_back(rendered.back());
+  }
   Reconcile(t, HistoryKind::kFailoverLoss, "never received by the replica the failover promoted", "", stream_ids,
             pending, last_delivered_id);
   const std::string what =
-      dropped.empty() ? "a replica that had received every write"
-                      : fmt::format("a replica that never received {}: {}", dropped.size() == 1 ? "this write" : "these writes",
-                                    fmt::join(dropped, "; "));
+      rendered.empty() ? "a replica that had received every write"
+                       : fmt::format("a replica that never received {}: {}",
+                                     rendered.size() == 1 ? "this write" : "these writes", fmt::join(rendered, "; "));
   global_.push_back(Item(HistoryKind::kFailover, t, kFaultActor, "", what,
                          static_cast<int64_t>(dropped.size())));
 }
@@ -553,12 +564,11 @@ Violation Oracle::ExplainDuplicate(const std::string& event_id,
     // The failover either dropped a write about this event (its entry or a
     // key naming it), or only cut every connection: the holder lost its
     // next step, as if it had crashed there.
-    const bool dropped_it = f->detail.find(e1.stream_id) != std::string::npos ||
-                            f->detail.find(event_id) != std::string::npos;
-    v.detail = head + (dropped_it
-                           ? fmt::format("; at {} ms the primary failed over to {}: a write about this event "
-                                         "was lost, so it ran again",
-                                         f->t_ms, f->detail)
+    auto about = dropped_by_failover_.find(event_id);
+    v.detail = head + (about != dropped_by_failover_.end()
+                           ? fmt::format("; at {} ms the primary failed over to {}: the write about this event "
+                                         "({}) was lost, so it ran again",
+                                         f->t_ms, f->detail, fmt::join(about->second, "; "))
                            : fmt::format("; at {} ms the primary failed over to {}; it dropped nothing about "
                                          "this event, but every connection died, cutting {} off after the "
                                          "effect and before what would have recorded it (as a crash there would)",

@@ -156,9 +156,10 @@ class Oracle {
   void ServerRestarted(int64_t t, Persistence persistence, const std::vector<std::string>& stream_ids,
                        const std::vector<PendingRow>& pending, const std::string& last_delivered_id);
   // After a failover: what the promoted replica holds, read back from it
-  // as after a restart, and the writes it never received (rendered as the
-  // primary propagated them: FailoverOutcome::dropped).
-  void FailedOver(int64_t t, const std::vector<std::string>& dropped, const std::vector<std::string>& stream_ids,
+  // as after a restart, and the writes it never received
+  // (FailoverOutcome::dropped). A dropped write about an event (an argument
+  // naming its entry ID or event id, EventsNamedIn) is remembered for it.
+  void FailedOver(int64_t t, const std::vector<ReplicatedWrite>& dropped, const std::vector<std::string>& stream_ids,
                   const std::vector<PendingRow>& pending, const std::string& last_delivered_id);
   // What the server holds after a command the oracle cannot see into (a
   // user's EVAL/FCALL, XGROUP SETID/DESTROY, ...), read back by the feed.
@@ -274,6 +275,8 @@ class Oracle {
   std::map<StreamId, std::string> stream_;           // model stream: live entries, in ID order
   std::set<std::string> delivered_;                  // stream ids delivered at least once
   std::vector<HistoryItem> global_;                  // run-wide items
+  // event → the writes about it that a failover dropped (FailedOver)
+  std::map<std::string, std::vector<std::string>> dropped_by_failover_;
   std::map<std::string, int> effect_counts_;
   // Position-based readers: reader → the events its XREADs returned that its
   // position may not have passed yet, each with whether the reader has run

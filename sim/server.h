@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/connection.h"
+#include "sim/reply.h"
 #include "sim/status.h"
 
 namespace xackly {
@@ -32,17 +33,25 @@ struct ServerVersion {
   bool AtLeast(int maj, int min) const { return major > maj || (major == maj && minor >= min); }
 };
 
+// One write as a primary propagated it to its replicas: a single command,
+// or the commands of one MULTI ... EXEC block (without MULTI and EXEC),
+// which a replica applies whole or not at all.
+struct ReplicatedWrite {
+  std::vector<std::vector<std::string>> commands;
+  // "XACK orders g 1-0", or "MULTI: XCLAIM ...; XGROUP SETID ..." for a block.
+  std::string Render() const {
+    std::string out = commands.size() > 1 ? "MULTI: " : "";
+    for (size_t i = 0; i < commands.size(); ++i) out += (i > 0 ? "; " : "") + RenderArgv(commands[i]);
+    return out;
+  }
+};
+
 // What a failover did (ServerControl::Failover).
 struct FailoverOutcome {
   // The writes the old primary had acknowledged and its replica never
-  // received, oldest first, each as the primary propagated it
-  // ("XACK orders g 1-0", "MULTI: XCLAIM ...; XGROUP SETID ..."). They are
-  // gone: the promoted replica is the primary now.
-  std::vector<std::string> dropped;
-  // How many writes the replica had not yet received when it was promoted
-  // (dropped.size()), and how many the drawn lag asked for; fewer were
-  // there when a WAIT had made the replica catch up, or the run wrote less.
-  int lag_asked = 0;
+  // received, oldest first. They are gone: the promoted replica is the
+  // primary now.
+  std::vector<ReplicatedWrite> dropped;
 };
 
 class ServerControl {

@@ -389,16 +389,22 @@ TEST(StoryTest, ADuplicateToldOnItsEffectIsTheVerdictSentence) {
   for (size_t i = 0; i + 1 < story.size(); ++i) EXPECT_EQ(story[i].kind, StorySentence::Kind::kBeat) << story[i].text;
 }
 
-TEST(StoryTest, ExpiredDoneRecordsAreTold) {
+// order:1's effect, a done-record kept `ttl_ms`, a claim 30 s later and
+// the effect again: a dedupe-expired duplicate.
+CaseReport DoneRecordThatExpires(int64_t ttl_ms) {
   CaseReport c;
   c.histories["order:1"] = {
       {HistoryKind::kEffect, 4, -1, "w1", "1-0", "side effect (redis)", 0, "", "", "redis"},
-      {HistoryKind::kDedupeRecord, 4, -1, "w1", "", "done-record", 10000},
+      {HistoryKind::kDedupeRecord, 4, -1, "w1", "", "done-record", ttl_ms},
       {HistoryKind::kClaimed, 30008, -1, "w2", "1-0", "XAUTOCLAIM", 0, "XAUTOCLAIM"},
       {HistoryKind::kEffect, 30009, -1, "w2", "1-0", "side effect (redis)", 0, "", "", "redis"},
   };
   c.violations = {{VerdictKind::kDuplicate, "order:1", "dedupe-expired", "x", 2}};
-  const std::vector<std::string> story = Story(c);
+  return c;
+}
+
+TEST(StoryTest, ExpiredDoneRecordsAreTold) {
+  const std::vector<std::string> story = Story(DoneRecordThatExpires(10000));
   SCOPED_TRACE(Dump(story));
   EXPECT_EQ(Find(story, "w1 records order:1 as done with a 10 s TTL.").size(), 1u);
   EXPECT_EQ(Find(story, "10 s later the done-record of order:1 expires (10 s TTL).").size(), 1u);
@@ -406,15 +412,7 @@ TEST(StoryTest, ExpiredDoneRecordsAreTold) {
 
 // The shortest TTL is still a TTL: a done-record kept for 1 ms says so.
 TEST(StoryTest, AOneMillisecondTtlIsTold) {
-  CaseReport c;
-  c.histories["order:1"] = {
-      {HistoryKind::kEffect, 4, -1, "w1", "1-0", "side effect (redis)", 0, "", "", "redis"},
-      {HistoryKind::kDedupeRecord, 4, -1, "w1", "", "done-record", 1},
-      {HistoryKind::kClaimed, 30008, -1, "w2", "1-0", "XAUTOCLAIM", 0, "XAUTOCLAIM"},
-      {HistoryKind::kEffect, 30009, -1, "w2", "1-0", "side effect (redis)", 0, "", "", "redis"},
-  };
-  c.violations = {{VerdictKind::kDuplicate, "order:1", "dedupe-expired", "x", 2}};
-  const std::vector<std::string> story = Story(c);
+  const std::vector<std::string> story = Story(DoneRecordThatExpires(1));
   SCOPED_TRACE(Dump(story));
   EXPECT_EQ(Find(story, "w1 records order:1 as done with a 1 ms TTL.").size(), 1u);
 }

@@ -215,7 +215,7 @@ TEST_F(OracleTest, LostAfterDelConsumerBlamesTheDeletedConsumer) {
 // the sentence says that instead of claiming a loss.
 class FailoverOracleTest : public OracleTest {
  protected:
-  Violation DuplicateAcross(const std::vector<std::string>& dropped) {
+  Violation DuplicateAcross(const std::vector<ReplicatedWrite>& dropped) {
     Init(1);
     Produce(1);
     Deliver(5, "w1", 1);
@@ -228,12 +228,20 @@ class FailoverOracleTest : public OracleTest {
 };
 
 TEST_F(FailoverOracleTest, ADroppedWriteAboutTheEventIsNamed) {
-  Violation v = DuplicateAcross({"XACK events workers " + Id(1)});
+  Violation v = DuplicateAcross({{{{"XACK", "events", "workers", Id(1)}}}});
   EXPECT_EQ(v.cause, "failover");
   EXPECT_NE(v.detail.find("never received this write: XACK events workers " + Id(1) +
-                          ": a write about this event was lost"),
+                          ": the write about this event (XACK events workers " + Id(1) + ") was lost"),
             std::string::npos)
       << v.detail;
+}
+
+// A write naming another entry whose ID merely contains this one's ("11-0"
+// holds "1-0") is not about this event.
+TEST_F(FailoverOracleTest, AWriteAboutAnotherEntryIsNotThisEventsLoss) {
+  Violation v = DuplicateAcross({{{{"XACK", "events", "workers", Id(11)}}}});
+  EXPECT_EQ(v.cause, "failover");
+  EXPECT_NE(v.detail.find("it dropped nothing about this event"), std::string::npos) << v.detail;
 }
 
 TEST_F(FailoverOracleTest, AFailoverThatDroppedNothingAboutTheEventIsToldAsACut) {
