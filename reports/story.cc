@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "reports/model.h"
+#include "sim/actor_name.h"
 #include "sim/commands.h"
 #include "sim/sites.h"
 #include "reports/text_util.h"
@@ -510,6 +511,15 @@ class Teller {
     return {"", -1};
   }
 
+  // Whether `b`'s reader read under a consumer name other than its own
+  // process's (a name every instance shares, as CAP's group-named consumer).
+  static bool SharesAnotherName(const Beat& b) {
+    if (b.facts.consumer.empty()) return false;
+    const ActorIdentity id = DescribeActor(b.actor);
+    if (id.role != ActorRole::kWorker) return false;
+    return b.facts.consumer != ActorName(ActorRole::kWorker, id.number, id.incarnation, id.incarnation > 1);
+  }
+
   std::string Delivery(const Beat& b, std::string text) {
     for (const Subject& s : b.subjects) {
       state_[s.event_id].effect = false;
@@ -587,6 +597,12 @@ class Teller {
       case HistoryKind::kReadByPosition:
         return {who, Delivery(b, "reads " + Ids(b.subjects) + " with XREAD from the position it keeps")};
       case HistoryKind::kRedelivered:
+        if (SharesAnotherName(b)) {
+          return {who, Delivery(b, "re-reads the pending list of consumer " + b.facts.consumer + ", " +
+                                       Ids(b.subjects) + " (XREADGROUP 0" + OfGroup(b) +
+                                       "; every process reading as " + b.facts.consumer +
+                                       " shares that list, and another may hold it)")};
+        }
         return {who, Delivery(b, (has_lanes_ ? "re-reads its process's pending " : "re-reads its own pending ") +
                                      Ids(b.subjects) + " (XREADGROUP 0" + OfGroup(b) +
                                      (has_lanes_ ? "; the process's other lanes may hold it)" : ")"))};

@@ -143,6 +143,7 @@ void Oracle::Delivered(int64_t t, const std::string& consumer,
     HistoryItem item = Item(kind, t, lane ? std::string(reader) : consumer, e.id, detail);
     item.command = command;
     item.payload_missing = e.deleted;
+    if (lane) item.consumer = consumer;
     Add(event_id, std::move(item));
   }
 }

@@ -73,7 +73,8 @@ struct HistoryItem {
   std::string command;     // the Redis command that did it (XREADGROUP, XAUTOCLAIM, XACK, XTRIM...)
   std::string site;        // crash, stall, lost-request, lost-reply: the fault site
   std::string sink;        // effect: "sql", "external" or "redis"
-  std::string consumer;    // consumer-deleted: the consumer XGROUP DELCONSUMER removed
+  std::string consumer;    // consumer-deleted: the consumer XGROUP DELCONSUMER removed;
+                           // a lane's delivery: the consumer name it read as
   std::string persistence; // restart-loss, server-restart: the server's persistence mode
   std::string key;         // dedupe-record: the key a script set with a TTL (empty: the protocol's own)
   std::string fired_in;    // crash, stall of a handler lane that went down or stalled with its

@@ -238,5 +238,19 @@ TEST(HandlerPoolTest, LanesNeedAScriptAndFitTheActorLimit) {
   EXPECT_TRUE(Contains(run.output, "2 workers x 40 handlers")) << run.output;
 }
 
+// DotNetCore.CAP reads as one consumer named after its group in every
+// instance: a re-read of that consumer's pending list is told by the name it
+// reads as, not as the process's own list (which would hide that another
+// instance's in-flight entries come back too).
+TEST(HandlerPoolTest, AConsumerNameSharedByEveryProcessIsToldByThatName) {
+  CommandOutput replay = RunXackly(
+      {"replay", std::string(XACKLY_SOURCE_DIR) + "/scenarios/regressions/library/dotnetcore-cap-defaults-plain.toml"});
+  EXPECT_EQ(replay.exit_code, kExitOk) << replay.output;
+  EXPECT_TRUE(Contains(replay.output, "w1 starts again and re-reads the pending list of consumer workers, 1-0 "
+                                      "(XREADGROUP 0; every process reading as workers shares that list"))
+      << replay.output;
+  EXPECT_FALSE(Contains(replay.output, "its process's pending")) << replay.output;
+}
+
 }  // namespace
 }  // namespace xackly

@@ -19,13 +19,17 @@
 --
 -- Simplified:
 -- * The sidecar is one process of `[workload] handlers` lanes sharing its
---   memory: lane 1 is the poller and the reclaimer (in Dapr two goroutines;
---   here the poller's blocking read ends when a reclaim pass is due), lanes
---   2..N are the `concurrency` handler goroutines (Dapr's default 10:
---   handlers = 11). The queue is a table of the process (Dapr's channel of
---   queueDepth); the poller reads at most what fits in it and waits while
---   it is full; an idle handler lane waits for it (take, ../common.lua:
---   up to 1 s later than a goroutine would, against a 60 s deadline).
+--   memory: lane 1 is the poller, lane 2 the reclaimer (two goroutines in
+--   Dapr too), lanes 3..N are the `concurrency` handler goroutines (Dapr's
+--   default 10: handlers = 12). The queue is a table of the process (Dapr's
+--   channel of queueDepth). As in enqueueMessages, the poller always reads
+--   COUNT queueDepth and the reclaimer claims up to queueDepth; each
+--   enqueues one entry at a time and waits while the queue is full,
+--   holding the rest of what it read or claimed (already delivered: their
+--   idle time runs). Waits poll (wait_until, ../common.lua): up to 1 s
+--   later than a goroutine would, against a 60 s deadline.
+-- * The poller's BLOCK 0 (readTimeout 0) is a BLOCK of redeliverInterval,
+--   renewed: new data ends either at once.
 -- * The Dapr runtime (HTTP call to the app, resiliency retries, dead-letter
 --   topics) collapses into the handler's outcome: ok, error (the external
 --   call failed: a poison event), or the deadline (the call is still
@@ -51,13 +55,37 @@ local function app(w, e)
 end
 
 -- Lane 1: pollNewMessagesLoop and reclaimPendingMessagesLoop.
+-- enqueueMessages: `r.queue <- msg` for each, blocking while the channel
+-- holds queueDepth.
+local function enqueue(w, entries)
+  for _, e in ipairs(entries) do
+    wait_until(w, function() return #queue < QUEUE_DEPTH end)
+    queue[#queue + 1] = e
+  end
+end
+
+local function create_group(w) w:redis("XGROUP", "CREATE", w.stream, w.group, "0", "MKSTREAM") end
+
+-- Lane 1: pollNewMessagesLoop.
 local function poller(w)
   local name = w.group  -- consumerID: the group and the consumer name of every replica
-  local function create_group() w:redis("XGROUP", "CREATE", w.stream, w.group, "0", "MKSTREAM") end
+  create_group(w)
+  while true do
+    local batch, err = w:read(">", {count = QUEUE_DEPTH, block_ms = RECLAIM and REDELIVER_MS or 2000,
+                                    consumer = name})
+    if err then create_group(w) end
+    if #batch > 0 then w:point("after-read") end
+    enqueue(w, batch)
+  end
+end
 
+-- Lane 2: reclaimPendingMessagesLoop: a pass at start, then every
+-- redeliverInterval (a ticker: a pass that ran long is followed at once).
+local function reclaimer(w)
+  local name = w.group
   local function reclaim()
     while true do
-      local rows = w:redis("XPENDING", w.stream, w.group, "-", "+", 100)
+      local rows = w:redis("XPENDING", w.stream, w.group, "-", "+", QUEUE_DEPTH)
       if xackly.is_error(rows) then return end
       local ids = {}
       for _, row in ipairs(rows) do
@@ -66,28 +94,18 @@ local function poller(w)
       if #ids == 0 then return end
       local claimed = w:redis("XCLAIM", w.stream, w.group, name, PROCESSING_MS, table.unpack(ids))
       if xackly.is_error(claimed) then return end
-      for _, e in ipairs(xackly.entries(claimed)) do queue[#queue + 1] = e end
       if claimed and #claimed > 0 then w:point("after-claim") end
+      enqueue(w, xackly.entries(claimed))
     end
   end
-
-  create_group()
-  if RECLAIM then reclaim() end
-  local next_reclaim = w:now() + REDELIVER_MS
+  if not RECLAIM then return end  -- processingTimeout or redeliverInterval 0: no reclaim goroutine
+  reclaim()
+  local next_tick = w:now() + REDELIVER_MS
   while true do
-    if RECLAIM and w:now() >= next_reclaim then
-      reclaim()
-      next_reclaim = w:now() + REDELIVER_MS
-    end
-    local until_reclaim = RECLAIM and math.max(1, next_reclaim - w:now()) or 2000
-    if #queue < QUEUE_DEPTH then
-      local batch, err = w:read(">", {count = QUEUE_DEPTH - #queue, block_ms = until_reclaim, consumer = name})
-      if err then create_group() end
-      for _, e in ipairs(batch) do queue[#queue + 1] = e end
-      if #batch > 0 then w:point("after-read") end
-    else
-      w:sleep(math.min(until_reclaim, 100))  -- the channel is full: enqueueing blocks
-    end
+    w:sleep(math.max(1, next_tick - w:now()))
+    reclaim()
+    next_tick = next_tick + REDELIVER_MS
+    if next_tick <= w:now() then next_tick = w:now() + REDELIVER_MS end  -- ticks dropped while busy
   end
 end
 
@@ -106,9 +124,9 @@ local function handler(w)
 end
 
 function consumer(w)
-  if w.lanes < 2 then
-    error("dapr.lua models a sidecar as a poller lane and handler lanes: set [workload] handlers = 11 "
-          .. "(Dapr's concurrency 10, plus the poller)")
+  if w.lanes < 3 then
+    error("dapr.lua models a sidecar as a poller lane, a reclaimer lane and handler lanes: set "
+          .. "[workload] handlers = 12 (Dapr's concurrency 10, plus the poller and the reclaimer)")
   end
-  if w.lane == 1 then poller(w) else handler(w) end
+  if w.lane == 1 then poller(w) elseif w.lane == 2 then reclaimer(w) else handler(w) end
 end

@@ -5,7 +5,7 @@
 -- __init__ (defaults: a uuid4 consumer name per broker instance, idle_timeout
 -- 600 000 ms, xread_count 100, xread_block 2000, unacknowledged_lock_timeout
 -- None), listen (XREADGROUP `>`; after each read round a redis-py Lock on
--- autoclaim:<queue>:<group> -- SET NX, no expiry by default -- and, holding
+-- autoclaim:<group>:<stream> -- SET NX, no expiry by default -- and, holding
 -- it, XAUTOCLAIM ... <idle_timeout> 0-0 COUNT 100, the claimed entries handed
 -- out while the lock is still held, then the lock's release), _ack_generator
 -- (XACK); and taskiq/receiver/receiver.py (ack_time WHEN_SAVED by default: the
@@ -19,7 +19,13 @@
 --   process), lanes 2..N are the tasks running at once (taskiq's
 --   --max-async-tasks, default 100; the files use 10: handlers = 11). The
 --   claimed entries are queued while the lock is held, so the lock is held
---   only for that short while, as in the library.
+--   only for that short while, as in the library when task slots are free.
+--   The queue is unbounded: the library's prefetcher takes a message only
+--   when a task slot is free (max_prefetch 0), so with every slot busy its
+--   claim generator waits holding the lock; not modelled.
+-- * redis-py's Lock blocks by default (the library checks lock.locked()
+--   first); here a taken lock skips the round. The key is
+--   autoclaim:{group}:{stream} in the library; one key either way.
 -- * The result backend is the task's own commit (the idem handler's row);
 --   "saved" = the handler returned.
 -- * The lock release is redis-py's compare-and-delete, as an EVAL.

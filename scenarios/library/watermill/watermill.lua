@@ -64,11 +64,14 @@ local function claim_pass(w)
       local claimed = w:redis("XCLAIM", w.stream, w.group, w.consumer, MAX_IDLE_MS, id)
       if xackly.is_error(claimed) then return end  -- `continue OUTER_LOOP`: the pass ends
       if claimed and #claimed > 0 then w:point("after-claim") end
+      -- v1.1.0: the row's owner is deleted, whoever it is (this consumer
+      -- too, with every entry it holds), before the claimed entry goes on
+      if DELCONSUMER_AFTER_CLAIM and
+         xackly.is_error(w:redis("XGROUP", "DELCONSUMER", w.stream, w.group, owner)) then
+        return
+      end
       for _, e in ipairs(xackly.entries(claimed)) do
         if e.deleted then w:redis("XACK", w.stream, w.group, e.id) else send(w, e) end
-      end
-      if DELCONSUMER_AFTER_CLAIM and owner ~= w.consumer then
-        w:redis("XGROUP", "DELCONSUMER", w.stream, w.group, owner)
       end
     end
     if #rows < CLAIM_BATCH then return end
