@@ -128,7 +128,8 @@ Status Simulation::FinalReads(Oracle::FinalState* fs) {
   const bool redis_effects = RedisEffects();
   if (redis_effects) reads.push_back({"LRANGE", names_.effects, "0", "-1"});
   const size_t first_parking = reads.size();
-  for (const std::string& key : feed_.parking_streams()) reads.push_back({"XRANGE", key, "-", "+"});
+  const std::set<std::string> parking = ParkingStreams();
+  for (const std::string& key : parking) reads.push_back({"XRANGE", key, "-", "+"});
   const size_t first_group = reads.size();  // further groups' PELs, in the same round trip
   for (const auto& g : group_judges_) reads.push_back({"XPENDING", st, g->names.group, "-", "+", "100000"});
   auto replies = HarnessCalls(reads, kOracleActor);
@@ -138,14 +139,17 @@ Status Simulation::FinalReads(Oracle::FinalState* fs) {
   if (auto e = ParseRangeReply(r[1])) {
     for (const auto& entry : *e) fs->stream_ids.push_back(entry.id);
   }
-  if (auto e = ParseRangeReply(r[2])) fs->dead_letters = std::move(*e);
+  if (auto e = ParseRangeReply(r[2])) common_dead_letters_ = std::move(*e);
   if (redis_effects) fs->redis_effects = ParseRedisEffects(r[3]);
   for (size_t k = 0; k < group_judges_.size(); ++k) {
     if (auto rows = ParsePendingRows(r[first_group + k])) group_judges_[k]->final_pending = std::move(*rows);
   }
-  for (size_t i = first_parking; i < first_group; ++i) {  // dead letters in streams of the script's choice
-    if (auto e = ParseRangeReply(r[i])) fs->dead_letters.insert(fs->dead_letters.end(), e->begin(), e->end());
+  size_t i = first_parking;  // dead letters in streams of the script's choice
+  for (const std::string& key : parking) {
+    if (auto e = ParseRangeReply(r[i])) parked_[key] = std::move(*e);
+    ++i;
   }
+  fs->dead_letters = DeadLettersOf(feed_);  // the run's own group; JudgeGroup sets each other group's
   for (const auto& a : actors_) {
     if (a->kind != ActorKind::kWorker || a->state == ActorState::kDone) continue;
     fs->live_consumers.insert(a->name);

@@ -236,6 +236,14 @@ class Simulation : private FaultHost {
     f(feed_);
     for (auto& g : group_judges_) f(*g->feed);
   }
+  // Every group's dead-letter streams of the script's choice
+  // (OracleFeed::parking_streams), and the streams any group read with
+  // XREADGROUP. FinalReads reads them all; a group's dead letters are those
+  // in names.dead_letters and in the streams its own workers XADDed to
+  // (DeadLettersOf).
+  std::set<std::string> ParkingStreams();
+  std::vector<StreamEntry> DeadLettersOf(const OracleFeed& feed) const;
+  std::set<std::string> GroupReadStreams();
   void SetOracleLine(int64_t line) {
     ForEachOracle([line](Oracle& o) { o.SetLine(line); });
   }
@@ -271,6 +279,9 @@ class Simulation : private FaultHost {
   LossyBusiness business_{&store_channel_};  // what steps send business requests through
   OracleFeed feed_;
   std::vector<std::unique_ptr<GroupJudge>> group_judges_;
+  // FinalReads: names.dead_letters' entries, and each parking stream's.
+  std::vector<StreamEntry> common_dead_letters_;
+  std::map<std::string, std::vector<StreamEntry>> parked_;
   std::unique_ptr<FaultPlan> plan_;
   Rng sched_rng_;
 

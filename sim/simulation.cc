@@ -510,8 +510,9 @@ Result<RunResult> Simulation::Run() {
   Status reads = FinalReads(&fs);
   if (!reads.ok()) return reads;
   for (std::string& m : oracle_.ModelMismatches(fs)) notes_.push_back("oracle self-check: " + m);
-  for (const std::string& key : feed_.parking_streams()) {
-    if (feed_.group_read_streams().count(key) == 0) continue;
+  const std::set<std::string> read_by_groups = GroupReadStreams();
+  for (const std::string& key : ParkingStreams()) {
+    if (read_by_groups.count(key) == 0) continue;
     notes_.push_back(fmt::format(
         "events XADDed to {} (with an event_id field) count as dead-lettered, but this protocol also reads {} "
         "with XREADGROUP: if {} is a pipeline stage rather than a dead-letter stream, whether its consumers run "
@@ -603,9 +604,32 @@ std::vector<JudgedGroup> Simulation::judged_groups() {
   return all;
 }
 
+std::set<std::string> Simulation::ParkingStreams() {
+  std::set<std::string> out;
+  ForEachFeed([&out](const OracleFeed& f) { out.insert(f.parking_streams().begin(), f.parking_streams().end()); });
+  return out;
+}
+
+std::vector<StreamEntry> Simulation::DeadLettersOf(const OracleFeed& feed) const {
+  std::vector<StreamEntry> out = common_dead_letters_;
+  for (const std::string& key : feed.parking_streams()) {
+    auto it = parked_.find(key);
+    if (it != parked_.end()) out.insert(out.end(), it->second.begin(), it->second.end());
+  }
+  return out;
+}
+
+std::set<std::string> Simulation::GroupReadStreams() {
+  std::set<std::string> out;
+  ForEachFeed(
+      [&out](const OracleFeed& f) { out.insert(f.group_read_streams().begin(), f.group_read_streams().end()); });
+  return out;
+}
+
 void Simulation::JudgeGroup(GroupJudge& g, int index, const Oracle::FinalState& shared, RunResult* result) {
   Oracle::FinalState fs = shared;
   fs.pending = std::move(g.final_pending);
+  fs.dead_letters = DeadLettersOf(*g.feed);
   EffectLedger own_ledger = EffectsOfGroup(index, &fs);
   for (std::string& m : g.oracle->ModelMismatches(fs)) {
     notes_.push_back(fmt::format("oracle self-check (group {}): {}", g.names.group, m));

@@ -219,5 +219,40 @@ TEST(GroupsTest, ARetentionSafeForOneGroupAndNotTheOtherLosesInTheOtherOnly) {
   EXPECT_TRUE(Contains(all.output, "observed ok (expected ok): matched")) << all.output;
 }
 
+// A further group that dead-letters into a stream of its own choosing
+// (notifications:dlq) did keep the event: before the final reads read every
+// group's dead-letter streams, only the run's own group's were read, and
+// this correct group was judged `lost` (found by a new user's trial).
+TEST(GroupsTest, AFurtherGroupsOwnDeadLetterStreamKeepsItsPoisonEvent) {
+  ScopedTempRoot dir;
+  const std::string script = R"(
+local function handle(w, e, dead_letter)
+  local ok = w:effect(e.fields.event_id, "external", {entry = e})
+  if not ok and dead_letter then
+    w:redis("XADD", w.group .. ":dlq", "*", "event_id", e.fields.event_id, "source_id", e.id)
+  end
+  w:redis("XACK", w.stream, w.group, e.id)
+end
+local function loop(w, dead_letter)
+  while true do
+    for _, e in ipairs(w:read(">", {count = 10, block_ms = 1000})) do handle(w, e, dead_letter) end
+  end
+end
+function consumer(w) loop(w, false) end  -- acks a failed event: lost
+function notifier(w) loop(w, true) end   -- dead-letters it first: kept
+)";
+  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/dlq.lua", script).ok());
+  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/dlq.toml",
+                                  "name = \"dlq\"\nexpect = \"lost\"\n[protocol]\nscript = \"dlq.lua\"\n"
+                                  "[workload]\nworkers = 1\nevents = 2\n"
+                                  "[[groups]]\nname = \"notifications\"\nconsumer = \"notifier\"\nworkers = 1\n"
+                                  "[schedule]\nfaults = [\"poison event 1\"]\n")
+                  .ok());
+  CommandOutput run = RunXackly({"run", "--scenario", dir.path() + "/dlq.toml"});
+  EXPECT_EQ(run.exit_code, kExitOk) << run.output;
+  EXPECT_TRUE(Contains(run.output, "lost order:1 in group workers")) << run.output;
+  EXPECT_FALSE(Contains(run.output, "order:1 in group notifications")) << run.output;
+}
+
 }  // namespace
 }  // namespace xackly
