@@ -71,6 +71,20 @@ Result<RunResult> CaseExecutor::Run(const RunConfig& config, std::vector<TraceLi
       return Status::Internal("the replication link failed while xackly answered a WAIT, so this case has no "
                               "verdict: " + link.ToString());
     }
+    // The replica, caught up, must hold what the primary holds: a
+    // difference is the servers' finding, and the case gets no verdict.
+    if (run.ok()) {
+      Result<std::string> diverged = replicated->Divergence();
+      if (!diverged.ok()) {
+        return Status::Internal("comparing the primary with its replica after the run failed, so this case has "
+                                "no verdict: " + diverged.status().ToString());
+      }
+      if (!diverged->empty()) {
+        return Status::Internal(
+            "a server finding, not the protocol's verdict: after the replica caught up with every write the "
+            "primary propagated, the two hold different data, so this case has no verdict:\n" + *diverged);
+      }
+    }
   }
   const bool out_of_range = replicated ? replicated->clock_out_of_range() : single->clock_out_of_range();
   if (run.ok() && out_of_range) {

@@ -1,6 +1,8 @@
 #include "harness/replicated_server.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -118,6 +120,137 @@ Status ReplicatedServer::CatchUp() {
   if (s.ok()) s = Apply(link_->writes().size());
   if (!s.ok() && wait_failure_.ok()) wait_failure_ = s;
   return s;
+}
+
+namespace {
+
+// What one server holds, key -> a canonical rendering (see Divergence).
+using Holding = std::map<std::string, std::string>;
+
+// Sorted renderings of `reply`'s elements taken `width` at a time (a hash's
+// field-value pairs, a set's members): the order a server keeps them in is
+// not part of what it holds.
+std::string SortedGroups(const Reply& reply, size_t width) {
+  if (!reply.is_array()) return reply.Render();
+  std::vector<std::string> groups;
+  for (size_t i = 0; i + width <= reply.size(); i += width) {
+    std::string g;
+    for (size_t j = 0; j < width; ++j) g += (j ? " " : "") + reply[i + j].Render();
+    groups.push_back(std::move(g));
+  }
+  std::sort(groups.begin(), groups.end());
+  std::string out;
+  for (const std::string& g : groups) out += (out.empty() ? "" : ", ") + g;
+  return "{" + out + "}";
+}
+
+Result<std::string> RenderStream(Connection& c, const std::string& key) {
+  const std::vector<std::vector<std::string_view>> commands = {{"XRANGE", key, "-", "+"}, {"XINFO", "GROUPS", key}};
+  Result<std::vector<Reply>> reads = c.CallAll(commands);
+  if (!reads.ok()) return reads.status();
+  std::string out = "entries " + (*reads)[0].Render();
+  const Reply& groups = (*reads)[1];
+  if (!groups.is_array()) return out + "; groups " + groups.Render();
+  for (const Reply& g : groups.elements()) {
+    std::string name, last_delivered;
+    for (size_t i = 0; g.is_array() && i + 1 < g.size(); i += 2) {
+      if (!g[i].is_string() && !g[i].is_status()) continue;
+      if (g[i].str() == "name") name = g[i + 1].is_string() ? g[i + 1].str() : g[i + 1].Render();
+      if (g[i].str() == "last-delivered-id") last_delivered = g[i + 1].Render();
+    }
+    Result<Reply> pending = c.Call({"XPENDING", key, name, "-", "+", "1000000"});
+    if (!pending.ok()) return pending.status();
+    std::string pel;
+    for (size_t i = 0; pending->is_array() && i < pending->size(); ++i) {
+      const Reply& row = (*pending)[i];  // id, consumer, idle (left out), deliveries
+      if (row.is_array() && row.size() == 4) {
+        pel += (pel.empty() ? "" : ", ") + row[0].Render() + " " + row[1].Render() + " x" + row[3].Render();
+      }
+    }
+    out += fmt::format("; group \"{}\" last-delivered {} pending [{}]", name, last_delivered, pel);
+  }
+  return out;
+}
+
+Result<std::string> RenderKey(Connection& c, const std::string& key) {
+  const std::vector<std::vector<std::string_view>> commands = {{"TYPE", key}, {"PTTL", key}};
+  Result<std::vector<Reply>> head = c.CallAll(commands);
+  if (!head.ok()) return head.status();
+  const std::string type = (*head)[0].is_status() || (*head)[0].is_string() ? (*head)[0].str() : "?";
+  const bool ttl = (*head)[1].is_integer() && (*head)[1].integer() >= 0;
+  Result<std::string> value = std::string();
+  if (type == "stream") {
+    value = RenderStream(c, key);
+  } else {
+    std::vector<std::string_view> read;
+    size_t width = 0;  // 0: the reply as it is
+    if (type == "string") read = {"GET", key};
+    if (type == "list") read = {"LRANGE", key, "0", "-1"};
+    if (type == "hash") read = {"HGETALL", key}, width = 2;
+    if (type == "set") read = {"SMEMBERS", key}, width = 1;
+    if (type == "zset") read = {"ZRANGE", key, "0", "-1", "WITHSCORES"};
+    if (!read.empty()) {
+      Result<Reply> r = c.Call(read);
+      if (!r.ok()) return r.status();
+      value = width ? SortedGroups(*r, width) : r->Render();
+    }
+  }
+  if (!value.ok()) return value.status();
+  return type + (ttl ? " (with a TTL) " : " ") + *value;
+}
+
+Result<Holding> HoldingOf(RedisServer& server) {
+  Result<std::unique_ptr<Connection>> c = server.ConnectHarness();
+  if (!c.ok()) return c.status();
+  Holding out;
+  std::string cursor = "0";
+  do {
+    Result<Reply> scan = (*c)->Call({"SCAN", cursor, "COUNT", "1000"});
+    if (!scan.ok()) return scan.status();
+    if (!scan->is_array() || scan->size() != 2) return Status::Internal("SCAN replied " + scan->Render());
+    cursor = (*scan)[0].str();
+    for (const Reply& key : (*scan)[1].elements()) out.emplace(key.str(), "");
+  } while (cursor != "0");
+  for (auto& [key, rendered] : out) {
+    Result<std::string> r = RenderKey(**c, key);
+    if (!r.ok()) return r.status();
+    rendered = std::move(r).value();
+  }
+  return out;
+}
+
+std::string Clip(const std::string& s) { return s.size() <= 200 ? s : s.substr(0, 200) + "..."; }
+
+}  // namespace
+
+Result<std::string> ReplicatedServer::Divergence() {
+  // The primary first: a read of a key that expired deletes it there and
+  // propagates the DEL, which the catch-up then applies.
+  Result<Holding> primary = HoldingOf(*primary_);
+  if (!primary.ok()) return primary.status();
+  if (Status s = CatchUp(); !s.ok()) return s;
+  Result<Holding> replica = HoldingOf(*replica_);
+  if (!replica.ok()) return replica.status();
+  std::vector<std::string> differences;
+  std::set<std::string> keys;
+  for (const auto& [k, v] : *primary) keys.insert(k);
+  for (const auto& [k, v] : *replica) keys.insert(k);
+  int count = 0;
+  for (const std::string& k : keys) {
+    auto p = primary->find(k);
+    auto r = replica->find(k);
+    const std::string on_primary = p == primary->end() ? "no such key" : Clip(p->second);
+    const std::string on_replica = r == replica->end() ? "no such key" : Clip(r->second);
+    if (on_primary == on_replica) continue;
+    if (++count <= 3) {
+      differences.push_back(fmt::format("key \"{}\": the primary holds {}; the replica holds {}", k, on_primary,
+                                        on_replica));
+    }
+  }
+  std::string out;
+  for (const std::string& d : differences) out += (out.empty() ? "" : "\n") + d;
+  if (count > 3) out += fmt::format("\n(and {} more keys differ)", count - 3);
+  return out;
 }
 
 Status ReplicatedServer::TakeWaitFailure() {

@@ -57,6 +57,18 @@ class ReplicatedServer : public ServerControl {
   Status CatchUp();
   Status Replicate() override { return CatchUp(); }
 
+  // After the replica has caught up (CatchUp), what it holds that the
+  // primary does not: "" when both hold the same, else up to three
+  // differences, each naming the key and both sides. Compared: every key of
+  // database 0 with its type, its value and whether it has a TTL (not how
+  // long: the same absolute expiry on both); a stream as its entries, each
+  // group's last-delivered ID and its PEL (ID, consumer, delivery count;
+  // not idle times, consumers without pending entries or entries-read,
+  // which the replication stream need not carry). A difference is the
+  // servers' (replication) finding, never the protocol's verdict: the
+  // caller makes it a harness failure. Fails when a read fails.
+  Result<std::string> Divergence();
+
   // Both servers still run (RedisServer::CheckRunning).
   Status CheckRunning();
   // The first failure of the link while answering a WAIT since the last

@@ -146,5 +146,40 @@ TEST(ReplicatedServerTest, AfterAPrimaryRestartTheReplicaHoldsWhatThePrimaryKept
   EXPECT_EQ(Send(**conn, {"GET", "after"}).Render(), Reply::String("1").Render());
 }
 
+// After a catch-up the replica holds what the primary holds, every kind of
+// key included (a stream with its group and PEL, a hash, a set, a key with
+// a TTL, a key set with EX); a write that reached the replica without going
+// through the primary is named, with both sides, as the servers' finding.
+TEST(ReplicatedServerTest, ACaughtUpReplicaHoldsWhatThePrimaryHoldsAndADifferenceIsNamed) {
+  auto server = StartReplicated();
+  ASSERT_NE(server, nullptr);
+  auto conn = server->Connect();
+  ASSERT_TRUE(conn.ok());
+  AddAndDeliver(**conn);
+  Send(**conn, {"XADD", "s", "2-1", "k", "w"});
+  Send(**conn, {"XREADGROUP", "GROUP", "g", "c2", "COUNT", "1", "STREAMS", "s", ">"});
+  Send(**conn, {"HSET", "h", "a", "1", "b", "2"});
+  Send(**conn, {"SADD", "set", "x", "y", "z"});
+  Send(**conn, {"SET", "done:1", "1", "EX", "60"});
+  Send(**conn, {"RPUSH", "ledger", "e1", "e2"});
+  Result<std::string> same = server->Divergence();
+  ASSERT_TRUE(same.ok()) << same.status().ToString();
+  EXPECT_EQ(*same, "");
+
+  auto replica = server->replica().ConnectHarness();
+  ASSERT_TRUE(replica.ok());
+  Send(**replica, {"XACK", "s", "g", "2-1"});
+  Send(**replica, {"SET", "stray", "1"});
+  Result<std::string> diverged = server->Divergence();
+  ASSERT_TRUE(diverged.ok()) << diverged.status().ToString();
+  EXPECT_NE(diverged->find("key \"s\": the primary holds stream"), std::string::npos) << *diverged;
+  EXPECT_NE(diverged->find("\"2-1\" \"c2\" x1"), std::string::npos) << *diverged;  // the primary's PEL row
+  EXPECT_NE(diverged->find("key \"stray\": the primary holds no such key; the replica holds string \"1\""),
+            std::string::npos)
+      << *diverged;
+  EXPECT_EQ(diverged->find("key \"h\""), std::string::npos) << *diverged;
+  EXPECT_EQ(diverged->find("done:1"), std::string::npos) << *diverged;
+}
+
 }  // namespace
 }  // namespace xackly
