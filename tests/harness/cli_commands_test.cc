@@ -129,6 +129,41 @@ TEST(CliCommandsTest, CheckShrinksToAMinimalCaseThatReplaysExactly) {
   }
 }
 
+// A position reader (plain XREAD, no group) that parks when it finds
+// nothing after its position waits for new entries, as XREAD BLOCK would:
+// it used to return at once for ever ("N new entries since its read", read
+// off group reads only) until the step guard stopped the run (found by a
+// new user's trial).
+TEST(CliCommandsTest, APositionReaderThatParksWaitsForNewEntries) {
+  ScopedTempRoot dir;
+  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/park.lua", R"(
+local last = "0-0"
+function consumer(w)
+  while true do
+    local reply = w:redis("XREAD", "COUNT", 10, "STREAMS", w.stream, last)
+    if not reply then  -- nil: nothing after `last`
+      w:park(500)
+    else
+      for _, e in ipairs(xackly.entries(reply[1][2])) do
+        w:effect(e.fields.event_id, "external", {entry = e})
+        last = e.id
+      end
+    end
+  end
+end
+)").ok());
+  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/park.toml",
+                                  "name = \"park\"\n[protocol]\nscript = \"park.lua\"\n[workload]\nworkers = 1\nevents = 3\n")
+                  .ok());
+  CommandOutput run = RunXackly(
+      {"run", "--scenario", dir.path() + "/park.toml", "--faults", "none", "--trace", dir.path() + "/t.txt"});
+  EXPECT_EQ(run.exit_code, kExitOk) << run.output;
+  EXPECT_TRUE(Contains(run.output, "observed ok (expected ok): matched")) << run.output;
+  Result<std::string> trace = ReadFile(dir.path() + "/t.txt");
+  ASSERT_TRUE(trace.ok());
+  EXPECT_TRUE(Contains(*trace, "park (nothing to read; wakes on new entries")) << *trace;
+}
+
 // --max-shrinks 0 keeps the first failing case as found. It may show more
 // than the expectation (here a duplicate beside the loss, from faults not
 // shrunk away): it matches because it shows the duplicate, every format
