@@ -372,6 +372,28 @@ end
       << r.status().message();
 }
 
+// An effect of one event given another event's entry would read as the
+// event sitting in two entries: a duplicate blamed on a producer retry that
+// never happened (found by a new user's trial). An error at the call.
+TEST_F(ScriptOracleGapTest, AnEffectGivenAnotherEventsEntryIsAnErrorAtItsLine) {
+  constexpr const char* kScript = R"lua(
+function consumer(w)
+  while true do
+    for _, e in ipairs(w:read(">", {block_ms = 1000})) do
+      w:effect("order:2", "external", {entry = e})
+      w:redis("XACK", w.stream, w.group, e.id)
+    end
+  end
+end
+)lua";
+  Result<RunResult> r = RunScript("ahead.lua", kScript, 2, {});
+  ASSERT_FALSE(r.ok()) << "judged: " << (r.ok() ? r->observed : "");
+  EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_TRUE(Contains(r.status().message(),
+                       "ahead.lua:5: w:effect: 'order:2' is not the event of opts.entry (entry 0-1 holds order:1)"))
+      << r.status().message();
+}
+
 // A two-argument command can change the stream too: a protocol that DELs
 // the stream after order:2 loses what it had not read yet, and the oracle,
 // reading the stream back after the DEL, blames the deletion.
