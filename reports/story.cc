@@ -434,12 +434,13 @@ class Teller {
   }
 
   // ", before XACK" and friends: where the holder stood with the events.
-  std::string Standing(const std::vector<Subject>& subjects) {
+  std::string Standing(const Beat& b) {
+    const std::vector<Subject>& subjects = b.subjects;
     if (subjects.empty()) return "";
     bool all_effect_only = true, all_ack_only = true, all_neither = true, all_dead_lettering = true;
     bool all_by_position = true;
     for (const Subject& s : subjects) {
-      const EventState& st = state_[s.event_id];
+      const EventState& st = State(b, s);
       all_by_position = all_by_position && st.by_position;
       all_effect_only = all_effect_only && st.effect && !st.acked;
       all_ack_only = all_ack_only && st.acked && !st.effect;
@@ -522,9 +523,10 @@ class Teller {
 
   std::string Delivery(const Beat& b, std::string text) {
     for (const Subject& s : b.subjects) {
-      state_[s.event_id].effect = false;
-      state_[s.event_id].acked = false;
-      state_[s.event_id].by_position = b.kind == HistoryKind::kReadByPosition;
+      EventState& st = State(b, s);
+      st.effect = false;
+      st.acked = false;
+      st.by_position = b.kind == HistoryKind::kReadByPosition;
       if (!s.stream_id.empty()) held_[s.event_id] = s.stream_id;
     }
     if (b.facts.payload_missing) {
@@ -559,7 +561,7 @@ class Teller {
       if (name == "who") return who;
       if (name == "site") return b.facts.site;
       if (name == "ids") return Ids(b.subjects);
-      if (name == "standing") return Standing(b.subjects);
+      if (name == "standing") return Standing(b);
       if (name == "for") return unless_empty(" for ", duration);
       if (name == "by") return unless_empty(" by ", duration);
       if (name == "with") return unless_empty(" with ", b.detail);
@@ -630,7 +632,7 @@ class Teller {
       case HistoryKind::kEffect: {
         bool again = false;
         for (const Subject& s : b.subjects) {
-          EventState& st = state_[s.event_id];
+          EventState& st = State(b, s);
           again = again || st.effects > 0;
           st.effects++;
           st.effect = true;
@@ -641,7 +643,7 @@ class Teller {
                          (sink.empty() ? "" : " (" + sink + ")")};
       }
       case HistoryKind::kEffectFailed:
-        for (const Subject& s : b.subjects) state_[s.event_id].failures++;
+        for (const Subject& s : b.subjects) State(b, s).failures++;
         return {who, fmt::format("tries the side effect of {}, but it fails ({})",
                                  Events(b.subjects), b.detail)};
       case HistoryKind::kDedupeRecord:
@@ -658,7 +660,7 @@ class Teller {
         bool gives_up = true;
         int failures = 0;
         for (const Subject& s : b.subjects) {
-          EventState& st = state_[s.event_id];
+          EventState& st = State(b, s);
           st.acked = true;
           gives_up = gives_up && st.failures > 0 && st.effects == 0 && !st.dead_lettered;
           failures = std::max(failures, st.failures);
@@ -677,7 +679,7 @@ class Teller {
         return {who, "acknowledges " + Ids(b.subjects) + " with XACK"};
       }
       case HistoryKind::kDeadLettered:
-        for (const Subject& s : b.subjects) state_[s.event_id].dead_lettered = true;
+        for (const Subject& s : b.subjects) State(b, s).dead_lettered = true;
         return {who, "writes " + Events(b.subjects) + " to the dead-letter stream"};
       case HistoryKind::kRestartLoss: {
         const std::string why = PersistenceNote(b.facts);
@@ -695,7 +697,10 @@ class Teller {
   const bool has_lanes_;  // a handler pool's run: lanes share their process's consumer and PEL
   std::optional<int64_t> prev_t_ms_;
   std::set<std::string> mentioned_;
-  std::map<std::string, EventState> state_;
+  // Where each group's handling of an event stands: a fan-out's groups each
+  // handle it once, so one group's attempts are not another's.
+  EventState& State(const Beat& b, const Subject& s) { return state_[{b.group, s.event_id}]; }
+  std::map<std::pair<std::string, std::string>, EventState> state_;  // (group, event)
   std::map<std::string, std::string> held_;              // event → stream id delivered last
   std::map<std::string, int64_t> last_line_of_slot_;     // worker slot → last line told
   std::set<std::string> stalled_;                        // actors stalled and not yet seen again

@@ -219,13 +219,10 @@ TEST(GroupsTest, ARetentionSafeForOneGroupAndNotTheOtherLosesInTheOtherOnly) {
   EXPECT_TRUE(Contains(all.output, "observed ok (expected ok): matched")) << all.output;
 }
 
-// A further group that dead-letters into a stream of its own choosing
-// (notifications:dlq) did keep the event: before the final reads read every
-// group's dead-letter streams, only the run's own group's were read, and
-// this correct group was judged `lost` (found by a new user's trial).
-TEST(GroupsTest, AFurtherGroupsOwnDeadLetterStreamKeepsItsPoisonEvent) {
-  ScopedTempRoot dir;
-  const std::string script = R"(
+// Each group's workers run the same handler; the run's own group acks a
+// failed event without saving it (lost), the further group dead-letters it
+// into a stream of its own choosing first, unless params.notifier_acks.
+const char* kDeadLetterScript = R"(
 local function handle(w, e, dead_letter)
   local ok = w:effect(e.fields.event_id, "external", {entry = e})
   if not ok and dead_letter then
@@ -238,20 +235,44 @@ local function loop(w, dead_letter)
     for _, e in ipairs(w:read(">", {count = 10, block_ms = 1000})) do handle(w, e, dead_letter) end
   end
 end
-function consumer(w) loop(w, false) end  -- acks a failed event: lost
-function notifier(w) loop(w, true) end   -- dead-letters it first: kept
+function consumer(w) loop(w, false) end
+function notifier(w) loop(w, not params.notifier_acks) end
 )";
-  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/dlq.lua", script).ok());
-  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/dlq.toml",
-                                  "name = \"dlq\"\nexpect = \"lost\"\n[protocol]\nscript = \"dlq.lua\"\n"
-                                  "[workload]\nworkers = 1\nevents = 2\n"
-                                  "[[groups]]\nname = \"notifications\"\nconsumer = \"notifier\"\nworkers = 1\n"
-                                  "[schedule]\nfaults = [\"poison event 1\"]\n")
+
+CommandOutput RunDeadLetterFanOut(const ScopedTempRoot& dir, bool notifier_acks) {
+  EXPECT_TRUE(WriteFileAtomically(dir.path() + "/dlq.lua", kDeadLetterScript).ok());
+  EXPECT_TRUE(WriteFileAtomically(dir.path() + "/dlq.toml",
+                                  std::string("name = \"dlq\"\nexpect = \"lost\"\n[protocol]\nscript = \"dlq.lua\"\n") +
+                                      "[protocol.params]\nnotifier_acks = " + (notifier_acks ? "true" : "false") +
+                                      "\n[workload]\nworkers = 1\nevents = 2\n"
+                                      "[[groups]]\nname = \"notifications\"\nconsumer = \"notifier\"\nworkers = 1\n"
+                                      "[schedule]\nfaults = [\"poison event 1\"]\n")
                   .ok());
-  CommandOutput run = RunXackly({"run", "--scenario", dir.path() + "/dlq.toml"});
+  return RunXackly({"run", "--scenario", dir.path() + "/dlq.toml"});
+}
+
+// A further group that dead-letters into a stream of its own choosing
+// (notifications:dlq) did keep the event: before the final reads read every
+// group's dead-letter streams, only the run's own group's were read, and
+// this correct group was judged `lost` (found by a new user's trial).
+TEST(GroupsTest, AFurtherGroupsOwnDeadLetterStreamKeepsItsPoisonEvent) {
+  ScopedTempRoot dir;
+  CommandOutput run = RunDeadLetterFanOut(dir, /*notifier_acks=*/false);
   EXPECT_EQ(run.exit_code, kExitOk) << run.output;
   EXPECT_TRUE(Contains(run.output, "lost order:1 in group workers")) << run.output;
   EXPECT_FALSE(Contains(run.output, "order:1 in group notifications")) << run.output;
+}
+
+// Each group tried order:1 once: the story counts each group's attempts
+// alone (it told "after 2 failed attempts", the other group's included).
+TEST(GroupsTest, TheStoryCountsEachGroupsOwnAttempts) {
+  ScopedTempRoot dir;
+  CommandOutput run = RunDeadLetterFanOut(dir, /*notifier_acks=*/true);
+  EXPECT_EQ(run.exit_code, kExitOk) << run.output;
+  EXPECT_TRUE(Contains(run.output, "lost order:1 in group notifications")) << run.output;
+  EXPECT_TRUE(Contains(run.output, "w1 gives up on order:1 after 1 failed attempt ")) << run.output;
+  EXPECT_TRUE(Contains(run.output, "w2 gives up on order:1 after 1 failed attempt ")) << run.output;
+  EXPECT_FALSE(Contains(run.output, "2 failed attempts")) << run.output;
 }
 
 }  // namespace
