@@ -647,6 +647,15 @@ Result<RunResult> RunSimulation(const RunConfig& config, ServerControl* server,
                                 std::vector<TraceLine>* trace_at_failure) {
   XACKLY_CHECK(server->persistence() == config.persistence);
   XACKLY_CHECK(server->replicas() == config.replicas);
+  if (!config.protocol.script_path.empty() && config.protocol.script == nullptr &&
+      config.protocol.consumer_command.empty()) {
+    // Run as it is, the config would be the declarative protocol it also
+    // holds (an empty handler): a wrong run, silently.
+    return Status::InvalidArgument(fmt::format(
+        "protocol.script: '{}' was named but not loaded (ParseScenario reads no files): read the scenario "
+        "with LoadScenarioFile (harness/scenario_files.h), which loads the script and its includes",
+        config.protocol.script_path));
+  }
   run_internal::Simulation sim(config, server);
   Result<RunResult> run = sim.Run();
   if (!run.ok() && trace_at_failure != nullptr) *trace_at_failure = sim.TakeTraceLines();

@@ -191,6 +191,9 @@ struct RunResult {
 // When the run fails and `trace_at_failure` is given, it receives the
 // trace lines up to the stop (config.keep_trace; a step-guard stop ends
 // with a "step guard" note), so a run cut short can still be inspected.
+// A config that names a protocol script it has not loaded
+// (protocol.script_path without protocol.script, as ParseScenario leaves
+// it) is kInvalidArgument.
 // REQUIRES: ValidateRunConfig(config).ok(); server->persistence() == config.persistence
 Result<RunResult> RunSimulation(const RunConfig& config, ServerControl* server,
                                 std::vector<TraceLine>* trace_at_failure = nullptr);

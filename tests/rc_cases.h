@@ -24,6 +24,7 @@ namespace xackly::testing {
 // *gen and asserts with RC_ASSERT) over exactly `cases` generated cases,
 // whatever RC_PARAMS's max_success says. A failure fails the current gtest
 // test with rapidcheck's report of the shrunk case.
+// A sanitizer build (XACKLY_SANITIZED) runs cases / 10 of them.
 // REQUIRES: called inside a gtest test body; cases >= 1.
 template <typename Property>
 void CheckCases(int cases, Property&& property) {
@@ -32,7 +33,11 @@ void CheckCases(int cases, Property&& property) {
   metadata.id = std::string(test->test_suite_name()) + "/" + test->name();
   metadata.description = test->name();
   rc::detail::TestParams params = rc::detail::configuration().testParams;
+#ifdef XACKLY_SANITIZED  // tests/CMakeLists.txt: the sanitizer build runs a tenth
+  params.maxSuccess = cases >= 10 ? cases / 10 : cases;
+#else
   params.maxSuccess = cases;
+#endif
   const rc::detail::TestResult result =
       rc::detail::checkTestable(std::forward<Property>(property), metadata, params);
   if (!result.template is<rc::detail::SuccessResult>()) {

@@ -12,6 +12,7 @@
 
 #include "harness/case_executor.h"
 #include "harness/files.h"
+#include "harness/scenario_files.h"
 #include "scenarios/scenario.h"
 #include "tests/harness/test_util.h"
 
@@ -27,9 +28,7 @@ TEST(RegressionTest, EveryBrokenCatalogProtocolHasAMinimalCounterexampleThatStil
     if (entry.path().extension() != ".toml") continue;
     ++files;
     std::string path = entry.path().string();
-    Result<std::string> text = ReadFile(path);
-    ASSERT_TRUE(text.ok()) << path;
-    Result<Scenario> s = ParseScenario(*text, path);
+    Result<Scenario> s = LoadScenarioFile(path);  // loads a script's files, as `xackly replay` does
     ASSERT_TRUE(s.ok()) << s.status().message();
     ASSERT_TRUE(s->trace_hash.has_value()) << path << " has no trace_hash";
     Result<RunResult> r = executor.Run(s->config);
@@ -45,6 +44,21 @@ TEST(RegressionTest, EveryBrokenCatalogProtocolHasAMinimalCounterexampleThatStil
     if (p.expected.kind == VerdictKind::kOk) continue;
     EXPECT_EQ(covered.count(p.name), 1u) << "no regression file for broken protocol " << p.name;
   }
+}
+
+// A scenario parsed without its files (ParseScenario reads none) names a
+// script it does not hold; run as it is, it would be the declarative
+// protocol it also holds, with an empty handler: a wrong run, silently. It
+// is refused instead.
+TEST(RegressionTest, AScriptNamedButNotLoadedIsRefusedNotRunWithAnEmptyHandler) {
+  Result<Scenario> s = ParseScenario("[protocol]\nscript = \"mine.lua\"\n", "mine.toml");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  CaseExecutor executor(TestServerOptions());
+  Result<RunResult> r = executor.Run(s->config);
+  ASSERT_FALSE(r.ok()) << "ran: observed " << r->observed;
+  EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("'mine.lua' was named but not loaded"), std::string::npos)
+      << r.status().message();
 }
 
 }  // namespace
