@@ -181,5 +181,24 @@ TEST(ReplicatedServerTest, ACaughtUpReplicaHoldsWhatThePrimaryHoldsAndADifferenc
   EXPECT_EQ(diverged->find("done:1"), std::string::npos) << *diverged;
 }
 
+// A claim that finds its entry deleted drops it from the PEL on the primary
+// (XAUTOCLAIM's third reply element); the replica must drop it too, or
+// every replicated run with an xdel fault would end in a server finding.
+TEST(ReplicatedServerTest, AClaimOfADeletedEntryLeavesBothServersAlike) {
+  auto server = StartReplicated();
+  ASSERT_NE(server, nullptr);
+  auto conn = server->Connect();
+  ASSERT_TRUE(conn.ok());
+  AddAndDeliver(**conn);
+  Send(**conn, {"XADD", "s", "2-1", "k", "w"});
+  Send(**conn, {"XREADGROUP", "GROUP", "g", "c1", "COUNT", "1", "STREAMS", "s", ">"});
+  Send(**conn, {"XDEL", "s", "2-1"});
+  EXPECT_EQ(Send(**conn, {"XAUTOCLAIM", "s", "g", "c2", "0", "0-0"}).Render(),
+            Reply::Array({Reply::String("0-0"), Reply::Array({}), Reply::Array({Reply::String("2-1")})}).Render());
+  Result<std::string> diverged = server->Divergence();
+  ASSERT_TRUE(diverged.ok()) << diverged.status().ToString();
+  EXPECT_EQ(*diverged, "");
+}
+
 }  // namespace
 }  // namespace xackly
