@@ -45,6 +45,12 @@
 //                             promote it, dropping the writes it had not
 //                             received, and every client reconnects to it.
 //                             WAIT makes the replica catch up and replies 1.
+//   producer_waits = true     With a replica: the built-in producer sends
+//                             WAIT 1 0 after each XADD and moves on only
+//                             when it answers 1 (it acknowledges its caller
+//                             then). false: it moves on at the XADD's reply,
+//                             so a failover can drop an event it already
+//                             acknowledged (lost: failover).
 //
 // --- [workload] ------------------------------------------------------------
 //   producers = 1             1..16

@@ -107,6 +107,8 @@ void DescribeServer(V& v) {
          "what survives a server restart");
   v.Int("replicas", &RunConfig::replicas, 0, kMaxReplicas,
         "replicas following the primary: failover faults promote one");
+  v.Bool("producer_waits", &RunConfig::producer_waits,
+         "with a replica: the producer waits (WAIT 1 0) until its XADD reached it");
 }
 
 // [workload] (members of RunConfig)

@@ -20,6 +20,7 @@ Status Simulation::Setup() {
   env_.events = config_.events;
   env_.producers = config_.producers;
   env_.replicas = config_.replicas;
+  env_.producer_waits = config_.producer_waits;
   env_.handlers = config_.handlers;
   process_memory_.assign(static_cast<size_t>(config_.TotalWorkers()) + 1, {});
   env_.process_memory = &process_memory_;

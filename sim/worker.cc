@@ -458,7 +458,7 @@ Task<void> ProducerMain(Actor* actor, const ActorEnv* env) {
   for (;;) {
     int event = slot + actor->next_event * env->producers;
     if (event > env->events) co_return;
-    if (env->replicas == 0) {
+    if (env->replicas == 0 || !env->producer_waits) {
       const std::string id = co_await ProduceStep(actor, env, event);
       if (!id.empty()) actor->next_event++;
       continue;

@@ -73,6 +73,7 @@ struct ActorEnv {
   // Replicas of the server (RunConfig::replicas): the built-in producer
   // then counts an event as added only once WAIT says a replica has it.
   int replicas = 0;
+  bool producer_waits = true;  // RunConfig::producer_waits
   // With lanes, each worker process's script memory until the process dies,
   // by worker number (ScriptActorInfo::process_memory).
   std::vector<std::shared_ptr<void>>* process_memory = nullptr;
