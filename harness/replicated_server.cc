@@ -36,7 +36,7 @@ class WaitAnsweringConnection final : public ConnectionWrapper {
   Result<Reply> Call(std::span<const std::string_view> argv) override {
     if (!IsWait(argv)) return ConnectionWrapper::Call(argv);
     if (!alive()) return Status::Closed("connection closed");
-    Status s = server_->CatchUp();
+    Status s = server_->AnswerWait();
     if (!s.ok()) return Reply::Error("ERR xackly: the replication link failed: " + s.ToString());
     return Reply::Integer(server_->replicas());
   }
@@ -116,16 +116,33 @@ Status ReplicatedServer::Apply(size_t n) {
 }
 
 Status ReplicatedServer::CatchUp() {
-  Status s = ReadLink();
-  if (s.ok()) s = Apply(link_->writes().size());
+  if (Status s = ReadLink(); !s.ok()) return s;
+  return Apply(link_->writes().size());
+}
+
+Status ReplicatedServer::AnswerWait() {
+  Status s = CatchUp();
   if (!s.ok() && wait_failure_.ok()) wait_failure_ = s;
   return s;
 }
 
 namespace {
 
-// What one server holds, key -> a canonical rendering (see Divergence).
-using Holding = std::map<std::string, std::string>;
+// Every key of `c`'s database, in SCAN order.
+Result<std::vector<std::string>> KeysOf(Connection& c) {
+  std::vector<std::string> keys;
+  std::string cursor = "0";
+  do {
+    Result<Reply> scan = c.Call({"SCAN", cursor, "COUNT", "1000"});
+    if (!scan.ok()) return scan.status();
+    if (!scan->is_array() || scan->size() != 2 || !(*scan)[1].is_array()) {
+      return Status::Internal("SCAN replied " + scan->Render());
+    }
+    cursor = (*scan)[0].str();
+    for (const Reply& key : (*scan)[1].elements()) keys.push_back(key.str());
+  } while (cursor != "0");
+  return keys;
+}
 
 // Sorted renderings of `reply`'s elements taken `width` at a time (a hash's
 // field-value pairs, a set's members): the order a server keeps them in is
@@ -144,77 +161,89 @@ std::string SortedGroups(const Reply& reply, size_t width) {
   return "{" + out + "}";
 }
 
-Result<std::string> RenderStream(Connection& c, const std::string& key) {
-  const std::vector<std::vector<std::string_view>> commands = {{"XRANGE", key, "-", "+"}, {"XINFO", "GROUPS", key}};
-  Result<std::vector<Reply>> reads = c.CallAll(commands);
-  if (!reads.ok()) return reads.status();
-  std::string out = "entries " + (*reads)[0].Render();
-  const Reply& groups = (*reads)[1];
-  if (!groups.is_array()) return out + "; groups " + groups.Render();
-  for (const Reply& g : groups.elements()) {
-    std::string name, last_delivered;
-    for (size_t i = 0; g.is_array() && i + 1 < g.size(); i += 2) {
-      if (!g[i].is_string() && !g[i].is_status()) continue;
-      if (g[i].str() == "name") name = g[i + 1].is_string() ? g[i + 1].str() : g[i + 1].Render();
-      if (g[i].str() == "last-delivered-id") last_delivered = g[i + 1].Render();
+// The read that shows a key's value, and how its reply is rendered (0: as
+// it is; n: sorted n elements at a time). A stream is read as its entries
+// (its groups come in a further round, HoldingOf).
+std::pair<std::vector<std::string_view>, size_t> ValueRead(const std::string& type, const std::string& key) {
+  if (type == "string") return {{"GET", key}, 0};
+  if (type == "list") return {{"LRANGE", key, "0", "-1"}, 0};
+  if (type == "hash") return {{"HGETALL", key}, 2};
+  if (type == "set") return {{"SMEMBERS", key}, 1};
+  if (type == "zset") return {{"ZRANGE", key, "0", "-1", "WITHSCORES"}, 0};
+  if (type == "stream") return {{"XRANGE", key, "-", "+"}, 0};
+  return {{"TYPE", key}, 0};  // a type without a reading here: its type is what is compared
+}
+
+// What one server holds, key -> a canonical rendering (see Divergence), in
+// four round trips whatever the number of keys: the keys; their types and
+// TTLs; their values (and each stream's groups); each group's PEL.
+Result<std::map<std::string, std::string>> HoldingOf(RedisServer& server) {
+  Result<std::unique_ptr<Connection>> conn = server.ConnectHarness();
+  if (!conn.ok()) return conn.status();
+  Connection& c = **conn;
+  Result<std::vector<std::string>> keys = KeysOf(c);
+  if (!keys.ok()) return keys.status();
+  std::vector<std::vector<std::string_view>> heads;
+  for (const std::string& key : *keys) {
+    heads.push_back({"TYPE", key});
+    heads.push_back({"PTTL", key});
+  }
+  Result<std::vector<Reply>> head = c.CallAll(heads);
+  if (!head.ok()) return head.status();
+
+  std::vector<std::string> types;
+  std::vector<size_t> widths;
+  std::vector<std::vector<std::string_view>> values;  // per key: its value; a stream also XINFO GROUPS
+  for (size_t k = 0; k < keys->size(); ++k) {
+    const Reply& t = (*head)[2 * k];
+    types.push_back(t.is_status() || t.is_string() ? t.str() : "?");
+    auto [read, width] = ValueRead(types.back(), (*keys)[k]);
+    values.push_back(std::move(read));
+    widths.push_back(width);
+    if (types.back() == "stream") values.push_back({"XINFO", "GROUPS", (*keys)[k]});
+  }
+  Result<std::vector<Reply>> value = c.CallAll(values);
+  if (!value.ok()) return value.status();
+
+  std::map<std::string, std::string> out;
+  std::vector<std::pair<std::string, std::string>> groups;  // (stream key, group name)
+  std::vector<std::vector<std::string_view>> pels;
+  size_t v = 0;
+  for (size_t k = 0; k < keys->size(); ++k) {
+    const std::string& key = (*keys)[k];
+    const Reply& ttl = (*head)[2 * k + 1];
+    std::string& rendered = out[key];
+    rendered = types[k] + (ttl.is_integer() && ttl.integer() >= 0 ? " (with a TTL) " : " ");
+    const Reply& r = (*value)[v++];
+    rendered += widths[k] ? SortedGroups(r, widths[k]) : r.Render();
+    if (types[k] == "none") out.erase(key);  // gone since the SCAN: not held
+    if (types[k] != "stream") continue;
+    const Reply& info = (*value)[v++];
+    for (size_t g = 0; info.is_array() && g < info.size(); ++g) {
+      std::string name, last_delivered;
+      for (size_t i = 0; info[g].is_array() && i + 1 < info[g].size(); i += 2) {
+        const Reply& field = info[g][i];
+        if (!field.is_string() && !field.is_status()) continue;
+        if (field.str() == "name" && info[g][i + 1].is_string()) name = info[g][i + 1].str();
+        if (field.str() == "last-delivered-id") last_delivered = info[g][i + 1].Render();
+      }
+      groups.emplace_back(key, name);
+      rendered += fmt::format("; group \"{}\" last-delivered {}", name, last_delivered);
     }
-    Result<Reply> pending = c.Call({"XPENDING", key, name, "-", "+", "1000000"});
-    if (!pending.ok()) return pending.status();
+  }
+  for (const auto& [key, name] : groups) pels.push_back({"XPENDING", key, name, "-", "+", "1000000"});
+  Result<std::vector<Reply>> pending = c.CallAll(pels);
+  if (!pending.ok()) return pending.status();
+  for (size_t g = 0; g < groups.size(); ++g) {
     std::string pel;
-    for (size_t i = 0; pending->is_array() && i < pending->size(); ++i) {
-      const Reply& row = (*pending)[i];  // id, consumer, idle (left out), deliveries
+    const Reply& rows = (*pending)[g];
+    for (size_t i = 0; rows.is_array() && i < rows.size(); ++i) {
+      const Reply& row = rows[i];  // id, consumer, idle (left out), deliveries
       if (row.is_array() && row.size() == 4) {
         pel += (pel.empty() ? "" : ", ") + row[0].Render() + " " + row[1].Render() + " x" + row[3].Render();
       }
     }
-    out += fmt::format("; group \"{}\" last-delivered {} pending [{}]", name, last_delivered, pel);
-  }
-  return out;
-}
-
-Result<std::string> RenderKey(Connection& c, const std::string& key) {
-  const std::vector<std::vector<std::string_view>> commands = {{"TYPE", key}, {"PTTL", key}};
-  Result<std::vector<Reply>> head = c.CallAll(commands);
-  if (!head.ok()) return head.status();
-  const std::string type = (*head)[0].is_status() || (*head)[0].is_string() ? (*head)[0].str() : "?";
-  const bool ttl = (*head)[1].is_integer() && (*head)[1].integer() >= 0;
-  Result<std::string> value = std::string();
-  if (type == "stream") {
-    value = RenderStream(c, key);
-  } else {
-    std::vector<std::string_view> read;
-    size_t width = 0;  // 0: the reply as it is
-    if (type == "string") read = {"GET", key};
-    if (type == "list") read = {"LRANGE", key, "0", "-1"};
-    if (type == "hash") read = {"HGETALL", key}, width = 2;
-    if (type == "set") read = {"SMEMBERS", key}, width = 1;
-    if (type == "zset") read = {"ZRANGE", key, "0", "-1", "WITHSCORES"};
-    if (!read.empty()) {
-      Result<Reply> r = c.Call(read);
-      if (!r.ok()) return r.status();
-      value = width ? SortedGroups(*r, width) : r->Render();
-    }
-  }
-  if (!value.ok()) return value.status();
-  return type + (ttl ? " (with a TTL) " : " ") + *value;
-}
-
-Result<Holding> HoldingOf(RedisServer& server) {
-  Result<std::unique_ptr<Connection>> c = server.ConnectHarness();
-  if (!c.ok()) return c.status();
-  Holding out;
-  std::string cursor = "0";
-  do {
-    Result<Reply> scan = (*c)->Call({"SCAN", cursor, "COUNT", "1000"});
-    if (!scan.ok()) return scan.status();
-    if (!scan->is_array() || scan->size() != 2) return Status::Internal("SCAN replied " + scan->Render());
-    cursor = (*scan)[0].str();
-    for (const Reply& key : (*scan)[1].elements()) out.emplace(key.str(), "");
-  } while (cursor != "0");
-  for (auto& [key, rendered] : out) {
-    Result<std::string> r = RenderKey(**c, key);
-    if (!r.ok()) return r.status();
-    rendered = std::move(r).value();
+    out[groups[g].first] += fmt::format("; group \"{}\" pending [{}]", groups[g].second, pel);
   }
   return out;
 }
@@ -226,29 +255,28 @@ std::string Clip(const std::string& s) { return s.size() <= 200 ? s : s.substr(0
 Result<std::string> ReplicatedServer::Divergence() {
   // The primary first: a read of a key that expired deletes it there and
   // propagates the DEL, which the catch-up then applies.
-  Result<Holding> primary = HoldingOf(*primary_);
+  Result<std::map<std::string, std::string>> primary = HoldingOf(*primary_);
   if (!primary.ok()) return primary.status();
   if (Status s = CatchUp(); !s.ok()) return s;
-  Result<Holding> replica = HoldingOf(*replica_);
+  Result<std::map<std::string, std::string>> replica = HoldingOf(*replica_);
   if (!replica.ok()) return replica.status();
-  std::vector<std::string> differences;
   std::set<std::string> keys;
   for (const auto& [k, v] : *primary) keys.insert(k);
   for (const auto& [k, v] : *replica) keys.insert(k);
+  const std::string none = "no such key";
+  std::string out;
   int count = 0;
   for (const std::string& k : keys) {
     auto p = primary->find(k);
     auto r = replica->find(k);
-    const std::string on_primary = p == primary->end() ? "no such key" : Clip(p->second);
-    const std::string on_replica = r == replica->end() ? "no such key" : Clip(r->second);
-    if (on_primary == on_replica) continue;
+    const std::string& on_primary = p == primary->end() ? none : p->second;
+    const std::string& on_replica = r == replica->end() ? none : r->second;
+    if (on_primary == on_replica) continue;  // compared whole; clipped only to be shown
     if (++count <= 3) {
-      differences.push_back(fmt::format("key \"{}\": the primary holds {}; the replica holds {}", k, on_primary,
-                                        on_replica));
+      out += fmt::format("{}key \"{}\": the primary holds {}; the replica holds {}", out.empty() ? "" : "\n", k,
+                         Clip(on_primary), Clip(on_replica));
     }
   }
-  std::string out;
-  for (const std::string& d : differences) out += (out.empty() ? "" : "\n") + d;
   if (count > 3) out += fmt::format("\n(and {} more keys differ)", count - 3);
   return out;
 }
@@ -276,36 +304,30 @@ Status ReplicatedServer::Resync() {
   if (!from.ok()) return from.status();
   Result<std::unique_ptr<Connection>> to = replica_->ConnectHarness();
   if (!to.ok()) return to.status();
-  std::string cursor = "0";
-  do {
-    Result<Reply> scan = (*from)->Call({"SCAN", cursor, "COUNT", "1000"});
-    if (!scan.ok()) return scan.status();
-    if (!scan->is_array() || scan->elements().size() != 2) return Status::Internal("SCAN replied " + scan->Render());
-    cursor = scan->elements()[0].str();
-    std::vector<std::vector<std::string_view>> reads;
-    for (const Reply& key : scan->elements()[1].elements()) {
-      reads.push_back({"DUMP", key.str()});
-      reads.push_back({"PTTL", key.str()});
-    }
-    if (reads.empty()) continue;
-    Result<std::vector<Reply>> dumped = (*from)->CallAll(reads);
-    if (!dumped.ok()) return dumped.status();
-    std::vector<std::string> ttls;
-    std::vector<std::vector<std::string_view>> writes;
-    ttls.reserve(reads.size() / 2);
-    for (size_t i = 0; i < reads.size(); i += 2) {
-      const Reply& payload = (*dumped)[i];
-      if (!payload.is_string()) continue;  // expired between SCAN and DUMP
-      const int64_t ttl = (*dumped)[i + 1].is_integer() ? std::max<int64_t>((*dumped)[i + 1].integer(), 0) : 0;
-      ttls.push_back(std::to_string(ttl));
-      writes.push_back({"RESTORE", reads[i][1], ttls.back(), payload.str(), "REPLACE"});
-    }
-    Result<std::vector<Reply>> restored = (*to)->CallAll(writes);
-    if (!restored.ok()) return restored.status();
-    for (size_t i = 0; i < writes.size(); ++i) {
-      if ((*restored)[i].is_error()) return Status::Internal("RESTORE on the replica replied " + (*restored)[i].Render());
-    }
-  } while (cursor != "0");
+  Result<std::vector<std::string>> keys = KeysOf(**from);
+  if (!keys.ok()) return keys.status();
+  std::vector<std::vector<std::string_view>> reads;
+  for (const std::string& key : *keys) {
+    reads.push_back({"DUMP", key});
+    reads.push_back({"PTTL", key});
+  }
+  Result<std::vector<Reply>> dumped = (*from)->CallAll(reads);
+  if (!dumped.ok()) return dumped.status();
+  std::vector<std::string> ttls;
+  std::vector<std::vector<std::string_view>> writes;
+  ttls.reserve(reads.size() / 2);
+  for (size_t i = 0; i < reads.size(); i += 2) {
+    const Reply& payload = (*dumped)[i];
+    if (!payload.is_string()) continue;  // expired between SCAN and DUMP
+    const int64_t ttl = (*dumped)[i + 1].is_integer() ? std::max<int64_t>((*dumped)[i + 1].integer(), 0) : 0;
+    ttls.push_back(std::to_string(ttl));
+    writes.push_back({"RESTORE", reads[i][1], ttls.back(), payload.str(), "REPLACE"});
+  }
+  Result<std::vector<Reply>> restored = (*to)->CallAll(writes);
+  if (!restored.ok()) return restored.status();
+  for (size_t i = 0; i < writes.size(); ++i) {
+    if ((*restored)[i].is_error()) return Status::Internal("RESTORE on the replica replied " + (*restored)[i].Render());
+  }
   Result<std::unique_ptr<ReplicationLink>> link = primary_->OpenReplicationLink();
   if (!link.ok()) return link.status();
   link_ = std::move(link).value();

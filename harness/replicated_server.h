@@ -53,8 +53,11 @@ class ReplicatedServer : public ServerControl {
   Result<FailoverOutcome> Failover(int lag) override;
 
   // Applies every write the primary made so far to the replica (what a WAIT
-  // waits for). A failure is also kept for TakeWaitFailure.
+  // waits for).
   Status CatchUp();
+  // CatchUp for a protocol's WAIT: a failure is also kept for
+  // TakeWaitFailure (the protocol only sees an error reply).
+  Status AnswerWait();
   Status Replicate() override { return CatchUp(); }
 
   // After the replica has caught up (CatchUp), what it holds that the

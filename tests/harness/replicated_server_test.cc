@@ -43,6 +43,13 @@ void AddAndDeliver(Connection& c) {
   Send(c, {"XACK", "s", "g", "1-1"});
 }
 
+// After AddAndDeliver: a second entry, 2-1, delivered to `consumer` and
+// left pending.
+void AddPending(Connection& c, const std::string& consumer) {
+  Send(c, {"XADD", "s", "2-1", "k", "w"});
+  Send(c, {"XREADGROUP", "GROUP", "g", consumer, "COUNT", "1", "STREAMS", "s", ">"});
+}
+
 TEST(ReplicatedServerTest, AFailoverDropsTheLastWritesAsThePrimaryPropagatedThem) {
   auto server = StartReplicated();
   ASSERT_NE(server, nullptr);
@@ -147,18 +154,20 @@ TEST(ReplicatedServerTest, AfterAPrimaryRestartTheReplicaHoldsWhatThePrimaryKept
 }
 
 // After a catch-up the replica holds what the primary holds, every kind of
-// key included (a stream with its group and PEL, a hash, a set, a key with
-// a TTL, a key set with EX); a write that reached the replica without going
-// through the primary is named, with both sides, as the servers' finding.
+// key included (a stream with its group and PEL, a hash, a set, a sorted
+// set, a list, a key set with EX); a write that reached the replica without
+// going through the primary is named, with both sides, as the servers'
+// finding, also one past the 200 characters a difference shows.
 TEST(ReplicatedServerTest, ACaughtUpReplicaHoldsWhatThePrimaryHoldsAndADifferenceIsNamed) {
   auto server = StartReplicated();
   ASSERT_NE(server, nullptr);
   auto conn = server->Connect();
   ASSERT_TRUE(conn.ok());
   AddAndDeliver(**conn);
-  Send(**conn, {"XADD", "s", "2-1", "k", "w"});
-  Send(**conn, {"XREADGROUP", "GROUP", "g", "c2", "COUNT", "1", "STREAMS", "s", ">"});
+  AddPending(**conn, "c2");
   Send(**conn, {"HSET", "h", "a", "1", "b", "2"});
+  Send(**conn, {"ZADD", "z", "1", "a", "2", "b"});
+  Send(**conn, {"SET", "long", std::string(300, 'x')});
   Send(**conn, {"SADD", "set", "x", "y", "z"});
   Send(**conn, {"SET", "done:1", "1", "EX", "60"});
   Send(**conn, {"RPUSH", "ledger", "e1", "e2"});
@@ -170,6 +179,7 @@ TEST(ReplicatedServerTest, ACaughtUpReplicaHoldsWhatThePrimaryHoldsAndADifferenc
   ASSERT_TRUE(replica.ok());
   Send(**replica, {"XACK", "s", "g", "2-1"});
   Send(**replica, {"SET", "stray", "1"});
+  Send(**replica, {"SETRANGE", "long", "250", "y"});  // beyond what a difference shows of a value
   Result<std::string> diverged = server->Divergence();
   ASSERT_TRUE(diverged.ok()) << diverged.status().ToString();
   EXPECT_NE(diverged->find("key \"s\": the primary holds stream"), std::string::npos) << *diverged;
@@ -177,7 +187,9 @@ TEST(ReplicatedServerTest, ACaughtUpReplicaHoldsWhatThePrimaryHoldsAndADifferenc
   EXPECT_NE(diverged->find("key \"stray\": the primary holds no such key; the replica holds string \"1\""),
             std::string::npos)
       << *diverged;
+  EXPECT_NE(diverged->find("key \"long\""), std::string::npos) << *diverged;
   EXPECT_EQ(diverged->find("key \"h\""), std::string::npos) << *diverged;
+  EXPECT_EQ(diverged->find("key \"z\""), std::string::npos) << *diverged;
   EXPECT_EQ(diverged->find("done:1"), std::string::npos) << *diverged;
 }
 
@@ -190,8 +202,7 @@ TEST(ReplicatedServerTest, AClaimOfADeletedEntryLeavesBothServersAlike) {
   auto conn = server->Connect();
   ASSERT_TRUE(conn.ok());
   AddAndDeliver(**conn);
-  Send(**conn, {"XADD", "s", "2-1", "k", "w"});
-  Send(**conn, {"XREADGROUP", "GROUP", "g", "c1", "COUNT", "1", "STREAMS", "s", ">"});
+  AddPending(**conn, "c1");
   Send(**conn, {"XDEL", "s", "2-1"});
   EXPECT_EQ(Send(**conn, {"XAUTOCLAIM", "s", "g", "c2", "0", "0-0"}).Render(),
             Reply::Array({Reply::String("0-0"), Reply::Array({}), Reply::Array({Reply::String("2-1")})}).Render());
