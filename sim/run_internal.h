@@ -82,10 +82,13 @@ class Simulation : private FaultHost {
 
   // --- Steps ---
   Status ExecuteStep(Actor& a);
-  // A script's effect for an event `a` last received through another
-  // consumer group (OracleFeed::OtherGroupOf) is refused, naming the call:
-  // one group's exactly-once is judged, so it would read as a duplicate.
-  Status CheckEffectGroup(const Actor& a, const Step& s) const;
+  // A script's effect is refused, naming the call, when it names an entry
+  // that holds another event (opts.entry, as a table or an ID: it would
+  // read as this event sitting in a second entry, a producer retry that
+  // never happened), or an event `a` last received through another
+  // consumer group (OracleFeed::OtherGroupOf: one group's exactly-once is
+  // judged, so it would read as a duplicate).
+  Status CheckEffect(const Actor& a, const Step& s) const;
   Status ExecuteRedis(Actor& a, Step& s, bool* handled);
   // A business step (SQL store, external service) through business_, with
   // lost requests and replies at its request site; true when a loss ended

@@ -299,9 +299,19 @@ Simulation::PointFault Simulation::FirePointFault(Actor& a, const Step& s, const
   return PointFault::kNone;
 }
 
-Status Simulation::CheckEffectGroup(const Actor& a, const Step& s) const {
+Status Simulation::CheckEffect(const Actor& a, const Step& s) const {
   const bool effect = s.op == Op::kSqlEffect || s.op == Op::kExternalEffect || s.op == Op::kRedisEffect;
   if (!effect) return Status::Ok();
+  const std::string& where = s.origin.empty() ? a.name : s.origin;
+  if (!s.stream_id.empty()) {
+    const std::string held = oracle_.EventOfId(s.stream_id);
+    if (!held.empty() && held != s.event_id) {
+      return Status::InvalidArgument(fmt::format(
+          "{}: w:effect: '{}' is not the event of opts.entry (entry {} holds {}): the effect of an event must "
+          "name the entry that holds it ({}, step {})",
+          where, s.event_id, s.stream_id, held, a.name, steps_ + 1));
+    }
+  }
   const std::optional<std::string> group = FeedOf(a).OtherGroupOf(a.name, s.event_id);
   if (!group) return Status::Ok();
   const std::string& own = a.group_name.empty() ? names_.group : a.group_name;
@@ -310,7 +320,7 @@ Status Simulation::CheckEffectGroup(const Actor& a, const Step& s) const {
       "in its own group, '{}' (w.group), and would count this effect as a second run of {}'s there. Give the "
       "other group workers of its own ([[groups]] in the scenario, docs/scenarios.md) so that each group's "
       "exactly-once is judged on its own ({}, step {})",
-      s.origin.empty() ? a.name : s.origin, s.event_id, a.name, *group, a.name, own, s.event_id, a.name,
+      where, s.event_id, a.name, *group, a.name, own, s.event_id, a.name,
       steps_ + 1));
 }
 
@@ -320,7 +330,7 @@ Status Simulation::ExecuteStep(Actor& a) {
   const bool business = info.channel == Channel::kSql || info.channel == Channel::kExternal;
   if (!business) StartBusy(a, s);  // a business step's, once its outcome is known
   if (config_.protocol.script != nullptr) {
-    if (Status v = CheckEffectGroup(a, s); !v.ok()) return v;
+    if (Status v = CheckEffect(a, s); !v.ok()) return v;
     if (s.op == Op::kCommand) script_timers_.AddCommand(s.argv);
     if (s.op == Op::kSleep || s.op == Op::kPark) script_timers_.AddWait(s.duration_ms);
   }

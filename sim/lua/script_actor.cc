@@ -341,24 +341,7 @@ int ScriptActor::Effect(lua_State* L) {
   CheckOptions(L, 4, "effect", kEffectOptions);
   if (lua_istable(L, 4)) {
     lua_getfield(L, 4, "entry");  // an entry id, or an entry table with .id
-    if (lua_istable(L, -1)) {
-      // An entry that holds another event: the effect would be judged as a
-      // second entry of this one (a producer retry that never happened).
-      // Stack: 5 the entry, 6 its fields, 7 their event_id, 8 its id.
-      lua_getfield(L, 5, "fields");
-      if (lua_istable(L, 6)) lua_getfield(L, 6, "event_id");
-      if (lua_type(L, 7) == LUA_TSTRING && e.event_id != lua_tostring(L, 7)) {
-        lua_getfield(L, 5, "id");
-        // No C++ object may live across luaL_error (it longjmps).
-        return luaL_error(L,
-                          "w:effect: '%s' is not the event of opts.entry (entry %s holds %s): the effect "
-                          "of an event must name the entry that holds it",
-                          e.event_id.c_str(), lua_type(L, 8) == LUA_TSTRING ? lua_tostring(L, 8) : "?",
-                          lua_tostring(L, 7));
-      }
-      lua_settop(L, 5);
-      lua_getfield(L, -1, "id");
-    }
+    if (lua_istable(L, -1)) lua_getfield(L, -1, "id");
     if (lua_type(L, -1) == LUA_TSTRING) AssignString(L, -1, &e.stream_id);
     lua_settop(L, 4);
   }
