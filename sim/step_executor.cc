@@ -115,10 +115,12 @@ PointEffect Simulation::LossAt(Actor& a, const std::string& site) {
 Status Simulation::ObserveRedis(Actor& a, const Step& s, bool reply_lost) {
   const CommandInfo& command = s.argv.empty() ? UnknownCommand() : CommandOf(s.argv);
   // A BLOCK after a read of new entries has seen every XADD made so far;
-  // so has a position reader's XREAD that found nothing after its position
-  // (a nil reply: XREAD BLOCK would wait from there).
-  const bool caught_up_xread = s.op == Op::kCommand && !s.argv.empty() && s.reply.is_nil() &&
-                               VerbOf(s.argv[0]) == "XREAD";
+  // so has a position reader's XREAD of the run's stream that found
+  // nothing after its position (a nil reply: XREAD BLOCK would wait from
+  // there). An empty XREAD of another stream says nothing about this one.
+  const bool caught_up_xread =
+      s.op == Op::kCommand && !s.argv.empty() && s.reply.is_nil() && VerbOf(s.argv[0]) == "XREAD" &&
+      std::find(s.argv.begin() + 1, s.argv.end(), names_.stream) != s.argv.end();
   if (s.op == Op::kReadNew || caught_up_xread ||
       (s.op == Op::kCommand && command.category == ReportCategory::kRead && s.argv.back() == ">")) {
     a.produced_seen = produced_;
