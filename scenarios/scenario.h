@@ -50,7 +50,9 @@
 //                             when it answers 1 (it acknowledges its caller
 //                             then). false: it moves on at the XADD's reply,
 //                             so a failover can drop an event it already
-//                             acknowledged (lost: failover).
+//                             acknowledged (lost: failover). Without a
+//                             replica, false is an error (it would do
+//                             nothing).
 //
 // --- [workload] ------------------------------------------------------------
 //   producers = 1             1..16

@@ -186,6 +186,10 @@ Status ValidateRunConfig(const RunConfig& c) {
   if (c.replicas < 0 || c.replicas > kMaxReplicas) {
     return bad(fmt::format("server.replicas must be in 0..{} (got {})", kMaxReplicas, c.replicas));
   }
+  if (c.replicas == 0 && !c.producer_waits) {
+    return bad("server.producer_waits: false changes nothing without a replica (the producer waits for one "
+               "only when there is one): set [server] replicas = 1, or leave producer_waits out");
+  }
   if (c.replicas == 0 && c.faults.Has(FaultKind::kFailover)) {
     return bad("faults.kinds: failover needs a replica to promote: set [server] replicas = 1");
   }

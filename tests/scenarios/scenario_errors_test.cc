@@ -170,6 +170,9 @@ std::vector<ErrorCase> Cases() {
       {"TwoReplicas", "protocol = \"no-dedupe\"\n[server]\nreplicas = 2\n", "bad.toml:3: server.replicas: ", false},
       {"FailoverWithoutAReplica", "protocol = \"no-dedupe\"\n[faults]\nkinds = [\"failover\"]\n",
        "bad.toml:3: faults.kinds: failover needs a replica to promote: set [server] replicas = 1"},
+      {"ProducerWaitsWithoutAReplica", "protocol = \"no-dedupe\"\n[server]\nproducer_waits = false\n",
+       "bad.toml:3: server.producer_waits: false changes nothing without a replica (the producer waits for one "
+       "only when there is one): set [server] replicas = 1, or leave producer_waits out"},
       {"UnknownPersistence", "protocol = \"no-dedupe\"\n[server]\npersistence = \"aof\"\n",
        "bad.toml:3: server.persistence: unknown persistence mode 'aof' (valid: none, rdb, aof-always)"},
       {"StringWhereBoolExpected",
