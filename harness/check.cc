@@ -646,6 +646,7 @@ Result<ProbedConfig> WithVisitedSites(const RunConfig& given, CasePool& pool, ui
   PoisonPath poison;
   std::set<std::string> crash, lost;
   int judged = 0;
+  bool business = false;  // a probe sent a request to the SQL store or the external service
   for (size_t i = 0; i < probes.size(); ++i) {
     const Result<RunResult>& r = probes[i];
     const std::string which = fmt::format("the probe run {} (seed {})", kProbeNames[i], i == 0 ? given.seed : seed);
@@ -670,6 +671,7 @@ Result<ProbedConfig> WithVisitedSites(const RunConfig& given, CasePool& pool, ui
       (InfoOf(site->kind).Sites() == SiteFamily::kCrashPoint ? crash : lost).insert(site->site);
     }
     if (i == kPoisonProbe) poison = WhatPoisonReaches(*r);
+    business = business || r->business_requests > 0;
   }
   if (judged == 0) {
     return Status::HarnessLimit(
@@ -689,6 +691,15 @@ Result<ProbedConfig> WithVisitedSites(const RunConfig& given, CasePool& pool, ui
                         "add \"poison\" to `kinds` in [faults] to judge that too");
   }
 
+  // An outage of a store nothing uses would fire and change nothing: a
+  // green with it counted would claim evidence it does not have.
+  if (m.kinds_are_default && sites.Has(FaultKind::kStoreOutage) && !business) {
+    sites.kinds.erase(FaultKind::kStoreOutage);
+    out.notes.push_back(
+        "store-outage is not in this check's model: no probe run sent a request to the SQL store (w:sql) or the "
+        "external service (w:effect, XACKLY.EFFECT), so an outage would change nothing; `kinds` in [faults] sets the "
+        "model instead");
+  }
   if (m.crash_points.empty() && !crash.empty()) sites.crash_points.assign(crash.begin(), crash.end());
   if (m.lost_sites.empty()) {
     // Lost requests and replies at every visited request that changes

@@ -44,11 +44,14 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
 #include <sys/auxv.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/socket.h>
@@ -302,9 +305,17 @@ static int RawClockGettime(clockid_t clock_id, struct timespec* ts) {
 
 enum { kExitNoFront = 71 };
 
+/* Read once: redis-server runs through these wrappers on every event-loop
+ * turn (epoll_wait), where a getenv each time would cost. */
 static const char* FrontSocket(void) {
-  const char* path = getenv("XACKLY_FRONT_SOCKET");
-  return path != NULL && *path != '\0' ? path : NULL;
+  static const char* front = NULL;
+  static int known = 0;
+  if (!__atomic_load_n(&known, __ATOMIC_ACQUIRE)) {
+    const char* path = getenv("XACKLY_FRONT_SOCKET");
+    __atomic_store_n(&front, path != NULL && *path != '\0' ? path : NULL, __ATOMIC_RELAXED);
+    __atomic_store_n(&known, 1, __ATOMIC_RELEASE);
+  }
+  return __atomic_load_n(&front, __ATOMIC_RELAXED);
 }
 
 static int IsMonotonic(clockid_t id) {
@@ -333,9 +344,9 @@ static char* AppendDecimal(char* p, int64_t v) {
   return p;
 }
 
-/* Sends XACKLY.SLEEP <ms> to the front and waits for its reply line. */
-static void VirtualSleepMs(const char* path, int64_t ms) {
-  if (ms <= 0) return;
+/* Sends `verb` <ms> (XACKLY.SLEEP, XACKLY.WAIT) to the front on a
+ * connection of its own and waits for its reply line. */
+static void FrontRoundTrip(const char* path, const char* verb, int64_t ms) {
   long fd = syscall(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) DieFront("cannot open a socket to", path);
   struct sockaddr_un addr;
@@ -348,9 +359,15 @@ static void VirtualSleepMs(const char* path, int64_t ms) {
   char* end = AppendDecimal(number, ms);
   char frame[96];
   char* p = frame;
-  const char* head = "*2\r\n$12\r\nXACKLY.SLEEP\r\n$";
-  memcpy(p, head, strlen(head));
-  p += strlen(head);
+  memcpy(p, "*2\r\n$", 5);
+  p += 5;
+  p = AppendDecimal(p, (int64_t)strlen(verb));
+  *p++ = '\r';
+  *p++ = '\n';
+  memcpy(p, verb, strlen(verb));
+  p += strlen(verb);
+  memcpy(p, "\r\n$", 3);
+  p += 3;
   p = AppendDecimal(p, end - number);
   *p++ = '\r';
   *p++ = '\n';
@@ -374,6 +391,10 @@ static void VirtualSleepMs(const char* path, int64_t ms) {
     seen_cr = c == '\r';
   }
   syscall(SYS_close, fd);
+}
+
+static void VirtualSleepMs(const char* path, int64_t ms) {
+  if (ms > 0) FrontRoundTrip(path, "XACKLY.SLEEP", ms);
 }
 
 /* How long a sleep until `req` (absolute on `clock_id` when `absolute`)
@@ -450,4 +471,128 @@ static int64_t SleepMs(clockid_t clock_id, int absolute, const struct timespec* 
     ns -= (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
   }
   return ns <= 0 ? 0 : (ns + 999999) / 1000000;
+}
+
+/* --- a real consumer's randomness -----------------------------------------
+ *
+ * In a consumer process (XACKLY_FRONT_SOCKET set), getrandom and getentropy
+ * (Python's os.urandom, uuid.uuid4, random's and secrets' seeds) draw from a
+ * stream of XACKLY_RANDOM_SEED (a decimal the front sets per worker and
+ * incarnation): one seed, the same bytes, run after run. A program that
+ * reads the kernel another way (a raw getrandom syscall, /dev/urandom by
+ * read(), OpenSSL) is not controlled (docs/real-consumers.md). */
+
+static uint64_t g_consumer_random = 0;
+static int g_consumer_random_ready = 0;
+
+static uint64_t NextConsumerRandom(void) {
+  if (!__atomic_load_n(&g_consumer_random_ready, __ATOMIC_ACQUIRE)) {
+    uint64_t seed = XACKLY_RANDOM_SEED;
+    const char* text = getenv("XACKLY_RANDOM_SEED");
+    if (text != NULL) {
+      for (seed = 0; *text >= '0' && *text <= '9'; ++text) seed = seed * 10 + (uint64_t)(*text - '0');
+    }
+    __atomic_store_n(&g_consumer_random, seed, __ATOMIC_RELAXED);
+    __atomic_store_n(&g_consumer_random_ready, 1, __ATOMIC_RELEASE);
+  }
+  uint64_t z = __atomic_add_fetch(&g_consumer_random, 0x9e3779b97f4a7c15ull, __ATOMIC_RELAXED);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+static void FillConsumerRandom(unsigned char* out, size_t len) {
+  while (len > 0) {
+    uint64_t v = NextConsumerRandom();
+    size_t n = len < sizeof v ? len : sizeof v;
+    memcpy(out, &v, n);
+    out += n;
+    len -= n;
+  }
+}
+
+__attribute__((visibility("default"))) ssize_t getrandom(void* buf, size_t len, unsigned int flags) {
+  if (FrontSocket() == NULL) return syscall(SYS_getrandom, buf, len, flags);
+  FillConsumerRandom((unsigned char*)buf, len);
+  return (ssize_t)len;
+}
+
+__attribute__((visibility("default"))) int getentropy(void* buf, size_t len) {
+  if (len > 256) {
+    errno = EIO;
+    return -1;
+  }
+  if (FrontSocket() != NULL) {
+    FillConsumerRandom((unsigned char*)buf, len);
+    return 0;
+  }
+  for (size_t done = 0; done < len;) {  /* glibc's: the kernel's bytes, retried on EINTR */
+    long n = syscall(SYS_getrandom, (unsigned char*)buf + done, len - done, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return -1;
+    done += (size_t)n;
+  }
+  return 0;
+}
+
+/* --- a real consumer's timed waits -----------------------------------------
+ *
+ * In a consumer process, poll, ppoll, epoll_wait and epoll_pwait with a
+ * timeout (an event loop's timers: Node's setTimeout, asyncio's call_later,
+ * a socket timeout) look at the descriptors at once; when none is ready,
+ * the wait is sent to the front as XACKLY.WAIT <ms>, which answers at once
+ * when a reply of its may still be on the way, else after <ms> of virtual
+ * time (a sleep step), and the descriptors are looked at once more. The
+ * wait never passes in real time. A wait without a timeout (-1) blocks for
+ * real: only a descriptor can end it (a reply the front sends). */
+
+/* The timeout in ms a timespec gives (rounded up); -1 for none. */
+static int TimeoutMsOf(const struct timespec* ts) {
+  if (ts == NULL) return -1;
+  int64_t ms = (int64_t)ts->tv_sec * 1000 + (ts->tv_nsec + 999999) / 1000000;
+  return ms > 0x7fffffff ? 0x7fffffff : (int)ms;
+}
+
+/* Whether a wait of `timeout_ms` that found nothing ready is a virtual one:
+ * then it has been waited for (XACKLY.WAIT) and the caller looks again. */
+static int WaitedVirtually(int timeout_ms) {
+  const char* front = FrontSocket();
+  if (front == NULL || timeout_ms <= 0) return 0;
+  FrontRoundTrip(front, "XACKLY.WAIT", timeout_ms);
+  return 1;
+}
+
+__attribute__((visibility("default"))) int poll(struct pollfd* fds, nfds_t nfds, int timeout) {
+  if (FrontSocket() == NULL || timeout == 0) return (int)syscall(SYS_poll, fds, nfds, timeout);
+  long n = syscall(SYS_poll, fds, nfds, 0);
+  if (n != 0) return (int)n;
+  if (WaitedVirtually(timeout)) return (int)syscall(SYS_poll, fds, nfds, 0);
+  return (int)syscall(SYS_poll, fds, nfds, timeout);
+}
+
+__attribute__((visibility("default"))) int ppoll(struct pollfd* fds, nfds_t nfds, const struct timespec* timeout,
+                                                 const sigset_t* sigmask) {
+  const struct timespec zero = {0, 0};
+  const int ms = TimeoutMsOf(timeout);
+  if (FrontSocket() == NULL || ms == 0) return (int)syscall(SYS_ppoll, fds, nfds, timeout, sigmask, (size_t)8);
+  long n = syscall(SYS_ppoll, fds, nfds, &zero, sigmask, (size_t)8);
+  if (n != 0) return (int)n;
+  if (WaitedVirtually(ms)) return (int)syscall(SYS_ppoll, fds, nfds, &zero, sigmask, (size_t)8);
+  return (int)syscall(SYS_ppoll, fds, nfds, timeout, sigmask, (size_t)8);
+}
+
+__attribute__((visibility("default"))) int epoll_pwait(int epfd, struct epoll_event* events, int maxevents,
+                                                       int timeout, const sigset_t* sigmask) {
+  if (FrontSocket() == NULL || timeout == 0) {
+    return (int)syscall(SYS_epoll_pwait, epfd, events, maxevents, timeout, sigmask, (size_t)8);
+  }
+  long n = syscall(SYS_epoll_pwait, epfd, events, maxevents, 0, sigmask, (size_t)8);
+  if (n != 0) return (int)n;
+  if (WaitedVirtually(timeout)) return (int)syscall(SYS_epoll_pwait, epfd, events, maxevents, 0, sigmask, (size_t)8);
+  return (int)syscall(SYS_epoll_pwait, epfd, events, maxevents, timeout, sigmask, (size_t)8);
+}
+
+__attribute__((visibility("default"))) int epoll_wait(int epfd, struct epoll_event* events, int maxevents,
+                                                      int timeout) {
+  return epoll_pwait(epfd, events, maxevents, timeout, NULL);
 }

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <hiredis/hiredis.h>
 #include <poll.h>
+#include <sqlite3.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -32,6 +33,7 @@ namespace {
 constexpr char kFrontSocketName[] = "front.sock";
 constexpr char kClockPageName[] = "clock";
 constexpr char kOutputName[] = "consumer.log";
+constexpr char kDatabaseName[] = "consumer.db";
 // The largest request frame a process may send (a client's bulk strings are
 // capped at 512 MiB by Redis; a consumer's requests are small).
 constexpr size_t kMaxFrameBytes = size_t{16} << 20;
@@ -116,7 +118,7 @@ class ConsumerProcess {
   ConsumerProcess& operator=(const ConsumerProcess&) = delete;
 
   Status Start(const RealConsumerOptions& options, const std::string& program, const ScriptActorInfo& info,
-               const std::string& clock_library, int64_t epoch_ms) {
+               const std::string& clock_library, const std::string& database_path, int64_t epoch_ms) {
     Result<std::unique_ptr<ServerDir>> dir = ServerDir::Create(DefaultTempRoot());
     if (!dir.ok()) return dir.status();
     dir_ = std::move(dir).value();
@@ -147,6 +149,8 @@ class ConsumerProcess {
         "XACKLY_STREAM=" + info.stream,
         "XACKLY_GROUP=" + info.group,
         fmt::format("XACKLY_EVENTS={}", info.events),
+        "XACKLY_SQLITE=" + database_path,
+        fmt::format("XACKLY_RANDOM_SEED={}", info.seed),  // the preload's getrandom
         fmt::format("LD_PRELOAD={}{}{}", clock_library, preload != nullptr && *preload ? ":" : "",
                     preload != nullptr ? preload : ""),
         fmt::format("{}={}", kClockPageEnv, clock_->page_path()),
@@ -221,6 +225,12 @@ class ConsumerProcess {
       sent += static_cast<size_t>(n);
     }
     return Status::Ok();
+  }
+
+  // Closes a connection as a reset would: the process sees it close, and
+  // frames it had sent on it and not yet read are dropped with it.
+  void Cut(size_t connection) {
+    if (connection < connections_.size()) Close(connections_[connection]);
   }
 
   std::string OutputTailText() const { return OutputTail(output_path_); }
@@ -302,6 +312,110 @@ class ConsumerProcess {
   pid_t pid_ = -1;
   std::vector<Connection> connections_;
 };
+
+// The run's SQLite database, shared by every consumer process of the run
+// (XACKLY_SQLITE): created with the effect table the oracle reads,
+//   xackly_effects(id INTEGER PRIMARY KEY AUTOINCREMENT, event TEXT NOT NULL, entry TEXT)
+// and removed when the run ends. A row a process committed is a side effect
+// that happened; a row rolled back (or never committed before a crash) never
+// appears, so it is not counted.
+class RunDatabase {
+ public:
+  struct Row {
+    int64_t id = 0;
+    std::string event;
+    std::string entry;
+  };
+
+  static Result<std::shared_ptr<RunDatabase>> Create() {
+    Result<std::unique_ptr<ServerDir>> dir = ServerDir::Create(DefaultTempRoot());
+    if (!dir.ok()) return dir.status();
+    std::shared_ptr<RunDatabase> db(new RunDatabase(std::move(dir).value()));
+    const std::string path = db->path();
+    if (sqlite3_open_v2(path.c_str(), &db->handle_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK ||
+        sqlite3_exec(db->handle_,
+                     "CREATE TABLE xackly_effects (id INTEGER PRIMARY KEY AUTOINCREMENT, event TEXT NOT NULL, "
+                     "entry TEXT)",
+                     nullptr, nullptr, nullptr) != SQLITE_OK ||
+        sqlite3_prepare_v2(db->handle_, "SELECT id, event, entry FROM xackly_effects WHERE id > ? ORDER BY id", -1,
+                           &db->select_, nullptr) != SQLITE_OK) {
+      return Status::IoError(fmt::format("cannot create the run's database {}: {}", path,
+                                         db->handle_ != nullptr ? sqlite3_errmsg(db->handle_) : "out of memory"));
+    }
+    return db;
+  }
+  ~RunDatabase() {
+    sqlite3_finalize(select_);
+    sqlite3_close_v2(handle_);
+  }
+  RunDatabase(const RunDatabase&) = delete;
+  RunDatabase& operator=(const RunDatabase&) = delete;
+
+  std::string path() const { return dir_->File(kDatabaseName); }
+
+  // The rows committed since the last call, in order. A database a process
+  // holds locked (mid-commit) is read at the next call instead. Fails when
+  // the table is gone or changed (the process dropped it).
+  Result<std::vector<Row>> NewRows() {
+    std::vector<Row> rows;
+    sqlite3_bind_int64(select_, 1, last_id_);
+    int rc = SQLITE_OK;
+    while ((rc = sqlite3_step(select_)) == SQLITE_ROW) {
+      Row r;
+      r.id = sqlite3_column_int64(select_, 0);
+      const unsigned char* event = sqlite3_column_text(select_, 1);
+      const unsigned char* entry = sqlite3_column_text(select_, 2);
+      r.event = event != nullptr ? reinterpret_cast<const char*>(event) : "";
+      r.entry = entry != nullptr ? reinterpret_cast<const char*>(entry) : "";
+      rows.push_back(std::move(r));
+    }
+    sqlite3_reset(select_);  // releases its read lock
+    if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) return std::vector<Row>();
+    if (rc != SQLITE_DONE) {
+      return Status::InvalidArgument(fmt::format(
+          "the run's effect table xackly_effects in $XACKLY_SQLITE cannot be read ({}): a consumer must not drop or "
+          "change it",
+          sqlite3_errmsg(handle_)));
+    }
+    if (!rows.empty()) last_id_ = rows.back().id;
+    return rows;
+  }
+
+ private:
+  explicit RunDatabase(std::unique_ptr<ServerDir> dir) : dir_(std::move(dir)) {}
+  std::unique_ptr<ServerDir> dir_;
+  sqlite3* handle_ = nullptr;
+  sqlite3_stmt* select_ = nullptr;
+  int64_t last_id_ = 0;
+};
+
+// The run's database (ScriptActorInfo::run_memory), created by the first
+// process of the run to start; a world without run memory (a test's) gets
+// one of its own.
+Result<std::shared_ptr<RunDatabase>> DatabaseOfRun(const ScriptActorInfo& info) {
+  if (info.run_memory != nullptr && *info.run_memory != nullptr) {
+    return std::static_pointer_cast<RunDatabase>(*info.run_memory);
+  }
+  Result<std::shared_ptr<RunDatabase>> db = RunDatabase::Create();
+  if (db.ok() && info.run_memory != nullptr) *info.run_memory = *db;
+  return db;
+}
+
+// Records the effects committed since the last look as the world's effect
+// steps: by the process that is running, since the others wait for replies.
+Task<Status> RecordCommitted(RunDatabase& db, ScriptWorld& world) {
+  Result<std::vector<RunDatabase::Row>> rows = db.NewRows();
+  if (!rows.ok()) co_return rows.status();
+  for (RunDatabase::Row& row : *rows) {
+    EffectCall call;
+    call.event_id = std::move(row.event);
+    call.stream_id = std::move(row.entry);
+    call.sink = ScriptSink::kCommitted;
+    call.origin = fmt::format("xackly_effects row {}", row.id);
+    co_await world.Effect(std::move(call));
+  }
+  co_return Status::Ok();
+}
 
 Reply EffectReply(EffectOutcome o) {
   switch (o) {
@@ -419,7 +533,7 @@ Task<Reply> Perform(ScriptWorld& world, std::vector<std::string> argv) {
       const bool parks = ReadsOnlyNew(argv);
       for (;;) {
         Reply r = co_await world.Redis(argv);
-        if (!r.is_nil() || !parks) co_return r;
+        if (!r.is_nil() || !parks || world.ConnectionWasCut()) co_return r;
         bool woken = co_await world.Park(*ms == 0 ? kForeverParkMs : *ms);
         if (!woken && *ms != 0) co_return r;
       }
@@ -488,14 +602,23 @@ Task<Status> RealConsumer::Run(ScriptActorInfo info, ScriptWorld& world) const {
   auto fail = [&](const std::string& why) {
     return Status::InvalidArgument(fmt::format("{}: {} ({})", shown_, why, world.Where()));
   };
+  Result<std::shared_ptr<RunDatabase>> database = DatabaseOfRun(info);
+  if (!database.ok()) co_return fail(database.status().message());
+  RunDatabase& db = **database;
   ConsumerProcess process;
-  Status started = process.Start(options_, program_, info, options_.clock_library, info.epoch_ms + world.NowMs());
+  Status started =
+      process.Start(options_, program_, info, options_.clock_library, db.path(), info.epoch_ms + world.NowMs());
   if (!started.ok()) co_return fail("cannot start: " + started.message());
   int64_t requests = 0;
+  bool waited_since_request = false;  // XACKLY.WAIT answered since its last other request
   for (;;) {
     int exit_status = 0;
     Result<std::optional<Frame>> frame = process.Next(options_.request_timeout_ms, &exit_status);
     if (!frame.ok()) co_return fail(frame.status().message());
+    // What it committed before this request (or before it exited) happened
+    // before it.
+    Status recorded = co_await RecordCommitted(db, world);
+    if (!recorded.ok()) co_return fail(recorded.message());
     if (!frame->has_value()) {
       if (WIFEXITED(exit_status) && WEXITSTATUS(exit_status) == 0) co_return Status::Ok();
       const std::string how = fmt::format("{}; {}", DescribeWaitStatus(exit_status), process.OutputTailText());
@@ -506,11 +629,36 @@ Task<Status> RealConsumer::Run(ScriptActorInfo info, ScriptWorld& world) const {
       co_await world.Exit(fmt::format("{} {}: {}", shown_, DescribeWaitStatus(exit_status), LastLine(how)));
       co_return fail(how);  // only a world that cannot take it down gets here
     }
-    ++requests;
     Frame f = std::move(**frame);
-    Reply reply = co_await Perform(world, std::move(f.argv));
+    // XACKLY.WAIT <ms>: a timed wait of the process's that found nothing
+    // ready (the preload's poll/epoll_wait). Its first since a request may be
+    // for that request's reply, sent since it looked: answered at once, no
+    // step. Two in a row, nothing from the front is on the way: the wait
+    // lasts its time, as a sleep step.
+    const bool wait = EqualsIgnoreCase(f.argv[0], "XACKLY.WAIT");
+    std::optional<int64_t> wait_ms = wait && f.argv.size() == 2 ? ParseMs(f.argv[1]) : std::nullopt;
+    if (wait && !wait_ms) co_return fail(fmt::format("sent XACKLY.WAIT without milliseconds 0..{}", kMaxDurationMs));
+    if (wait && !waited_since_request) {
+      waited_since_request = true;
+      if (Status sent = process.Send(f.connection, Reply::StatusText("OK"), options_.request_timeout_ms); !sent.ok()) {
+        co_return fail(sent.message());
+      }
+      continue;
+    }
+    waited_since_request = wait;
+    if (!wait) ++requests;
+    Reply reply = Reply::StatusText("OK");
+    if (wait) {
+      co_await world.Sleep(*wait_ms);
+    } else {
+      reply = co_await Perform(world, std::move(f.argv));
+    }
     // The process reads the clock as soon as it has the reply: set it first.
     process.SetClock(info.epoch_ms + world.ReadyAtMs());
+    if (world.ConnectionWasCut()) {  // a lost request or reply: it sees the connection close
+      process.Cut(f.connection);
+      continue;
+    }
     if (Status sent = process.Send(f.connection, reply, options_.request_timeout_ms); !sent.ok()) {
       co_return fail(sent.message());
     }

@@ -82,6 +82,9 @@ class RealConsumer final : public ProtocolScript {
   // The command as one line ("python3 consumer.py"): messages and reports.
   const std::string& path() const override { return shown_; }
   bool Defines(ScriptRole role) const override { return role == ScriptRole::kConsumer; }
+  // A lost request or reply closes the connection it came on; the process
+  // goes on (its client's own error handling runs).
+  bool SeesConnectionResets() const override { return true; }
   // Starts one process and serves its requests until it exits (Ok when with
   // status 0) or the task is destroyed (a crash: the process is SIGKILLed
   // with its process group). A process that exits with another status after

@@ -24,6 +24,8 @@ Status Simulation::Setup() {
   env_.handlers = config_.handlers;
   process_memory_.assign(static_cast<size_t>(config_.TotalWorkers()) + 1, {});
   env_.process_memory = &process_memory_;
+  run_memory_.reset();
+  env_.run_memory = &run_memory_;
   env_.atomic_script = CompileAtomicScript(config_.protocol);
   env_.atomic = AtomicGroupOf(config_.protocol);
   env_.seed = config_.seed;
@@ -206,6 +208,23 @@ void Simulation::Reset(Actor& a, const std::string& why) {
              fmt::format("{}: reconnects and restarts its loop in {} ms", why,
                          config_.timing.reconnect_ms),
              "", {.event = LineEvent::kReconnect, .duration_ms = config_.timing.reconnect_ms});
+}
+
+void Simulation::CutConnection(Actor& a) {
+  // The server drops a closed connection's MULTI, WATCH and client state: a
+  // new connection leaves them behind as well.
+  ForEachFeed([&a](OracleFeed& f) { f.Forget(a.slot); });
+  Result<std::unique_ptr<Connection>> conn = server_->Connect();
+  if (conn.ok()) {
+    a.conn = std::make_unique<LossyConnection>(std::move(conn).value());
+    a.conn_generation = generation_;
+  } else {
+    a.conn.reset();  // its next request finds no connection: an I/O error, and a restart
+  }
+  trace_.Add(now_, a.name, LineKind::kLifecycle, "its connection is reset: the process sees it close and goes on",
+             "", {.event = LineEvent::kReconnect});
+  a.connection_cut = true;
+  ResumeActor(a);
 }
 
 void Simulation::Wake(Actor& a, bool by_data) {

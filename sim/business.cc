@@ -25,6 +25,11 @@ Result<BusinessReply> StoreChannel::Call(const BusinessCall& call, Step& s) {
       s.outcome = store_->Execute(owner, now, s.label, s.params, &s.sql, request, result);
       if (s.outcome != BusinessOutcome::kOk && s.sql.error.empty()) s.sql.error = *result;
       break;
+    case Op::kCommittedEffect:
+      effect.sink = "sql";
+      store_->Committed(effect, request, result);
+      s.outcome = BusinessOutcome::kOk;
+      break;
     case Op::kExternalEffect:
       effect.sink = "external";
       // A script's effect names its own idempotency key and its expiry; a

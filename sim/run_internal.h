@@ -69,6 +69,13 @@ class Simulation : private FaultHost {
   void TakeDown(Actor& a, int64_t restart_in_ms, bool new_process);
   void Crash(Actor& a, const std::string& point);             // process death
   void Reset(Actor& a, const std::string& why);               // timeout: reconnect, same process
+  // A lost request or reply as a process that sees resets
+  // (ProtocolScript::SeesConnectionResets): a fresh server connection, and
+  // the actor resumes with Actor::connection_cut set.
+  void CutConnection(Actor& a);
+  // Whether `a` runs a script that sees resets (its lost requests and
+  // replies cut its connection instead of restarting it).
+  bool SeesConnectionResets(const Actor& a) const;
   // A worker process dies or stalls whole (`kind` kCrash or kStall at
   // `point`, fired in `a`): the other handler lanes of its process go down
   // too (restarting in `duration_ms`, with it) or take no step for
@@ -290,6 +297,7 @@ class Simulation : private FaultHost {
 
   std::vector<std::unique_ptr<Actor>> actors_;
   std::vector<std::shared_ptr<void>> process_memory_;  // ActorEnv::process_memory
+  std::shared_ptr<void> run_memory_;                    // ActorEnv::run_memory
   std::unique_ptr<Connection> harness_conn_;
   uint64_t generation_ = 0;   // bumped by every server restart
   int next_owner_id_ = 1;
@@ -317,6 +325,7 @@ class Simulation : private FaultHost {
   size_t next_pick_ = 0;
   StreamId last_id_;
   int64_t protocol_rtt_ = 0;
+  int64_t business_requests_ = 0;  // RunResult::business_requests
   int64_t harness_rtt_ = 0;
   std::vector<std::string> picks_;
   std::vector<std::string> notes_;

@@ -43,7 +43,7 @@ class SimScriptWorld final : public ScriptWorld {
     s.op = Op::kCommand;
     s.argv = std::move(argv);
     CanonicalizeCommand(&s.argv);
-    Reply r = co_await Request<Reply>(actor_, std::move(s), &TakeReply);
+    Reply r = co_await Call<Reply>(actor_, std::move(s), &TakeReply);
     co_return r;
   }
 
@@ -52,7 +52,7 @@ class SimScriptWorld final : public ScriptWorld {
     s.op = Op::kSqlStatement;
     s.label = std::move(statement);
     s.params = std::move(params);
-    SqlResult r = co_await Request<SqlResult>(actor_, std::move(s), &TakeSql);
+    SqlResult r = co_await Call<SqlResult>(actor_, std::move(s), &TakeSql);
     co_return r;
   }
 
@@ -67,6 +67,10 @@ class SimScriptWorld final : public ScriptWorld {
         s.duration_ms = c.key_ttl_ms;  // how long the service remembers it
         break;
       case ScriptSink::kSql: s.op = Op::kSqlEffect; break;
+      case ScriptSink::kCommitted:
+        s.op = Op::kCommittedEffect;
+        duration_ms = 0;  // it happened before the call
+        break;
       case ScriptSink::kRedis:
         s.op = Op::kRedisEffect;
         s.argv = {"RPUSH", env_->names->effects,
@@ -82,7 +86,7 @@ class SimScriptWorld final : public ScriptWorld {
     // on the far side: the outcome is unknown to the script.
     s.busy_ms = duration_ms;
     s.timeout_ms = c.timeout_ms;
-    EffectOutcome o = co_await Request<EffectOutcome>(actor_, std::move(s), &FinishEffect);
+    EffectOutcome o = co_await Call<EffectOutcome>(actor_, std::move(s), &FinishEffect);
     co_return o;
   }
 
@@ -90,31 +94,32 @@ class SimScriptWorld final : public ScriptWorld {
     Step s;
     s.op = Op::kCheckpoint;
     s.label = std::move(name);
-    co_await Request<bool>(actor_, std::move(s), &TakeNothing);
+    co_await Call<bool>(actor_, std::move(s), &TakeNothing);
   }
 
   Task<void> Sleep(int64_t ms) override {
     Step s;
     s.op = Op::kSleep;
     s.duration_ms = ms;
-    co_await Request<bool>(actor_, std::move(s), &TakeNothing);
+    co_await Call<bool>(actor_, std::move(s), &TakeNothing);
   }
 
   Task<void> Exit(std::string why) override {
     Step s;
     s.op = Op::kExit;
     s.label = std::move(why);
-    co_await Request<bool>(actor_, std::move(s), &TakeNothing);
+    co_await Call<bool>(actor_, std::move(s), &TakeNothing);
   }
 
   Task<bool> Park(int64_t max_ms) override {
     Step s;
     s.op = Op::kPark;
     s.duration_ms = max_ms;
-    bool woken = co_await Request<bool>(actor_, std::move(s), &TakeWoken);
+    bool woken = co_await Call<bool>(actor_, std::move(s), &TakeWoken);
     co_return woken;
   }
 
+  bool ConnectionWasCut() const override { return actor_->connection_cut; }
   int64_t NowMs() const override { return *env_->now_ms; }
   int64_t ReadyAtMs() const override { return std::max(*env_->now_ms, actor_->ready_at_ms); }
   std::string Where() const override {
@@ -122,6 +127,13 @@ class SimScriptWorld final : public ScriptWorld {
   }
 
  private:
+  // One step; ConnectionWasCut then tells of this call alone.
+  template <typename T>
+  Request<T> Call(Actor* actor, Step step, T (*finish)(Step&)) {
+    actor->connection_cut = false;
+    return Request<T>(actor, std::move(step), finish);
+  }
+
   Actor* actor_;
   const ActorEnv* env_;
 };
@@ -171,6 +183,7 @@ Task<void> ScriptActorMain(Actor* actor, const ActorEnv* env, ScriptRole role) {
   if (actor->kind == ActorKind::kWorker && env->handlers > 1) {
     info.process_memory = &env->process_memory->at(static_cast<size_t>(actor->number));
   }
+  info.run_memory = env->run_memory;
   Status s = co_await env->protocol->script->Run(std::move(info), world);
   if (!s.ok() && env->script_error->ok()) *env->script_error = s;
 }

@@ -26,7 +26,10 @@
 namespace xackly {
 
 // Where a side effect lands; the oracle's ledger records it there.
-enum class ScriptSink : uint8_t { kExternal, kSql, kRedis };
+// kCommitted is not a script's: a real consumer's effect that its process
+// already committed in a database of its own (harness/real_consumer.h); the
+// call only records it, and its outcome is always kOk.
+enum class ScriptSink : uint8_t { kExternal, kSql, kRedis, kCommitted };
 
 // One call of the side effect (w:effect).
 struct EffectCall {
@@ -83,6 +86,12 @@ class ScriptWorld {
     co_return;
   }
 
+  // Whether the last call's connection was cut by a lost request or reply
+  // (only a Redis or Effect call's can be) (for a ProtocolScript that SeesConnectionResets:
+  // its call returned without a reply, and the script should drop that
+  // connection). Others are restarted instead, and never see it.
+  virtual bool ConnectionWasCut() const { return false; }
+
   // Virtual milliseconds since the run started (no step).
   virtual int64_t NowMs() const = 0;
   // When the actor's next step can run at the earliest: NowMs() plus what
@@ -129,6 +138,10 @@ struct ScriptActorInfo {
   // process dies, and it ends with the last lane running in it). Null: a
   // process of one lane, whose memory is its own.
   std::shared_ptr<void>* process_memory = nullptr;
+  // What every actor of the run shares (the ProtocolScript's own object:
+  // the first actor to start creates it; the simulator drops it when the run
+  // ends). Never null in a simulated run.
+  std::shared_ptr<void>* run_memory = nullptr;
 };
 
 // A loaded protocol script, as the simulator sees it (implemented by the
@@ -145,6 +158,11 @@ class ProtocolScript {
   virtual bool DefinesFunction(std::string_view name) const {
     return name == ScriptFunctionName(ScriptRole::kConsumer) && Defines(ScriptRole::kConsumer);
   }
+  // Whether a lost request or reply cuts the actor's connection and the
+  // script goes on (ScriptWorld::ConnectionWasCut; a real consumer's client
+  // sees its socket close and runs its own error handling), rather than the
+  // actor timing out and restarting its loop (a Lua script).
+  virtual bool SeesConnectionResets() const { return false; }
   // Runs the role's function to its end. Ok when it returns; InvalidArgument
   // "path:line: message (actor w1, step 57)" when the script fails.
   // REQUIRES: Defines(info.role); `world` outlives the task

@@ -546,6 +546,7 @@ Result<RunResult> Simulation::Run() {
   result.trace_lines = trace_.size();
   result.virtual_ms = now_;
   result.protocol_round_trips = protocol_rtt_;
+  result.business_requests = business_requests_;
   result.harness_round_trips = harness_rtt_;
   result.fired = plan_->fired();
   result.coverage = plan_->Coverage();

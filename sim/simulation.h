@@ -171,6 +171,9 @@ struct RunResult {
   int64_t virtual_ms = 0;        // virtual time at the end
   int64_t protocol_round_trips = 0;  // Redis requests the actors sent
   int64_t harness_round_trips = 0;   // setup, fault injection, oracle reads
+  // Requests the actors sent to the SQL store or the external service (a
+  // real consumer's committed effects, which are neither, not counted).
+  int64_t business_requests = 0;
   std::vector<FaultSpec> fired;  // the explicit plan that replays this run
   FaultCoverage coverage;
   std::vector<std::string> picks;      // slots picked, one per step (when keep_trace)

@@ -34,6 +34,7 @@ const OpInfo& InfoOf(Op op) {
       {"command", Channel::kRedis, nullptr, nullptr},
       {"sql", Channel::kSql, nullptr, nullptr},
       {"exit", Channel::kLocal, nullptr, nullptr},
+      {"committed-effect", Channel::kSql, "after-effect", nullptr},
   };
   // One row per Op, in the enum's order: a new Op without its row (or a row
   // too many) does not compile.

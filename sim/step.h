@@ -59,9 +59,14 @@ enum class Op : uint8_t {
   // the scheduler takes the actor down as a crash, and its supervisor
   // restarts it. `label` says how it ended.
   kExit,
+  // A side effect a real consumer's process already committed in a database
+  // of its own (a row of its xackly_effects table, harness/real_consumer.h):
+  // the step records it on the ledger as found. Nothing about it can fail or
+  // be lost (it happened); its crash point is after-effect.
+  kCommittedEffect,
 };
 // How many Ops there are (InfoOf's table has one row per Op, in this order).
-inline constexpr size_t kOpCount = static_cast<size_t>(Op::kExit) + 1;
+inline constexpr size_t kOpCount = static_cast<size_t>(Op::kCommittedEffect) + 1;
 
 struct OpInfo {
   const char* name;         // stable name used in traces and reports

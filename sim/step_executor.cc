@@ -22,7 +22,8 @@ namespace {
 LineFacts BusinessFacts(const Step& s) {
   LineFacts facts;
   switch (s.op) {
-    case Op::kSqlEffect: facts.stream_id = s.stream_id; [[fallthrough]];
+    case Op::kSqlEffect:
+    case Op::kCommittedEffect: facts.stream_id = s.stream_id; [[fallthrough]];
     case Op::kSqlCheckDone:
     case Op::kSqlMarkDone:
     case Op::kExternalEffect: facts.event_id = s.event_id; break;
@@ -64,6 +65,7 @@ bool Simulation::ExecuteBusiness(Actor& a, Step& s) {
   const BusinessCall call{a.owner_id, now_, a.name, plan_->IsPoison(EventNumber(s.event_id)), script(),
                           config_.protocol.idempotency_key};
   const bool sql = InfoOf(s.op).channel == Channel::kSql;
+  if (s.op != Op::kCommittedEffect) ++business_requests_;
   SetOracleLine(trace_.size());
   business_.LoseNext(loss);
   Result<BusinessReply> r = business_.Call(call, s);
@@ -265,8 +267,23 @@ std::vector<std::string> Simulation::EventsOf(const Step& s) const {
   return oracle_.EventsOfIds(std::vector<std::string>(s.argv.begin() + command.ids_from, s.argv.end()));
 }
 
+bool Simulation::SeesConnectionResets(const Actor& a) const {
+  const ProtocolScript* script = config_.protocol.script.get();
+  if (script == nullptr || !script->SeesConnectionResets()) return false;
+  switch (a.kind) {  // only the actors that run the script: a built-in producer times out
+    case ActorKind::kWorker: return true;
+    case ActorKind::kProducer: return script->Defines(ScriptRole::kProducer);
+    case ActorKind::kJanitor: return script->Defines(ScriptRole::kJanitor);
+  }
+  return false;
+}
+
 void Simulation::TimeOut(Actor& a, HistoryKind fault, const std::string& site, const std::vector<std::string>& events) {
   OracleOf(a).WorkerFault(fault, now_, a.name, site, events);
+  if (SeesConnectionResets(a)) {
+    CutConnection(a);
+    return;
+  }
   Reset(a, "timeout");
 }
 
@@ -302,7 +319,8 @@ Simulation::PointFault Simulation::FirePointFault(Actor& a, const Step& s, const
 }
 
 Status Simulation::CheckEffect(const Actor& a, const Step& s) const {
-  const bool effect = s.op == Op::kSqlEffect || s.op == Op::kExternalEffect || s.op == Op::kRedisEffect;
+  const bool effect = s.op == Op::kSqlEffect || s.op == Op::kExternalEffect || s.op == Op::kRedisEffect ||
+                      s.op == Op::kCommittedEffect;
   if (!effect) return Status::Ok();
   const std::string& where = s.origin.empty() ? a.name : s.origin;
   if (!s.stream_id.empty()) {

@@ -298,6 +298,13 @@ BusinessOutcome SqlStore::Effect(int owner, int64_t now_ms, const EffectRecord& 
   return BusinessOutcome::kOk;
 }
 
+void SqlStore::Committed(const EffectRecord& effect, std::string* request, std::string* result) {
+  *request = fmt::format("(committed by the process) xackly_effects: {} entry {}", effect.event_id,
+                         effect.stream_id.empty() ? "-" : effect.stream_id);
+  ledger_->Record(effect);
+  *result = "1 row";
+}
+
 BusinessOutcome SqlStore::Commit(int owner, int64_t now_ms, std::string* sql,
                                  std::string* result) {
   XACKLY_CHECK(!Busy(owner));

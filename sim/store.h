@@ -164,6 +164,9 @@ class SqlStore {
                          std::string* sql, std::string* result);
   BusinessOutcome Commit(int owner, int64_t now_ms, std::string* sql, std::string* result);
   BusinessOutcome Rollback(int owner, std::string* sql, std::string* result);
+  // An effect a real consumer committed in a database of its own (not this
+  // store): it reaches the ledger as it is, whatever this store's state.
+  void Committed(const EffectRecord& effect, std::string* request, std::string* result);
 
   // Any statement of a protocol script, with positional parameters. A
   // transaction statement in any spelling (BEGIN [DEFERRED|...], COMMIT,

@@ -77,6 +77,8 @@ struct ActorEnv {
   // With lanes, each worker process's script memory until the process dies,
   // by worker number (ScriptActorInfo::process_memory).
   std::vector<std::shared_ptr<void>>* process_memory = nullptr;
+  // What every actor of the run shares (ScriptActorInfo::run_memory).
+  std::shared_ptr<void>* run_memory = nullptr;
   // The protocol's atomic Redis group (AtomicGroupOf), and the same group
   // compiled to one Lua script (empty if none).
   AtomicGroup atomic;

@@ -35,6 +35,23 @@ void RequireNodeIoredis() {
       << "examples/real/node needs ioredis: bash .ci/setup --tests (npm ci in examples/real/node)";
 }
 
+// How many times `needle` occurs in `text`.
+int CountOf(const std::string& text, const std::string& needle) {
+  int n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// The first line of `text` that holds `needle` ("" when none does).
+std::string LineWith(const std::string& text, const std::string& needle) {
+  const size_t at = text.find(needle);
+  if (at == std::string::npos) return "";
+  const size_t start = text.rfind('\n', at);
+  const size_t end = text.find('\n', at);
+  return text.substr(start == std::string::npos ? 0 : start + 1,
+                     end == std::string::npos ? std::string::npos : end - (start == std::string::npos ? 0 : start + 1));
+}
+
 struct Judged {
   CommandOutput run;
   report::CheckReport row;
@@ -109,6 +126,147 @@ TEST(RealConsumerTest, TheNodeExamplesAreJudgedAsTheyExpect) {
   // The Node consumer sends the very requests the Python one does (the same
   // seed gives the same trace): fewer cases, for the suite's time.
   ExpectTheExamplesJudged("node", 10);
+}
+
+// The SQLite consumer keeps its effect, its dedupe record and the
+// xackly_effects row in one transaction of the run's database: correct, it
+// is ok with crashes between COMMIT and XACK fired; acking before COMMIT
+// loses the event (the transaction dies with the process); without a dedupe
+// record a redelivery applies it twice, shrunk to one event and one worker,
+// and its replay reproduces the counterexample's trace.
+TEST(RealConsumerTest, EffectsCommittedInTheConsumersOwnDatabaseAreJudged) {
+  RequirePythonRedis();
+  ScopedTempRoot dir;
+  Judged correct = CheckExample(dir, "python/sqlite-correct", 20);
+  EXPECT_EQ(correct.run.exit_code, kExitOk) << correct.run.output;
+  EXPECT_EQ(correct.row.observed, "ok");
+  EXPECT_GT(correct.row.fired_totals["crash@after-effect"], 0) << correct.run.output;
+  EXPECT_GT(correct.row.fired_totals["crash@before-XACK"], 0) << correct.run.output;
+  EXPECT_GT(correct.row.fired_totals["lost-reply@XACK"], 0) << correct.run.output;
+
+  Judged early = CheckExample(dir, "python/sqlite-ack-before-commit", 20);
+  EXPECT_EQ(early.run.exit_code, kExitOk) << early.run.output;
+  EXPECT_EQ(early.row.observed, "lost");
+
+  Judged no_dedupe = CheckExample(dir, "python/sqlite-no-dedupe", 20);
+  EXPECT_EQ(no_dedupe.run.exit_code, kExitOk) << no_dedupe.run.output;
+  EXPECT_EQ(no_dedupe.row.observed, "duplicate");
+  EXPECT_TRUE(Contains(no_dedupe.run.output, "1 event, 1 worker")) << no_dedupe.run.output;
+  ASSERT_TRUE(no_dedupe.row.counterexample.has_value()) << no_dedupe.run.output;
+  CommandOutput again = RunXackly(
+      {"replay", dir.path() + "/python/sqlite-no-dedupe/python-sqlite-no-dedupe.replay.toml", "--quiet"});
+  EXPECT_EQ(again.exit_code, kExitOk) << again.output;
+  EXPECT_TRUE(Contains(again.output, "trace " + no_dedupe.row.counterexample->trace_hash)) << again.output;
+}
+
+// A lost reply closes the connection the request came on: the process sees
+// it (redis-py raises ConnectionError), handles it and goes on in the same
+// incarnation; the server side of the connection is new, so a MULTI it had
+// open is gone, as after a real reset.
+TEST(RealConsumerTest, ALostReplyResetsTheConnectionAndTheProcessGoesOn) {
+  RequirePythonRedis();
+  ScopedTempRoot dir;
+  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/resets.py",
+                                  "import os, redis\n"
+                                  "r = redis.Redis.from_url(os.environ['REDIS_URL'])\n"
+                                  "print('incarnation', os.environ['XACKLY_INCARNATION'], flush=True)\n"
+                                  "for i in range(3):\n"
+                                  "    try:\n"
+                                  "        r.execute_command('MULTI')\n"
+                                  "        r.execute_command('INCR', 'tries')\n"
+                                  "        r.execute_command('EXEC')\n"
+                                  "    except redis.ConnectionError as e:\n"
+                                  "        r.echo('reset seen in incarnation ' + os.environ['XACKLY_INCARNATION'])\n")
+                  .ok());
+  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/resets.toml",
+                                  "name = \"resets\"\nexpect = \"lost\"\n[workload]\nworkers = 1\nevents = 1\n"
+                                  "[protocol]\ncommand = [\"/usr/bin/python3\", \"resets.py\"]\n"
+                                  "[faults]\nkinds = []\n"
+                                  "[schedule]\nfaults = [\"lost-reply w1 INCR #1\"]\n")
+                  .ok());
+  CommandOutput run = RunXackly({"run", "--scenario", dir.path() + "/resets.toml", "--trace", dir.path() + "/t"});
+  ASSERT_EQ(run.exit_code, kExitOk) << run.output;
+  Result<std::string> trace = ReadFile(dir.path() + "/t");
+  ASSERT_TRUE(trace.ok());
+  EXPECT_TRUE(Contains(*trace, "its connection is reset: the process sees it close and goes on")) << *trace;
+  EXPECT_TRUE(Contains(*trace, "ECHO \"reset seen in incarnation 1\"")) << *trace;
+  EXPECT_FALSE(Contains(*trace, "restarts its loop")) << *trace;
+  // The MULTI of the reset connection went with it: the next MULTI is not
+  // nested, and two of the three EXECs ran.
+  EXPECT_FALSE(Contains(*trace, "MULTI calls can not be nested")) << *trace;
+  EXPECT_EQ(CountOf(*trace, "EXEC -> [2]") + CountOf(*trace, "EXEC -> [1]"), 2) << *trace;
+}
+
+// getrandom (uuid4, os.urandom, random's seed) draws from the worker's own
+// stream of the run's seed: the same values run after run, different ones
+// for two workers. asyncio's timers (epoll_wait timeouts) are the virtual
+// clock's: an hour of asyncio.sleep costs nothing.
+TEST(RealConsumerTest, RandomnessAndEventLoopTimersAreTheRunsOwn) {
+  RequirePythonRedis();
+  ScopedTempRoot dir;
+  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/seeded.py",
+                                  "import asyncio, os, random, time, uuid, redis\n"
+                                  "r = redis.Redis.from_url(os.environ['REDIS_URL'])\n"
+                                  "me = os.environ['XACKLY_WORKER']\n"
+                                  "r.set('uuid:' + me, uuid.uuid4().hex + ' ' + str(random.random()))\n"
+                                  "before = time.time()\n"
+                                  "asyncio.run(asyncio.sleep(3600))\n"
+                                  "r.echo(f'{me} slept {time.time() - before:.0f}')\n")
+                  .ok());
+  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/seeded.toml",
+                                  "name = \"seeded\"\nexpect = \"lost\"\n[workload]\nworkers = 2\nevents = 1\n"
+                                  "[protocol]\ncommand = [\"/usr/bin/python3\", \"seeded.py\"]\n"
+                                  "[faults]\nkinds = []\n")
+                  .ok());
+  std::vector<std::string> traces;
+  for (const char* name : {"a", "b"}) {
+    CommandOutput run = RunXackly({"run", "--scenario", dir.path() + "/seeded.toml", "--seed", "5", "--trace",
+                                   dir.path() + "/" + name});
+    ASSERT_EQ(run.exit_code, kExitOk) << run.output;
+    Result<std::string> trace = ReadFile(dir.path() + "/" + name);
+    ASSERT_TRUE(trace.ok());
+    traces.push_back(*trace);
+  }
+  EXPECT_EQ(traces[0], traces[1]);
+  EXPECT_TRUE(Contains(traces[0], "ECHO \"w1 slept 3600\"")) << traces[0];
+  EXPECT_TRUE(Contains(traces[0], "ECHO \"w2 slept 3600\"")) << traces[0];
+  const std::string w1 = LineWith(traces[0], "SET uuid:w1 ");
+  const std::string w2 = LineWith(traces[0], "SET uuid:w2 ");
+  ASSERT_FALSE(w1.empty() || w2.empty()) << traces[0];
+  EXPECT_NE(w1.substr(w1.find("SET uuid:w1 ") + 12, 32), w2.substr(w2.find("SET uuid:w2 ") + 12, 32));
+}
+
+// Node's timers wait in epoll_wait: its timeout is the virtual clock's too,
+// so an hour of setTimeout passes at once, and ioredis (whose reconnects
+// wait on a timer) works across it.
+TEST(RealConsumerTest, TheNodeConsumersTimersAreTheRunsVirtualClock) {
+  RequireNodeIoredis();
+  ScopedTempRoot dir;
+  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/timer.js",
+                                  "const Redis = require('ioredis');\n"
+                                  "const r = new Redis({ path: process.env.REDIS_URL.slice('unix://'.length) });\n"
+                                  "(async () => {\n"
+                                  "  const t0 = Date.now();\n"
+                                  "  await r.echo('before');\n"
+                                  "  await new Promise((done) => setTimeout(done, 3600000));\n"
+                                  "  await r.echo(`slept ${Math.round((Date.now() - t0) / 1000)}`);\n"
+                                  "  process.exit(0);\n"
+                                  "})();\n")
+                  .ok());
+  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/timer.toml",
+                                  "name = \"timer\"\nexpect = \"lost\"\n[workload]\nworkers = 1\nevents = 1\n"
+                                  "[protocol]\ncommand = [\"node\", \"timer.js\"]\n[faults]\nkinds = []\n")
+                  .ok());
+  CommandOutput run = RunXackly({"run", "--scenario", dir.path() + "/timer.toml", "--trace", dir.path() + "/t"},
+                                {"NODE_PATH=" + kExamples + "node/node_modules"});
+  ASSERT_EQ(run.exit_code, kExitOk) << run.output;
+  Result<std::string> trace = ReadFile(dir.path() + "/t");
+  ASSERT_TRUE(trace.ok());
+  EXPECT_TRUE(Contains(*trace, "ECHO before")) << *trace;
+  EXPECT_TRUE(Contains(*trace, "ECHO \"slept 3600\"")) << *trace;
+  // The hour is a few long waits (Node wakes for its own timers on the
+  // way), not thousands of short ones.
+  EXPECT_LT(CountOf(*trace, " sleep "), 10) << *trace;
 }
 
 TEST(RealConsumerTest, OneSeedGivesOneTraceByteForByte) {
@@ -246,21 +404,21 @@ TEST(RealConsumerTest, AProcessThatDiesAfterItStartedIsACrashAndTheRunIsJudged) 
   EXPECT_TRUE(Contains(run.output, "w1 crashes at process exit")) << run.output;
 }
 
-// A consumer that is not a function of its replies (it writes a uuid4) is
+// A consumer that is not a function of its replies (it writes its pid) is
 // named by check's determinism self-check with the first trace line where
 // two runs of one case differ, never judged.
 TEST(RealConsumerTest, ANondeterministicConsumerIsShownWhereItsRunsDiffer) {
   RequirePythonRedis();
   ScopedTempRoot dir;
   ASSERT_TRUE(WriteFileAtomically(dir.path() + "/drifts.py",
-                                  "import os, uuid, redis\n"
+                                  "import os, redis\n"
                                   "r = redis.Redis.from_url(os.environ['REDIS_URL'])\n"
                                   "g, me, st = os.environ['XACKLY_GROUP'], os.environ['XACKLY_WORKER'], "
                                   "os.environ['XACKLY_STREAM']\n"
                                   "while True:\n"
                                   "    for _, entries in r.xreadgroup(g, me, {st: '>'}, count=10, block=2000) or []:\n"
                                   "        for id, fields in entries:\n"
-                                  "            r.set('run-id', uuid.uuid4().hex)\n"
+                                  "            r.set('run-id', os.getpid())\n"
                                   "            try:\n"
                                   "                r.execute_command('XACKLY.EFFECT', fields[b'event_id'], 'KEY', "
                                   "fields[b'event_id'])\n"

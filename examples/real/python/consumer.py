@@ -1,6 +1,7 @@
 """A correct at-least-once consumer: the effect carries an idempotency key
 (the event id), the entry is acked only after the effect succeeded, and
-entries left pending by a dead worker are claimed back with XAUTOCLAIM.
+entries left pending by a dead worker are claimed back with XAUTOCLAIM; a
+connection that breaks is reconnected.
 
 The same code runs against a real Redis: set REDIS_URL, XACKLY_STREAM,
 XACKLY_GROUP and XACKLY_WORKER, and make xackly_effect.effect call your service.
@@ -42,14 +43,19 @@ def main():
     group = os.environ["XACKLY_GROUP"]
     me = os.environ["XACKLY_WORKER"]
     while True:
-        # Entries another worker took and never acked (it died, or stalled).
-        claimed = r.xautoclaim(stream, group, me, min_idle_time=CLAIM_MIN_IDLE_MS, start_id="0-0", count=10)
-        for entry_id, fields in claimed[1]:
-            if fields:
-                handle(r, stream, group, entry_id, fields)
-        for _, entries in r.xreadgroup(group, me, {stream: ">"}, count=10, block=2000) or []:
-            for entry_id, fields in entries:
-                handle(r, stream, group, entry_id, fields)
+        try:
+            # Entries another worker took and never acked (it died, or stalled).
+            claimed = r.xautoclaim(stream, group, me, min_idle_time=CLAIM_MIN_IDLE_MS, start_id="0-0", count=10)
+            for entry_id, fields in claimed[1]:
+                if fields:
+                    handle(r, stream, group, entry_id, fields)
+            for _, entries in r.xreadgroup(group, me, {stream: ">"}, count=10, block=2000) or []:
+                for entry_id, fields in entries:
+                    handle(r, stream, group, entry_id, fields)
+        except redis.ConnectionError as e:
+            # The request or its reply was lost: it may or may not have run.
+            # What is still pending is claimed back; the next call reconnects.
+            print(f"connection lost: {e}")
 
 
 if __name__ == "__main__":
