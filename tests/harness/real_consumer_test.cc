@@ -197,6 +197,28 @@ TEST(RealConsumerTest, ALostReplyResetsTheConnectionAndTheProcessGoesOn) {
   EXPECT_EQ(CountOf(*trace, "EXEC -> [2]") + CountOf(*trace, "EXEC -> [1]"), 2) << *trace;
 }
 
+// Only the consumer's processes see resets: xackly's own producer, whose
+// XADD is lost, times out and adds it again (before, it took the reset as
+// a reply and went on: the event was never produced, a false lost).
+TEST(RealConsumerTest, TheBuiltInProducersLostRequestIsRetriedNotReset) {
+  RequirePythonRedis();
+  ScopedTempRoot dir;
+  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/producer-loss.toml",
+                                  "name = \"producer-loss\"\nexpect = \"ok\"\n[workload]\nworkers = 1\nevents = 2\n"
+                                  "[protocol]\ncommand = [\"/usr/bin/python3\", \"" + kExamples +
+                                      "python/consumer.py\"]\n"
+                                      "[faults]\nkinds = []\n[schedule]\nfaults = [\"lost-request p1 XADD #1\"]\n")
+                  .ok());
+  CommandOutput run =
+      RunXackly({"run", "--scenario", dir.path() + "/producer-loss.toml", "--trace", dir.path() + "/t"});
+  EXPECT_EQ(run.exit_code, kExitOk) << run.output;
+  EXPECT_TRUE(Contains(run.output, "observed ok (expected ok): matched")) << run.output;
+  Result<std::string> trace = ReadFile(dir.path() + "/t");
+  ASSERT_TRUE(trace.ok());
+  EXPECT_TRUE(Contains(*trace, "!lost-request")) << *trace;
+  EXPECT_FALSE(Contains(*trace, "p1       its connection is reset")) << *trace;
+}
+
 // getrandom (uuid4, os.urandom, random's seed) draws from the worker's own
 // stream of the run's seed: the same values run after run, different ones
 // for two workers. asyncio's timers (epoll_wait timeouts) are the virtual
