@@ -15,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <utility>
@@ -234,6 +235,48 @@ class ConsumerProcess {
   }
 
   std::string OutputTailText() const { return OutputTail(output_path_); }
+
+  // How many times each of the process's threads other than its main one
+  // has been switched out: unchanged between two snapshots, none of them
+  // ran in between.
+  using ThreadSnapshot = std::map<std::string, std::string>;
+
+  // Waits until every thread but the main one sleeps (a thread pool done
+  // with its work: what it produced, an eventfd written, is ready before it
+  // sleeps again), then returns their snapshot. Fails when one keeps
+  // running for `timeout_ms` of wall time.
+  Result<ThreadSnapshot> QuietThreads(int64_t timeout_ms) const {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    for (;;) {
+      ThreadSnapshot snapshot;
+      std::string busy;
+      std::error_code ec;
+      const std::string tasks = fmt::format("/proc/{}/task", pid_);
+      for (const auto& task : std::filesystem::directory_iterator(tasks, ec)) {
+        const std::string tid = task.path().filename().string();
+        if (tid == std::to_string(pid_)) continue;
+        std::ifstream in(task.path() / "status");
+        std::string line, state, switches;
+        while (std::getline(in, line)) {
+          if (line.starts_with("State:")) state = line.substr(line.find_first_not_of(" \t", 6));
+          if (line.find("ctxt_switches:") != std::string::npos) switches += line + ";";
+        }
+        if (in.bad() || state.empty()) continue;  // it has just exited
+        if (state[0] != 'S' && state[0] != 'T' && state[0] != 't' && state[0] != 'Z' && state[0] != 'X') {
+          busy = fmt::format("thread {} is {}", tid, state);
+        }
+        snapshot[tid] = switches;
+      }
+      if (busy.empty()) return snapshot;
+      if (std::chrono::steady_clock::now() > deadline) {
+        return Status::Timeout(fmt::format(
+            "a thread kept running for {} ms of wall time while the process waited ({}): a busy thread is not "
+            "under the scheduler ({} sets this limit); {}",
+            timeout_ms, busy, kRequestTimeoutEnv, OutputTail(output_path_)));
+      }
+      ::usleep(100);
+    }
+  }
 
  private:
   struct Connection {
@@ -610,10 +653,15 @@ Task<Status> RealConsumer::Run(ScriptActorInfo info, ScriptWorld& world) const {
       process.Start(options_, program_, info, options_.clock_library, db.path(), info.epoch_ms + world.NowMs());
   if (!started.ok()) co_return fail("cannot start: " + started.message());
   int64_t requests = 0;
-  bool waited_since_request = false;  // XACKLY.WAIT answered since its last other request
+  // Its threads when it was last told to look again after a wait with
+  // nothing ready (XACKLY.WAIT); none since its last request.
+  std::optional<ConsumerProcess::ThreadSnapshot> looked_again;
   for (;;) {
     int exit_status = 0;
-    Result<std::optional<Frame>> frame = process.Next(options_.request_timeout_ms, &exit_status);
+    // A process starting (an interpreter loading its modules on a busy
+    // machine) may take longer than one step of its loop.
+    const int64_t limit_ms = requests == 0 ? 3 * options_.request_timeout_ms : options_.request_timeout_ms;
+    Result<std::optional<Frame>> frame = process.Next(limit_ms, &exit_status);
     if (!frame.ok()) co_return fail(frame.status().message());
     // What it committed before this request (or before it exited) happened
     // before it.
@@ -631,21 +679,29 @@ Task<Status> RealConsumer::Run(ScriptActorInfo info, ScriptWorld& world) const {
     }
     Frame f = std::move(**frame);
     // XACKLY.WAIT <ms>: a timed wait of the process's that found nothing
-    // ready (the preload's poll/epoll_wait). Its first since a request may be
-    // for that request's reply, sent since it looked: answered at once, no
-    // step. Two in a row, nothing from the front is on the way: the wait
-    // lasts its time, as a sleep step.
+    // ready (the preload's poll/epoll_wait). The wait is virtual (a sleep
+    // step) only when the process has looked again since its last request
+    // and nothing can have changed since: no reply of the front's on the
+    // way (every request is answered by now) and none of its own threads
+    // ran (a thread pool's file read ends in a descriptor it polls).
+    // Otherwise it is answered at once, no step, and the process looks again.
     const bool wait = EqualsIgnoreCase(f.argv[0], "XACKLY.WAIT");
     std::optional<int64_t> wait_ms = wait && f.argv.size() == 2 ? ParseMs(f.argv[1]) : std::nullopt;
     if (wait && !wait_ms) co_return fail(fmt::format("sent XACKLY.WAIT without milliseconds 0..{}", kMaxDurationMs));
-    if (wait && !waited_since_request) {
-      waited_since_request = true;
-      if (Status sent = process.Send(f.connection, Reply::StatusText("OK"), options_.request_timeout_ms); !sent.ok()) {
-        co_return fail(sent.message());
+    if (wait) {
+      Result<ConsumerProcess::ThreadSnapshot> threads = process.QuietThreads(options_.request_timeout_ms);
+      if (!threads.ok()) co_return fail(threads.status().message());
+      if (!looked_again || *looked_again != *threads) {
+        looked_again = std::move(threads).value();
+        if (Status sent = process.Send(f.connection, Reply::StatusText("OK"), options_.request_timeout_ms);
+            !sent.ok()) {
+          co_return fail(sent.message());
+        }
+        continue;
       }
-      continue;
+    } else {
+      looked_again.reset();
     }
-    waited_since_request = wait;
     if (!wait) ++requests;
     Reply reply = Reply::StatusText("OK");
     if (wait) {

@@ -19,12 +19,24 @@
 //   XACKLY_WORKER      its consumer name (the same after a restart when the
 //                      run's restart_naming is "same")
 //   XACKLY_SLOT, XACKLY_INCARNATION, XACKLY_STREAM, XACKLY_GROUP, XACKLY_EVENTS
+//   XACKLY_SQLITE      the run's SQLite database, shared by every process of
+//                      the run and made with the table the oracle reads:
+//                      xackly_effects(id, event, entry). Before each request
+//                      of a process (and when it exits) the rows committed
+//                      since are its effects (effect steps, ScriptSink::
+//                      kCommitted); a row rolled back never appears.
 //   its clocks         gettimeofday, time and clock_gettime (REALTIME and
 //                      MONOTONIC) read the run's virtual clock, and its
 //                      sleeps (nanosleep, clock_nanosleep, usleep, sleep) are
 //                      sleep steps on it: the clock preload that redis-server
 //                      runs with, in consumer mode (XACKLY_FRONT_SOCKET,
 //                      harness/clock_preload.c); PYTHONHASHSEED=0
+//   its timed waits    poll/ppoll/epoll_wait/epoll_pwait with a timeout that
+//                      find nothing ready send XACKLY.WAIT <ms>: answered at
+//                      once while something may still change (a reply since
+//                      its last request, a thread of its that ran), else a
+//                      sleep step of <ms>
+//   its randomness     getrandom/getentropy draw from XACKLY_RANDOM_SEED
 // Commands the front answers itself, never forwarded:
 //   XACKLY.EFFECT <event> [KEY k] [KEY_TTL ms] [ENTRY id] [DURATION ms] [TIMEOUT ms]
 //       the side effect the oracle judges (an external call; KEY: the
@@ -39,12 +51,13 @@
 // (as w:read does); everything else is one step (w:redis's rules: blocking
 // and server-control commands are refused with an error reply).
 //
-// Not yet (said, not hidden): a crash is SIGKILL of the process at a step's
-// crash point, and a lost request or reply ends the process too (its
-// supervisor restarts it after the reconnect delay), where a real client
-// would see a reset connection; timeouts of select/poll/epoll and condition
-// variables are real time; getrandom is not controlled; effects written to
-// the consumer's own database are not read by the oracle.
+// A lost request or reply closes the connection it came on (the process
+// sees a reset and its client's error handling runs); a crash is SIGKILL of
+// the process group at a step's crash point.
+//
+// Not yet (said, not hidden): select and condition-variable timeouts are
+// real time; randomness read other than through getrandom/getentropy is not
+// controlled; no error replies (-LOADING, -READONLY) are injected.
 #pragma once
 
 #include <cstdint>
@@ -67,8 +80,9 @@ struct RealConsumerOptions {
   std::string working_dir;      // where the process starts: the scenario's directory
   std::string clock_library;    // libxackly_clock.so ("" finds it as redis-server's)
   // Wall-clock time a process may take to send its next request (or exit)
-  // after it got a reply: longer is a harness finding (a busy loop, a wait
-  // the front does not see), never a hang. $XACKLY_REQUEST_TIMEOUT_MS
+  // after it got a reply (three times that for its first request, after it
+  // starts): longer is a harness finding (a busy loop, a wait the front does
+  // not see), never a hang. $XACKLY_REQUEST_TIMEOUT_MS
   // overrides it (Create reads it).
   int64_t request_timeout_ms = 20'000;
 };
