@@ -3,8 +3,12 @@
 // crash between the effect and the XACK, the violating path highlighted,
 // the story and the replay command.
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <regex>
+#include <set>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "reports/report.h"
@@ -199,6 +203,282 @@ TEST(HtmlTest, AFirstIncarnationsLaneIsNotLabelledRestarted) {
   RunConfig config = RunConfig::For(*FindProtocol("no-dedupe"));
   const std::string html = RenderHtml(ReportOf({CheckFromCase(config, c)}));
   EXPECT_NE(html.find("<b>w1</b><small>worker</small>"), std::string::npos) << "the first incarnation";
+}
+
+// --- Timeline geometry: what a reader of the drawing relies on -------------
+
+// The svg of the first timeline in `html`.
+std::string TimelineSvg(const std::string& html) {
+  const size_t begin = html.find("<svg id=\"timeline-");
+  if (begin == std::string::npos) return "";
+  return html.substr(begin, html.find("</svg>", begin) - begin);
+}
+
+// Every step group of a timeline by trace line: its classes, data-x and
+// what is drawn inside it.
+struct DrawnStep {
+  std::string classes;
+  double x = 0;
+  std::string inside;
+};
+std::map<int64_t, DrawnStep> DrawnSteps(const std::string& svg) {
+  std::map<int64_t, DrawnStep> out;
+  const std::regex re(R"re(<g class="step ([^"]*)" id="c\d+-l\d+" data-line="(\d+)" data-t="\d+" data-x="([-0-9.]+)" tabindex="0"><title>[^<]*</title>([\s\S]*?)</g>)re");
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), re); it != std::sregex_iterator(); ++it) {
+    out[std::stoll((*it)[2])] = {(*it)[1], std::stod((*it)[3]), (*it)[4]};
+  }
+  return out;
+}
+
+// The centre of a glyph's shapes (circles, rects, polygons, paths with M, L
+// and l): the mean of the vertices when it is only polygons (a star's or a
+// triangle's points), else the middle of the shapes' bounding box. The
+// halo of a path step and text are not part of the glyph.
+struct Centre {
+  double x = 0, y = 0;
+  bool found = false;
+};
+Centre GlyphCentre(std::string glyph) {
+  glyph = std::regex_replace(glyph, std::regex(R"(<circle [^>]*class="halo"/>)"), "");
+  glyph = std::regex_replace(glyph, std::regex(R"(<text[\s\S]*?</text>)"), "");
+  double x0 = 1e18, y0 = 1e18, x1 = -1e18, y1 = -1e18;
+  const auto box = [&](double ax, double ay, double bx, double by) {
+    x0 = std::min(x0, ax), y0 = std::min(y0, ay), x1 = std::max(x1, bx), y1 = std::max(y1, by);
+  };
+  const std::regex circle(R"re(<circle cx="([-0-9.]+)" cy="([-0-9.]+)" r="([0-9.]+)")re");
+  const std::regex rect(R"re(<rect x="([-0-9.]+)" y="([-0-9.]+)" width="([0-9.]+)" height="([0-9.]+)")re");
+  const std::regex path(R"re(<path d="([^"]*)")re");
+  const std::regex polygon(R"re(<polygon points="([^"]*)")re");
+  const std::regex pair(R"(([MLl]?)\s*(-?[0-9.]+),(-?[0-9.]+))");
+  bool only_polygons = true;
+  for (auto it = std::sregex_iterator(glyph.begin(), glyph.end(), circle); it != std::sregex_iterator(); ++it) {
+    const double cx = std::stod((*it)[1]), cy = std::stod((*it)[2]), r = std::stod((*it)[3]);
+    box(cx - r, cy - r, cx + r, cy + r);
+    only_polygons = false;
+  }
+  for (auto it = std::sregex_iterator(glyph.begin(), glyph.end(), rect); it != std::sregex_iterator(); ++it) {
+    const double x = std::stod((*it)[1]), y = std::stod((*it)[2]);
+    box(x, y, x + std::stod((*it)[3]), y + std::stod((*it)[4]));
+    only_polygons = false;
+  }
+  for (auto it = std::sregex_iterator(glyph.begin(), glyph.end(), path); it != std::sregex_iterator(); ++it) {
+    const std::string d = (*it)[1];
+    double px = 0, py = 0;
+    for (auto p = std::sregex_iterator(d.begin(), d.end(), pair); p != std::sregex_iterator(); ++p) {
+      const double a = std::stod((*p)[2]), b = std::stod((*p)[3]);
+      px = (*p)[1] == "l" ? px + a : a;
+      py = (*p)[1] == "l" ? py + b : b;
+      box(px, py, px, py);
+    }
+    only_polygons = false;
+  }
+  double sx = 0, sy = 0;
+  int n = 0;
+  for (auto it = std::sregex_iterator(glyph.begin(), glyph.end(), polygon); it != std::sregex_iterator(); ++it) {
+    const std::string points = (*it)[1];
+    for (auto p = std::sregex_iterator(points.begin(), points.end(), pair); p != std::sregex_iterator(); ++p) {
+      const double a = std::stod((*p)[2]), b = std::stod((*p)[3]);
+      sx += a, sy += b, ++n;
+      box(a, b, a, b);
+    }
+  }
+  if (x0 > x1) return {};
+  if (only_polygons) return {sx / n, sy / n, true};
+  return {(x0 + x1) / 2, (y0 + y1) / 2, true};
+}
+
+// no-dedupe's counterexample and, after it, one step of each other glyph:
+// a stall, a claim, a request lost, a crash, a start, a reconnect, an XDEL,
+// a local step, a server restart and another scheduled fault.
+CaseReport EveryGlyphCase() {
+  CaseReport c = NoDedupeCase();
+  int64_t t = c.trace.back().t_ms;
+  const auto add = [&](const std::string& actor, LineKind kind, LineEvent event, std::vector<std::string> argv,
+                       std::string site = "", std::string fault = "") {
+    TraceLine line;
+    line.t_ms = t += 10;
+    line.actor = actor;
+    line.kind = kind;
+    line.request = argv.empty() ? LineEventName(event) : argv[0];
+    line.event = event;
+    line.argv = std::move(argv);
+    line.site = std::move(site);
+    line.fault = std::move(fault);
+    c.trace.push_back(std::move(line));
+  };
+  add("w1", LineKind::kFault, LineEvent::kStall, {}, "after-read");
+  add("w1", LineKind::kRedis, LineEvent::kCommand, {"XCLAIM", "events", "workers", "w1", "0", "0-1"});
+  add("w1", LineKind::kFault, LineEvent::kLostRequest, {}, "XACK");
+  add("w1", LineKind::kFault, LineEvent::kCrash, {}, "after-read");
+  add("w1", LineKind::kLifecycle, LineEvent::kStart, {});
+  add("w1", LineKind::kLifecycle, LineEvent::kReconnect, {});
+  add("w1", LineKind::kRedis, LineEvent::kCommand, {"XDEL", "events", "0-1"});
+  add("w1", LineKind::kLocal, LineEvent::kCommand, {});
+  add("fault", LineKind::kFault, LineEvent::kScheduledFault, {}, "", "restart");
+  add("fault", LineKind::kFault, LineEvent::kScheduledFault, {}, "", "clock-jump");
+  return c;
+}
+
+// Every glyph sits on its lane: centred on the lane's line (the line the
+// violating path's polyline joins), and on its step's x, the (re)start
+// and reconnect triangles aside (they point right from it, as in the
+// legend). A glyph drawn a pixel off its lane, or a lane line drawn off
+// the middle of its lane, breaks the row a reader follows.
+TEST(HtmlTest, EveryGlyphIsCentredOnItsLanesLine) {
+  RunConfig config = RunConfig::For(*FindProtocol("no-dedupe"));
+  const std::string svg = TimelineSvg(RenderHtml(ReportOf({CheckFromCase(config, EveryGlyphCase())})));
+  ASSERT_FALSE(svg.empty());
+  std::vector<double> lane_y;
+  const std::regex lane_line(R"re(<line x1="0" y1="([-0-9.]+)" x2="[-0-9.]+" y2="[-0-9.]+" class="lane-line"/>)re");
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), lane_line); it != std::sregex_iterator(); ++it) {
+    lane_y.push_back(std::stod((*it)[1]));
+  }
+  std::vector<std::string> lanes;  // each lane group's text, in the order of the lane lines
+  const std::string open = "<g class=\"lane\" data-actor=\"";
+  for (size_t at = svg.find(open); at != std::string::npos;) {
+    const size_t next = svg.find(open, at + 1);
+    lanes.push_back(svg.substr(at, next == std::string::npos ? std::string::npos : next - at));
+    at = next;
+  }
+  ASSERT_EQ(lanes.size(), lane_y.size());
+  ASSERT_GE(lanes.size(), 3u) << "p1, w1 and fault injection";
+  std::set<std::string> categories;
+  for (size_t lane = 0; lane < lanes.size(); ++lane) {
+    for (const auto& [line, step] : DrawnSteps(lanes[lane])) {
+      const std::string category = step.classes.substr(0, step.classes.find(' '));
+      categories.insert(category);
+      const Centre centre = GlyphCentre(step.inside);
+      ASSERT_TRUE(centre.found) << "line " << line << ": " << step.inside;
+      EXPECT_NEAR(centre.y, lane_y[lane], 0.1) << category << " glyph of line " << line << ": " << step.inside;
+      if (category == "restart" || category == "reconnect") continue;
+      EXPECT_NEAR(centre.x, step.x, 0.1) << category << " glyph of line " << line << ": " << step.inside;
+    }
+  }
+  for (const char* c : {"produce", "read", "effect", "crash", "restart", "ack", "stall", "claim", "lost", "delete",
+                        "reconnect", "local", "server-restart", "fault"}) {
+    EXPECT_EQ(categories.count(c), 1u) << "no " << c << " glyph drawn";
+  }
+}
+
+// A gap in time is drawn wider the longer it lasts, and a cut gap (1 s or
+// more, marked // and labelled with its length) wider than any gap under
+// 1 s by at least its // mark: a cut never reads as a shorter wait than
+// the uncut gaps beside it.
+TEST(HtmlTest, ACutGapIsDrawnWiderThanAnyGapUnderASecond) {
+  CaseReport c = NoDedupeCase();
+  const size_t first = c.trace.size();
+  const std::vector<int64_t> gaps_ms = {1, 10, 100, 500, 999, 1000, 1001, 2000, 10'000, 100'000};
+  int64_t t = c.trace.back().t_ms + 10;
+  c.trace.push_back({t, "w1", LineKind::kLifecycle, "reconnects", "", LineEvent::kReconnect});
+  for (int64_t gap : gaps_ms) {
+    t += gap;
+    c.trace.push_back({t, "w1", LineKind::kLifecycle, "reconnects", "", LineEvent::kReconnect});
+  }
+  RunConfig config = RunConfig::For(*FindProtocol("no-dedupe"));
+  const std::string svg = TimelineSvg(RenderHtml(ReportOf({CheckFromCase(config, c)})));
+  const std::map<int64_t, DrawnStep> steps = DrawnSteps(svg);
+  std::vector<double> cuts;
+  const std::regex cut(R"re(<g class="gap-cut"><line x1="([-0-9.]+)")re");
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), cut); it != std::sregex_iterator(); ++it) {
+    cuts.push_back(std::stod((*it)[1]));
+  }
+  std::smatch mark;
+  ASSERT_TRUE(std::regex_search(svg, mark, std::regex(R"re(<path d="M([-0-9.]+),[-0-9.]+ L[-0-9.]+,[-0-9.]+ M[-0-9.]+,[-0-9.]+ L([-0-9.]+),[-0-9.]+" class="cut-mark"/>)re")));
+  const double mark_width = std::stod(mark[2]) - std::stod(mark[1]);
+  double widest_uncut = 0, narrowest_cut = 1e18, previous = 0;
+  for (size_t i = 0; i < gaps_ms.size(); ++i) {
+    const int64_t a = static_cast<int64_t>(first + i), b = a + 1;
+    ASSERT_EQ(steps.count(a) + steps.count(b), 2u) << "lines " << a << ", " << b;
+    // Both reconnects are off the path and full size: their distance is
+    // the gap plus one slot.
+    const double x0 = steps.at(a).x, x1 = steps.at(b).x, width = x1 - x0;
+    const bool is_cut = std::any_of(cuts.begin(), cuts.end(), [&](double x) { return x0 < x && x < x1; });
+    EXPECT_EQ(is_cut, gaps_ms[i] >= 1000) << gaps_ms[i] << " ms";
+    EXPECT_GE(width, previous) << gaps_ms[i] << " ms is drawn narrower than a shorter gap";
+    previous = width;
+    (is_cut ? narrowest_cut : widest_uncut) = is_cut ? std::min(narrowest_cut, width) : std::max(widest_uncut, width);
+  }
+  EXPECT_GE(narrowest_cut - widest_uncut, mark_width)
+      << "the narrowest cut gap, " << narrowest_cut << " px, against " << widest_uncut << " px under 1 s";
+}
+
+// The time labels over the axis: the first step's, and the first full-size
+// step's after every cut, each dropped only where it would come closer
+// than 6 px to the label before it (the clearance the rows of labels under
+// the lanes keep). A label is as wide as its text at 6.2 px a character,
+// plus 2 px either side. Swept over gaps of 1 s .. 20 000 s after a step
+// whose label is drawn, so some labels fit and some do not.
+TEST(HtmlTest, ATimeLabelAfterACutIsDrawnWheneverItFits) {
+  RunConfig config = RunConfig::For(*FindProtocol("no-dedupe"));
+  const auto half_of = [](const std::string& label) { return 6.2 * static_cast<double>(label.size()) / 2 + 2; };
+  int drawn = 0, dropped = 0;
+  for (int k = 0; k <= 200; ++k) {
+    const auto gap = static_cast<int64_t>(1000 * std::pow(20'000.0, k / 200.0));
+    CaseReport c = NoDedupeCase();
+    const auto a = static_cast<int64_t>(c.trace.size());
+    c.trace.push_back({2'000'000, "w1", LineKind::kLifecycle, "reconnects", "", LineEvent::kReconnect});
+    c.trace.push_back({2'000'000 + gap, "w1", LineKind::kLifecycle, "reconnects", "", LineEvent::kReconnect});
+    const std::string svg = TimelineSvg(RenderHtml(ReportOf({CheckFromCase(config, c)})));
+    const std::map<int64_t, DrawnStep> steps = DrawnSteps(svg);
+    ASSERT_EQ(steps.count(a) + steps.count(a + 1), 2u);
+    const double b_x = steps.at(a + 1).x;
+    const std::string b_label = "t = " + fmt::format("{:.3f} s", static_cast<double>(2'000'000 + gap) / 1000);
+    // The labels drawn, in order; the one before B's place.
+    double before_end = -1e9;
+    bool b_drawn = false;
+    const std::regex label(R"re(<text x="([-0-9.]+)" y="13" class="axis-t">([^<]*)</text>)re");
+    for (auto it = std::sregex_iterator(svg.begin(), svg.end(), label); it != std::sregex_iterator(); ++it) {
+      const double x = std::stod((*it)[1]);
+      if ((*it)[2] == b_label) {
+        b_drawn = true;
+        EXPECT_DOUBLE_EQ(x, b_x) << b_label;
+      } else if (x < b_x) {
+        before_end = std::max(before_end, x + half_of((*it)[2]));
+      }
+    }
+    // Positions are printed to 0.1 px: a clearance within that of 6 px
+    // cannot be judged from the page.
+    const double clearance = b_x - half_of(b_label) - before_end;
+    if (std::abs(clearance - 6) < 0.15) continue;
+    EXPECT_EQ(b_drawn, clearance > 6) << b_label << " at " << b_x << ", the label before it ends at " << before_end;
+    ++(b_drawn ? drawn : dropped);
+  }
+  EXPECT_GT(drawn, 0);
+  EXPECT_GT(dropped, 0);
+}
+
+// A worker that crashes and is never started again, and one that stalls
+// and takes no later step, are drawn down (stalled) from their step to the
+// end of the drawing, labelled with the time to the end of the run.
+TEST(HtmlTest, AWorkerDownOrStalledUntilTheEndIsDrawnSoToTheEnd) {
+  CaseReport c = NoDedupeCase();
+  const int64_t t = c.trace.back().t_ms;
+  const auto stall = static_cast<int64_t>(c.trace.size());
+  c.trace.push_back({t + 5, "p1", LineKind::kFault, "stall", "", LineEvent::kStall, {}, "after-XADD"});
+  const auto crash = stall + 1;
+  c.trace.push_back({t + 10, "w1", LineKind::kFault, "crash", "", LineEvent::kCrash, {}, "after-read"});
+  c.virtual_ms = t + 4010;
+  RunConfig config = RunConfig::For(*FindProtocol("no-dedupe"));
+  const std::string svg = TimelineSvg(RenderHtml(ReportOf({CheckFromCase(config, c)})));
+  const std::map<int64_t, DrawnStep> steps = DrawnSteps(svg);
+  ASSERT_EQ(steps.count(stall) + steps.count(crash), 2u);
+  const struct {
+    const char* cls;
+    int64_t line;
+    std::string text;
+  } kBands[] = {{"stalled", stall, "stalled " + FormatDuration(4005)}, {"down", crash, "down " + FormatDuration(4000)}};
+  for (const auto& band : kBands) {
+    const std::regex re(std::string("<g class=\"") + band.cls +
+                        R"re("><rect x="([-0-9.]+)" y="[-0-9.]+" width="([-0-9.]+)"[^>]*/><text x="[-0-9.]+" y="[-0-9.]+">([^<]*)</text></g>)re");
+    bool found = false;
+    for (auto it = std::sregex_iterator(svg.begin(), svg.end(), re); it != std::sregex_iterator(); ++it) {
+      if (std::stod((*it)[1]) != steps.at(band.line).x) continue;
+      found = true;
+      EXPECT_GT(std::stod((*it)[1]) + std::stod((*it)[2]), steps.rbegin()->second.x) << band.cls << ": past the last step";
+      EXPECT_EQ((*it)[3], band.text);
+    }
+    EXPECT_TRUE(found) << "no " << band.cls << " band from line " << band.line;
+  }
 }
 
 TEST(HtmlTest, CoverageOfASingleCheckIsNotCalledTheOtherChecks) {

@@ -1,0 +1,55 @@
+// A real consumer's connections as a client library treats them: one it
+// closes before it reads a reply (a client-side timeout, a pool that drops
+// a connection) takes nothing more, and the run goes on.
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "harness/exit_codes.h"
+#include "harness/files.h"
+#include "tests/harness/test_util.h"
+
+namespace xackly {
+namespace {
+
+// The consumer sends PING on a connection of its own and closes it at once,
+// so the front's reply meets a socket its peer has closed (EPIPE, not
+// EAGAIN); then it handles its event on another connection. The reply is
+// dropped and the run is judged: the front once waited for the closed
+// socket to take the reply, for ever.
+TEST(RealConsumerConnectionTest, AConnectionClosedBeforeItsReplyTakesNothingAndTheRunGoesOn) {
+  CommandOutput probe = RunProgram("/usr/bin/python3", {"-c", "import redis"});
+  ASSERT_EQ(probe.exit_code, 0) << "needs /usr/bin/python3 with python3-redis (bash .ci/setup --tests): "
+                                << probe.output;
+  ScopedTempRoot dir;
+  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/hangs_up.py",
+                                  "import os, socket, redis\n"
+                                  "s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n"
+                                  "s.connect(os.environ['REDIS_URL'][len('unix://'):])\n"
+                                  "s.sendall(b'*1\\r\\n$4\\r\\nPING\\r\\n')\n"
+                                  "s.close()\n"
+                                  "r = redis.Redis.from_url(os.environ['REDIS_URL'])\n"
+                                  "g, me, st = os.environ['XACKLY_GROUP'], os.environ['XACKLY_WORKER'], "
+                                  "os.environ['XACKLY_STREAM']\n"
+                                  "while True:\n"
+                                  "    for _, entries in r.xreadgroup(g, me, {st: '>'}, count=10, block=2000) or []:\n"
+                                  "        for id, fields in entries:\n"
+                                  "            r.execute_command('XACKLY.EFFECT', fields[b'event_id'], 'KEY', "
+                                  "fields[b'event_id'])\n"
+                                  "            r.xack(st, g, id)\n")
+                  .ok());
+  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/hangs_up.toml",
+                                  "name = \"hangs-up\"\nexpect = \"ok\"\n[workload]\nworkers = 1\nevents = 2\n"
+                                  "[protocol]\ncommand = [\"/usr/bin/python3\", \"hangs_up.py\"]\n"
+                                  "[faults]\nkinds = []\n")
+                  .ok());
+  CommandOutput run = RunXackly({"run", "--scenario", dir.path() + "/hangs_up.toml", "--trace", dir.path() + "/t"});
+  EXPECT_EQ(run.exit_code, kExitOk) << run.output;
+  EXPECT_TRUE(Contains(run.output, "observed ok (expected ok): matched")) << run.output;
+  Result<std::string> trace = ReadFile(dir.path() + "/t");
+  ASSERT_TRUE(trace.ok());
+  EXPECT_TRUE(Contains(*trace, "PING")) << *trace;
+}
+
+}  // namespace
+}  // namespace xackly
