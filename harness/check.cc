@@ -214,6 +214,18 @@ std::string GeneratedCase::ToString() const {
 
 void showValue(const GeneratedCase& c, std::ostream& os) { os << c.ToString(); }
 
+namespace {
+
+// c.ToString() with its faults as ApplyCase folds them into the case (the
+// worker each one really hits: "w3" of a 2-worker case is w1).
+std::string CaseText(const RunConfig& base, const GeneratedCase& c) {
+  GeneratedCase shown = c;
+  if (std::optional<std::vector<FaultSpec>> faults = ApplyCase(base, c).fault_schedule) shown.faults = *faults;
+  return shown.ToString();
+}
+
+}  // namespace
+
 ProtocolDef TimedProtocol(const RunConfig& base, const ScriptTimers& seen) {
   ProtocolDef p = base.protocol;
   if (p.script == nullptr) return p;
@@ -871,7 +883,7 @@ Status Search::Run(const rc::Gen<GeneratedCase>& gen, const std::vector<int>& in
       // Any other harness failure names its case, so that it can be rerun.
       if (options_.on_harness_failure) options_.on_harness_failure(configs[k], batch[at]);
       return results[k].status().WithContext(fmt::format("case {} of seed {} ({}{})", batch[at], options_.seed,
-                                                         cases[at].value().ToString(),
+                                                         CaseText(base_, cases[at].value()),
                                                          k < searched ? "" : ", its determinism rerun"));
     }
     if (Status s = SelfCheck(results, searched, rechecked, batch, cases); !s.ok()) return s;
@@ -916,7 +928,7 @@ Status Search::SelfCheck(const std::vector<Result<RunResult>>& results, size_t s
   for (size_t n = 0; n < rechecked.size(); ++n) {
     const size_t k = rechecked[n];
     const std::string which =
-        fmt::format("case {} of seed {} ({})", batch[k], options_.seed, cases[k].value().ToString());
+        fmt::format("case {} of seed {} ({})", batch[k], options_.seed, CaseText(base_, cases[k].value()));
     if (Status s = CompareRerun(results[k], results[searched + n], which); !s.ok()) {
       if (!results[k].ok() || !results[searched + n].ok()) return s;
       return Status::Internal(s.message() + "; " + FirstDifference(ApplyCase(base_, cases[k].value())));
@@ -949,9 +961,10 @@ std::string Search::FirstDifference(RunConfig config) {
                             shown(b, i));
   }
   if (!config.protocol.consumer_command.empty()) {
-    out += "; a real consumer must be a function of the replies it gets: single-threaded, with no randomness "
-           "(uuid4, os.urandom) and no reply it reads from a server command that differs per run "
-           "(docs/real-consumers.md)";
+    out += "; a real consumer must be a function of the replies it gets: no randomness xackly does not seed "
+           "(getrandom and getentropy are seeded; reads of /dev/urandom, raw syscalls and OpenSSL's own source are "
+           "not), no pid or real-time counter, no thread that races its main one, and no reply it reads from a "
+           "server command that differs per run (docs/real-consumers.md)";
   }
   return out;
 }
@@ -1020,7 +1033,7 @@ Result<GeneratedCase> Search::Shrink(rc::Shrinkable<GeneratedCase> current,
         if (!results[k].ok()) {
           if (options_.on_harness_failure) options_.on_harness_failure(configs[k], -1);
           return results[k].status().WithContext(
-              fmt::format("while shrinking, the smaller case ({})", candidates[k].value().ToString()));
+              fmt::format("while shrinking, the smaller case ({})", CaseText(base_, candidates[k].value())));
         }
         ++out_.shrink_runs;
         if (shows(*results[k])) {

@@ -7,7 +7,8 @@
  *
  * Why not libfaketime: it resolves the real functions with dlsym during its
  * own initialisation, and Debian's jemalloc calls clock_gettime from inside
- * that, so the server never starts. This library therefore never calls dlsym:
+ * that, so the server never starts. This library therefore never calls dlsym
+ * (but in a real consumer's sqlite3_step, which redis-server never calls):
  * every clock it does not virtualise (CLOCK_MONOTONIC, CLOCK_BOOTTIME, CPU
  * clocks...) goes to the kernel's vDSO clock_gettime, found in the vDSO's
  * own ELF symbol table (getauxval, no allocation), or by raw syscall where
@@ -41,7 +42,9 @@
  * What stays per process (the pid, the paths INFO shows) is listed in
  * docs/scripts.md. */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <elf.h>
+#include <link.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -595,4 +598,75 @@ __attribute__((visibility("default"))) int epoll_pwait(int epfd, struct epoll_ev
 __attribute__((visibility("default"))) int epoll_wait(int epfd, struct epoll_event* events, int maxevents,
                                                       int timeout) {
   return epoll_pwait(epfd, events, maxevents, timeout, NULL);
+}
+
+/* --- a real consumer's SQLite commits ---------------------------------------
+ *
+ * In a consumer process, a sqlite3_step that ends a transaction (COMMIT,
+ * ROLLBACK) or writes outside one is followed by XACKLY.COMMITTED on a
+ * connection of its own: the front reads the xackly_effects rows committed
+ * since it last looked as effect steps, each a crash point (after-effect),
+ * so a crash can fall right after the commit, before the process's next
+ * statement, not only at its next Redis request. The real functions are
+ * found in the loaded library that has them (dl_iterate_phdr, dlsym), only
+ * here: a consumer's SQLite calls them,
+ * redis-server never does. */
+
+typedef int (*SqliteStmtFn)(void*);
+typedef void* (*SqliteDbOfFn)(void*);
+
+int sqlite3_step(void* stmt);
+
+struct SqliteLookup {
+  const char* name;
+  void* found;
+};
+
+/* The loaded object (other than this library) that defines `name`.
+ * RTLD_NEXT cannot see it: Python loads its SQLite module with RTLD_LOCAL. */
+static int FindInObject(struct dl_phdr_info* info, size_t size, void* data) {
+  (void)size;
+  struct SqliteLookup* lookup = (struct SqliteLookup*)data;
+  if (info->dlpi_name == NULL || info->dlpi_name[0] == '\0') return 0;
+  void* handle = dlopen(info->dlpi_name, RTLD_NOLOAD | RTLD_LAZY);
+  if (handle == NULL) return 0;
+  void* f = dlsym(handle, lookup->name);
+  dlclose(handle);
+  if (f == NULL || f == (void*)&sqlite3_step) return 0;
+  lookup->found = f;
+  return 1;
+}
+
+static void* FindSqlite(const char* name) {
+  struct SqliteLookup lookup = {name, NULL};
+  dl_iterate_phdr(&FindInObject, &lookup);
+  if (lookup.found == NULL) {
+    WriteStderr("xackly clock preload: SQLite's ");
+    WriteStderr(name);
+    WriteStderr(" is not in any loaded library\n");
+    _exit(72);
+  }
+  return lookup.found;
+}
+
+__attribute__((visibility("default"))) int sqlite3_step(void* stmt) {
+  static SqliteStmtFn real_step = NULL, autocommit = NULL, readonly = NULL;
+  static SqliteDbOfFn db_of = NULL;
+  if (__atomic_load_n(&real_step, __ATOMIC_ACQUIRE) == NULL) {
+    __atomic_store_n(&autocommit, (SqliteStmtFn)FindSqlite("sqlite3_get_autocommit"), __ATOMIC_RELAXED);
+    __atomic_store_n(&readonly, (SqliteStmtFn)FindSqlite("sqlite3_stmt_readonly"), __ATOMIC_RELAXED);
+    __atomic_store_n(&db_of, (SqliteDbOfFn)FindSqlite("sqlite3_db_handle"), __ATOMIC_RELAXED);
+    __atomic_store_n(&real_step, (SqliteStmtFn)FindSqlite("sqlite3_step"), __ATOMIC_RELEASE);
+  }
+  SqliteStmtFn step = __atomic_load_n(&real_step, __ATOMIC_ACQUIRE);
+  const char* front = FrontSocket();
+  if (front == NULL) return step(stmt);
+  void* db = db_of(stmt);
+  const int in_transaction = !autocommit(db);
+  const int writes = !readonly(stmt);
+  const int rc = step(stmt);
+  const int ended = in_transaction && autocommit(db);          /* COMMIT, ROLLBACK */
+  const int wrote_alone = !in_transaction && writes && rc == 101; /* SQLITE_DONE */
+  if (ended || wrote_alone) FrontRoundTrip(front, "XACKLY.COMMITTED", 0);
+  return rc;
 }

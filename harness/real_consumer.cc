@@ -685,6 +685,16 @@ Task<Status> RealConsumer::Run(ScriptActorInfo info, ScriptWorld& world) const {
     // way (every request is answered by now) and none of its own threads
     // ran (a thread pool's file read ends in a descriptor it polls).
     // Otherwise it is answered at once, no step, and the process looks again.
+    // XACKLY.COMMITTED: the process has just committed to its SQLite
+    // database (the preload's sqlite3_step); what it added is recorded
+    // above, as effect steps, before this answer lets it go on.
+    if (EqualsIgnoreCase(f.argv[0], "XACKLY.COMMITTED")) {
+      looked_again.reset();
+      if (Status sent = process.Send(f.connection, Reply::StatusText("OK"), options_.request_timeout_ms); !sent.ok()) {
+        co_return fail(sent.message());
+      }
+      continue;
+    }
     const bool wait = EqualsIgnoreCase(f.argv[0], "XACKLY.WAIT");
     std::optional<int64_t> wait_ms = wait && f.argv.size() == 2 ? ParseMs(f.argv[1]) : std::nullopt;
     if (wait && !wait_ms) co_return fail(fmt::format("sent XACKLY.WAIT without milliseconds 0..{}", kMaxDurationMs));

@@ -131,7 +131,9 @@ TEST(RealConsumerTest, TheNodeExamplesAreJudgedAsTheyExpect) {
 // The SQLite consumer keeps its effect, its dedupe record and the
 // xackly_effects row in one transaction of the run's database: correct, it
 // is ok with crashes between COMMIT and XACK fired; acking before COMMIT
-// loses the event (the transaction dies with the process); without a dedupe
+// loses the event (the transaction dies with the process); a dedupe mark
+// committed after the effect's transaction lets a crash between the two
+// commits apply it twice; without a dedupe
 // record a redelivery applies it twice, shrunk to one event and one worker,
 // and its replay reproduces the counterexample's trace.
 TEST(RealConsumerTest, EffectsCommittedInTheConsumersOwnDatabaseAreJudged) {
@@ -147,6 +149,13 @@ TEST(RealConsumerTest, EffectsCommittedInTheConsumersOwnDatabaseAreJudged) {
   Judged early = CheckExample(dir, "python/sqlite-ack-before-commit", 20);
   EXPECT_EQ(early.run.exit_code, kExitOk) << early.run.output;
   EXPECT_EQ(early.row.observed, "lost");
+
+  // Its dedupe mark in a second transaction: a crash right after the
+  // effect's COMMIT (before the process's next statement, not only at its
+  // next Redis request) applies it twice.
+  Judged mark_after = CheckExample(dir, "python/sqlite-mark-after-commit", 20);
+  EXPECT_EQ(mark_after.run.exit_code, kExitOk) << mark_after.run.output;
+  EXPECT_EQ(mark_after.row.observed, "duplicate");
 
   Judged no_dedupe = CheckExample(dir, "python/sqlite-no-dedupe", 20);
   EXPECT_EQ(no_dedupe.run.exit_code, kExitOk) << no_dedupe.run.output;

@@ -4,7 +4,8 @@ that tells xackly's oracle about it commit in one transaction; the entry is
 acked only after the commit; entries a dead worker left pending are claimed
 back with XAUTOCLAIM; a connection that breaks is reconnected.
 
---ack-before-commit and --no-dedupe switch on one bug each.
+--ack-before-commit, --no-dedupe and --mark-after-commit switch on one bug
+each.
 
 Under xackly, XACKLY_SQLITE names the run's database (shared by every worker
 process, created with the xackly_effects table). Outside xackly, point it at
@@ -19,6 +20,7 @@ import redis
 CLAIM_MIN_IDLE_MS = 30000
 ACK_BEFORE_COMMIT = "--ack-before-commit" in sys.argv  # a bug: a crash between XACK and COMMIT loses the event
 NO_DEDUPE = "--no-dedupe" in sys.argv                  # a bug: a redelivered entry is applied again
+MARK_AFTER = "--mark-after-commit" in sys.argv         # a bug: a crash between the two commits applies it twice
 
 
 def open_db():
@@ -37,13 +39,16 @@ def handle(r, db, stream, group, entry_id, fields):
                 db.execute("ROLLBACK")   # done before: only the ack is owed
                 r.xack(stream, group, entry_id)
                 return
-            db.execute("INSERT INTO processed (event) VALUES (?)", (event,))
+            if not MARK_AFTER:
+                db.execute("INSERT INTO processed (event) VALUES (?)", (event,))
         db.execute("INSERT INTO balances VALUES ('orders', 1) "
                    "ON CONFLICT(account) DO UPDATE SET total = total + 1")
         db.execute("INSERT INTO xackly_effects (event, entry) VALUES (?, ?)", (event, entry_id.decode()))
         if ACK_BEFORE_COMMIT:
             r.xack(stream, group, entry_id)
         db.execute("COMMIT")
+        if MARK_AFTER and not NO_DEDUPE:  # a second transaction: not atomic with the effect
+            db.execute("INSERT INTO processed (event) VALUES (?)", (event,))
     except BaseException:
         if db.in_transaction:
             db.execute("ROLLBACK")
