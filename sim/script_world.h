@@ -86,10 +86,10 @@ class ScriptWorld {
     co_return;
   }
 
-  // Whether the last call's connection was cut by a lost request or reply
-  // (only a Redis or Effect call's can be) (for a ProtocolScript that SeesConnectionResets:
-  // its call returned without a reply, and the script should drop that
-  // connection). Others are restarted instead, and never see it.
+  // Whether the last call (a Redis or Effect call) lost its request or its
+  // reply, for a ProtocolScript that SeesConnectionResets: the call returned
+  // without a reply, and the script should drop that connection. Actors of
+  // other scripts are restarted instead, and never see it.
   virtual bool ConnectionWasCut() const { return false; }
 
   // Virtual milliseconds since the run started (no step).
