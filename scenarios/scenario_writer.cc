@@ -195,9 +195,12 @@ std::string ProtocolTables(const ProtocolDef& p, HandlerForm handler,
   // (loop, TTL) size the quiet window and the search, so they are kept.
   const bool is_script = HasScriptOrCommand(p);
   Section(&out, "protocol",
-          is_script ? "a protocol script: of the keys below only dedupe_ttl_ms and the loop's timers count "
-                      "(the timers it declares, docs/scripts.md)"
-                    : "inline, declarative definition",
+          !p.consumer_command.empty()
+              ? "your consumer command: the other keys below are the declarative model's defaults and judge "
+                "nothing; only dedupe_ttl_ms and the loop's timers count (the timers it uses, docs/real-consumers.md)"
+          : is_script ? "a protocol script: of the keys below only dedupe_ttl_ms and the loop's timers count "
+                        "(the timers it declares, docs/scripts.md)"
+                      : "inline, declarative definition",
           script + TableLines(p, nullptr, DescribeProtocol<TableWriter<ProtocolDef>>), true);
   Section(&out, "protocol.loop", is_script ? "the timers the script declares (docs/scripts.md)" : "the worker loop",
           TableLines(p.loop, nullptr, DescribeLoop<TableWriter<LoopConfig>>), true);
