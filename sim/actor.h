@@ -57,8 +57,11 @@ struct Actor {
   // then: woken from a park, it waits that long before its next step.
   int64_t frozen_until_ms = 0;
   bool restart_as_new_process = false;  // crash: yes; reconnect after a timeout: no
-  // Its last request's connection was cut by a lost request or reply and
-  // the actor goes on (ProtocolScript::SeesConnectionResets).
+  // It runs a script that sees resets (ProtocolScript::SeesConnectionResets,
+  // set where the script starts; a built-in producer beside it times out
+  // instead), and its last request's connection was cut by a lost request
+  // or reply, the actor going on.
+  bool sees_resets = false;
   bool connection_cut = false;
   // Successful XADDs of the run when this worker's last XREADGROUP > ran:
   // a park after an empty read returns at once if more were made since

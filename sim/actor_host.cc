@@ -97,6 +97,8 @@ Status Simulation::StartActor(Actor& a) {
   a.pending = nullptr;
   a.in_transaction = false;
   a.store_wait_since_ms = -1;
+  a.sees_resets = false;
+  a.connection_cut = false;
   const ProtocolScript* script = config_.protocol.script.get();
   ForEachFeed([&a](OracleFeed& f) { f.Forget(a.slot); });
   switch (a.kind) {

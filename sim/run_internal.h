@@ -73,9 +73,6 @@ class Simulation : private FaultHost {
   // (ProtocolScript::SeesConnectionResets): a fresh server connection, and
   // the actor resumes with Actor::connection_cut set.
   void CutConnection(Actor& a);
-  // Whether `a` runs a script that sees resets (its lost requests and
-  // replies cut its connection instead of restarting it).
-  bool SeesConnectionResets(const Actor& a) const;
   // A worker process dies or stalls whole (`kind` kCrash or kStall at
   // `point`, fired in `a`): the other handler lanes of its process go down
   // too (restarting in `duration_ms`, with it) or take no step for

@@ -184,6 +184,7 @@ Task<void> ScriptActorMain(Actor* actor, const ActorEnv* env, ScriptRole role) {
     info.process_memory = &env->process_memory->at(static_cast<size_t>(actor->number));
   }
   info.run_memory = env->run_memory;
+  actor->sees_resets = env->protocol->script->SeesConnectionResets();
   Status s = co_await env->protocol->script->Run(std::move(info), world);
   if (!s.ok() && env->script_error->ok()) *env->script_error = s;
 }

@@ -267,20 +267,9 @@ std::vector<std::string> Simulation::EventsOf(const Step& s) const {
   return oracle_.EventsOfIds(std::vector<std::string>(s.argv.begin() + command.ids_from, s.argv.end()));
 }
 
-bool Simulation::SeesConnectionResets(const Actor& a) const {
-  const ProtocolScript* script = config_.protocol.script.get();
-  if (script == nullptr || !script->SeesConnectionResets()) return false;
-  switch (a.kind) {  // only the actors that run the script: a built-in producer times out
-    case ActorKind::kWorker: return true;
-    case ActorKind::kProducer: return script->Defines(ScriptRole::kProducer);
-    case ActorKind::kJanitor: return script->Defines(ScriptRole::kJanitor);
-  }
-  return false;
-}
-
 void Simulation::TimeOut(Actor& a, HistoryKind fault, const std::string& site, const std::vector<std::string>& events) {
   OracleOf(a).WorkerFault(fault, now_, a.name, site, events);
-  if (SeesConnectionResets(a)) {
+  if (a.sees_resets) {
     CutConnection(a);
     return;
   }
