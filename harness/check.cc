@@ -77,13 +77,20 @@ std::vector<rc::Gen<FaultSpec>> FaultGens(const RunConfig& base, const std::vect
     return rc::gen::oneOf(Duration(lo, hi), rc::gen::just(model_ms));
   };
   // A kind's target: the model's; in a swarm, a failover's lag is drawn
-  // too (0..3 writes missing, or the model's), shrinking to the model's.
+  // too (0..3 writes missing, or the model's), and an error reply's error,
+  // each shrinking to the model's.
   auto target = [&](FaultKind kind) {
     const std::string model = m.ModelTarget(kind);
-    if (!b.swarm || kind != FaultKind::kFailover) return rc::gen::just(model);
-    return rc::gen::oneOf(rc::gen::just(model), rc::gen::map(rc::gen::inRange(0, 4), [](int n) {
-                            return "lag:" + std::to_string(n);
-                          }));
+    if (b.swarm && kind == FaultKind::kFailover) {
+      return rc::gen::oneOf(rc::gen::just(model), rc::gen::map(rc::gen::inRange(0, 4), [](int n) {
+                              return "lag:" + std::to_string(n);
+                            }));
+    }
+    if (b.swarm && kind == FaultKind::kErrorReply) {
+      return rc::gen::oneOf(rc::gen::just(model),
+                            rc::gen::elementOf(std::vector<std::string>{"LOADING", "READONLY", "BUSY"}));
+    }
+    return rc::gen::just(model);
   };
   std::vector<rc::Gen<FaultSpec>> gens;
   for (FaultKind kind : kinds) {
@@ -95,8 +102,9 @@ std::vector<rc::Gen<FaultSpec>> FaultGens(const RunConfig& base, const std::vect
         auto drawn = rc::gen::map(
             // Further groups' workers (RunConfig::groups) are drawn too: their
             // slots follow the run's group's (folded by ApplyCase).
-            rc::gen::tuple(WorkerSlot(b.max_workers + base.TotalWorkers() - base.workers), rc::gen::elementOf(m.Sites(family)), visit, duration(kind)),
-            [kind, family](const std::tuple<std::string, std::string, Visit, int64_t>& t) {
+            rc::gen::tuple(WorkerSlot(b.max_workers + base.TotalWorkers() - base.workers),
+                           rc::gen::elementOf(m.Sites(family)), visit, duration(kind), target(kind)),
+            [kind, family](const std::tuple<std::string, std::string, Visit, int64_t, std::string>& t) {
               FaultSpec s;
               s.kind = kind;
               s.site = std::get<1>(t);
@@ -104,6 +112,7 @@ std::vector<rc::Gen<FaultSpec>> FaultGens(const RunConfig& base, const std::vect
                                                                            : std::get<0>(t);
               std::tie(s.nth, s.at_ms) = std::get<2>(t);
               s.duration_ms = std::get<3>(t);
+              s.target = std::get<4>(t);
               return s;
             });
         if (base.replicas == 0 || family != SiteFamily::kRequest) {
@@ -723,6 +732,7 @@ Result<ProbedConfig> WithVisitedSites(const RunConfig& given, CasePool& pool, ui
     if (sites.lost_sites.empty()) {
       sites.kinds.erase(FaultKind::kLostRequest);
       sites.kinds.erase(FaultKind::kLostReply);
+      sites.kinds.erase(FaultKind::kErrorReply);
     }
   }
   return out;

@@ -52,12 +52,14 @@
 // and server-control commands are refused with an error reply).
 //
 // A lost request or reply closes the connection it came on (the process
-// sees a reset and its client's error handling runs); a crash is SIGKILL of
-// the process group at a step's crash point.
+// sees a reset and its client's error handling runs); an error-reply fault
+// answers a request with the server's error without forwarding it (the
+// step executor's, as for scripts); a crash is SIGKILL of the process group
+// at a step's crash point.
 //
 // Not yet (said, not hidden): select and condition-variable timeouts are
 // real time; randomness read other than through getrandom/getentropy is not
-// controlled; no error replies (-LOADING, -READONLY) are injected.
+// controlled.
 #pragma once
 
 #include <cstdint>

@@ -118,7 +118,10 @@ std::string Label(const TraceLine& t, const std::string& category, int effect_nu
   if (category == "crash" || category == "stall") {
     return category + (t.site.empty() ? "" : " " + t.site);  // "crash after-effect"
   }
-  if (category == "lost") return t.event == LineEvent::kLostReply ? "reply lost" : "request lost";
+  if (category == "lost") {
+    if (t.event == LineEvent::kErrorReply) return "error reply";
+    return t.event == LineEvent::kLostReply ? "reply lost" : "request lost";
+  }
   if (category == "restart") return t.replaces.empty() ? "starts again" : "starts";
   if (category == "reconnect") return "reconnects";
   if (category == "server-restart") return "server restart";

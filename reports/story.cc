@@ -478,6 +478,8 @@ class Teller {
     switch (t.event) {
       case LineEvent::kLostReply: return fmt::format("the reply to {}'s {} is lost (it ran; {} times out)", actor, step, actor);
       case LineEvent::kLostRequest: return fmt::format("{}'s {} is lost before it reaches its server", actor, step);
+      case LineEvent::kErrorReply:
+        return fmt::format("{}'s {} never reaches its server: it is answered {}", actor, step, t.reply);
       case LineEvent::kIoError: return fmt::format("{}'s {} fails: the connection died with the server", actor, step);
       case LineEvent::kNotSent: return fmt::format("{}'s {} is not sent ({})", actor, step, t.reply);
       default: break;

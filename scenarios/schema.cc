@@ -116,6 +116,8 @@ bool IsXtrimTarget(std::string_view s) {
   return ValidateFaultSpec(probe).ok();
 }
 
+bool IsErrorReplyTarget(std::string_view s) { return InfoOf(FaultKind::kErrorReply).valid_target(s); }
+
 bool IsFailoverTarget(std::string_view s) {
   FaultSpec probe;
   probe.kind = FaultKind::kFailover;
@@ -147,11 +149,12 @@ bool FaultKeyMatters(const FaultModel& m, std::string_view key) {
   };
   static const Use kUses[] = {
       {"crash_points", {K::kCrash, K::kStall}},
-      {"lost_sites", {K::kLostRequest, K::kLostReply}},
+      {"lost_sites", {K::kLostRequest, K::kLostReply, K::kErrorReply}},
       {"crash_rate", {K::kCrash}},
       {"stall_rate", {K::kStall}},
       {"lost_request_rate", {K::kLostRequest}},
       {"lost_reply_rate", {K::kLostReply}},
+      {"error_reply_rate", {K::kErrorReply}},
       {"poison_count", {K::kPoison}},
   };
   if (key == "kinds") return true;

@@ -86,6 +86,7 @@ const EnumTable<HandlerForm>& HandlerForms();
 bool IsXdelTarget(std::string_view s);   // unread | pending | acked
 bool IsXtrimTarget(std::string_view s);  // maxlen:N | minid:last-delivered
 bool IsFailoverTarget(std::string_view s);  // lag:N
+bool IsErrorReplyTarget(std::string_view s);  // LOADING | READONLY | BUSY
 bool IsNonEmpty(std::string_view s);
 
 // Which [faults] keys matter for the enabled kinds (the writer always spells
@@ -207,6 +208,7 @@ void DescribeFaults(V& v) {
   v.Int("stall_ms", &FaultModel::stall_ms, 1, kMaxDurationMs, nullptr);
   v.Rate("lost_request_rate", &FaultModel::lost_request_ppm, "per visit of a lost site");
   v.Rate("lost_reply_rate", &FaultModel::lost_reply_ppm, nullptr);
+  v.Rate("error_reply_rate", &FaultModel::error_reply_ppm, "per visit of a lost site (a protocol's own commands)");
   v.Int("scheduled_count", &FaultModel::scheduled_count, 0, kMaxCount,
         "of each enabled scheduled kind");
   v.Text("xdel_target", &FaultModel::xdel_target, &IsXdelTarget, "unread, pending or acked",
@@ -215,6 +217,8 @@ void DescribeFaults(V& v) {
          "maxlen:N or minid:last-delivered", nullptr);
   v.Int("clock_jump_ms", &FaultModel::clock_jump_ms, 1, kMaxDurationMs, nullptr);
   v.Int("store_outage_ms", &FaultModel::store_outage_ms, 1, kMaxDurationMs, nullptr);
+  v.Text("error_reply_target", &FaultModel::error_reply_target, &IsErrorReplyTarget, "LOADING, READONLY or BUSY",
+         "the error an error-reply answers with");
   v.Text("failover_target", &FaultModel::failover_target, &IsFailoverTarget, "lag:N (0..1000)",
          "the writes a failover's promoted replica misses");
   v.Int("poison_count", &FaultModel::poison_count, 0, kMaxCount, "events whose effect always fails");

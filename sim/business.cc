@@ -56,7 +56,8 @@ Result<BusinessReply> LossyBusiness::Call(const BusinessCall& call, Step& s) {
       return Status::Timeout("lost reply: the request executed, its reply never came back");
     }
     case PointEffect::kCrash:
-    case PointEffect::kStall: break;
+    case PointEffect::kStall:
+    case PointEffect::kErrorReply: break;
   }
   XACKLY_CHECK(false);  // not a loss (REQUIRES)
   return Status::Internal("not a loss");

@@ -346,6 +346,10 @@ FaultModel DefaultFaultModel(const ProtocolDef& p) {
   // handler): lost requests and replies at every request it visits that
   // can change state (check's probes), not at a fixed list.
   if (SitesFoundByRunning(p)) m.lost_sites.clear();
+  // A real consumer's own commands may be answered with an error (a server
+  // loading, a demoted primary, a busy script): its client library's error
+  // handling is what runs.
+  if (!p.consumer_command.empty()) m.kinds.insert(FaultKind::kErrorReply);
   return m;
 }
 

@@ -26,6 +26,8 @@ bool IsFailoverTarget(std::string_view s) {
   return s.starts_with("lag:") && ParseDecimal(s.substr(4), &n) && n >= 0 && n <= 1000;
 }
 
+bool IsErrorReplyTarget(std::string_view s) { return s == "LOADING" || s == "READONLY" || s == "BUSY"; }
+
 using M = FaultModel;
 
 // The fault model: one row per kind, in enum order (checked below). What
@@ -58,6 +60,16 @@ constexpr std::array<FaultKindInfo, kFaultKindCount> kKinds = {{
      "the request executes but its reply is lost: the caller times out and reconnects",
      "the request may have run: a retry must not repeat its effect (an XADD retried is a second entry)",
      false, "lost", "sends {site} about {ids}; it runs, but the reply is lost and {who} times out"},
+    {FaultKind::kErrorReply, "error-reply", FaultClass::kPoint, PointEffect::kErrorReply,
+     "error-reply <actor> <site> #<n> <error> [@<time>ms]", "target", "error_reply_target", nullptr,
+     &M::error_reply_target, &IsErrorReplyTarget, "LOADING, READONLY or BUSY", &M::error_reply_ppm,
+     SearchScale::kModelValue, "error-reply",
+     "a Redis request is answered with an error (-LOADING, -READONLY or -BUSY) and never runs, as a server "
+     "still loading its data, a demoted primary or a busy script would answer; inside MULTI the transaction "
+     "is aborted (EXECABORT)",
+     "an error reply says the request did not run: the work must be retried or left pending to be claimed, "
+     "never treated as done",
+     false, "lost", "sends {site} about {ids}, but it is answered -{detail} and never runs"},
     {FaultKind::kXdel, "xdel", FaultClass::kScheduled, PointEffect::kNone, "xdel <target> @<time>ms", "target",
      "xdel_target", nullptr, &M::xdel_target, &IsXdelTarget, "unread, pending or acked", nullptr,
      SearchScale::kModelValue, "payload-deleted",
@@ -183,9 +195,11 @@ std::string FaultSpec::ToString() const {
   switch (info.fault_class) {
     case FaultClass::kPoint: {
       const std::string from = at_ms > 0 ? fmt::format(" @{}ms", at_ms) : "";
-      return parameter == "duration"
-                 ? fmt::format("{} {} {} #{} {}ms{}", info.name, actor, site, nth, duration_ms, from)
-                 : fmt::format("{} {} {} #{}{}", info.name, actor, site, nth, from);
+      if (parameter == "duration") {
+        return fmt::format("{} {} {} #{} {}ms{}", info.name, actor, site, nth, duration_ms, from);
+      }
+      if (parameter == "target") return fmt::format("{} {} {} #{} {}{}", info.name, actor, site, nth, target, from);
+      return fmt::format("{} {} {} #{}{}", info.name, actor, site, nth, from);
     }
     case FaultClass::kScheduled:
       if (parameter == "target") return fmt::format("{} {} @{}ms", info.name, target, at_ms);
@@ -227,6 +241,14 @@ std::string FaultModel::ToString() const {
     }
   }
   return out.empty() ? "none" : out;
+}
+
+std::string ErrorReplyText(std::string_view error) {
+  // Redis 7.0's shared error objects (server.c createSharedObjects).
+  if (error == "LOADING") return "LOADING Redis is loading the dataset in memory";
+  if (error == "READONLY") return "READONLY You can't write against a read only replica.";
+  XACKLY_CHECK(error == "BUSY");
+  return "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
 }
 
 Status ValidateFaultSpec(const FaultSpec& s) {
@@ -300,13 +322,14 @@ Result<FaultSpec> ParseFaultSpec(std::string_view text) {
       // An optional last word "@<time>ms": the nth visit at or after it.
       const bool timed = w.size() >= 2 && w.back().starts_with('@');
       if (timed && !parse_ms(w.back(), "@", &s.at_ms)) return bad(expected);
-      const size_t words = (parameter == "duration" ? 5 : 4) + (timed ? 1 : 0);
+      const size_t words = (parameter.empty() ? 4 : 5) + (timed ? 1 : 0);
       if (w.size() != words || !parse_nth(w[3], &s.nth) ||
           (parameter == "duration" && !parse_ms(w[4], "", &s.duration_ms))) {
         return bad(expected);
       }
       s.actor = w[1];
       s.site = w[2];
+      if (parameter == "target") s.target = w[4];
       break;
     }
     case FaultClass::kScheduled: {
@@ -387,6 +410,10 @@ bool FaultPlan::Eligible(FaultKind kind, std::string_view site) const {
   return Contains(model_.Sites(InfoOf(kind).Sites()), site);
 }
 
+bool FaultPlan::FiresAt(FaultKind kind, ErrorReplies errors) {
+  return errors == ErrorReplies::kCanHappen || InfoOf(kind).effect != PointEffect::kErrorReply;
+}
+
 Rng& FaultPlan::PointStream(std::string_view actor_slot) {
   auto it = point_rng_.find(actor_slot);
   if (it == point_rng_.end()) {
@@ -396,7 +423,7 @@ Rng& FaultPlan::PointStream(std::string_view actor_slot) {
 }
 
 std::optional<FaultSpec> FaultPlan::AtPoint(std::string_view actor_slot, std::string_view site,
-                                            SiteFamily family, int64_t now_ms) {
+                                            SiteFamily family, int64_t now_ms, ErrorReplies errors) {
   // One hash lookup per visit: this runs before every command and step of
   // every worker. The key ("c" or "l", slot, '|', site) is built in a
   // reused buffer and copied only when new; a new key is also a site's
@@ -406,10 +433,19 @@ std::optional<FaultSpec> FaultPlan::AtPoint(std::string_view actor_slot, std::st
   key.assign(1, crash_point ? 'c' : 'l').append(actor_slot).append(1, '|').append(site);
   auto [visit, first] = visits_.try_emplace(key);
   if (first) (crash_point ? visited_crash_ : visited_lost_).emplace(site);
+  const bool could_err = errors == ErrorReplies::kCanHappen && !crash_point;
+  if (could_err && !visit->second.could_err) {
+    visit->second.could_err = true;
+    visited_erring_.emplace(site);
+  }
   if (!enabled_) return std::nullopt;
   if (!visit->second.in_fault_phase) {
     visit->second.in_fault_phase = true;
     (crash_point ? fireable_crash_ : fireable_lost_).emplace(site);
+  }
+  if (could_err && !visit->second.could_err_in_fault_phase) {
+    visit->second.could_err_in_fault_phase = true;
+    fireable_erring_.emplace(site);
   }
   int nth = ++visit->second.n;
   std::optional<FaultSpec> hit;
@@ -417,6 +453,7 @@ std::optional<FaultSpec> FaultPlan::AtPoint(std::string_view actor_slot, std::st
     for (size_t i = 0; i < point_specs_.size(); ++i) {
       const FaultSpec& s = point_specs_[i];
       if (InfoOf(s.kind).Sites() != family || s.actor != actor_slot || s.site != site) continue;
+      if (!FiresAt(s.kind, errors)) continue;
       // A timed spec counts its own visits from at_ms on (every matching
       // one, also when another spec fires at it).
       const bool due = s.at_ms > 0 ? now_ms >= s.at_ms && ++visits_since_[i] == s.nth : s.nth == nth;
@@ -432,16 +469,20 @@ std::optional<FaultSpec> FaultPlan::AtPoint(std::string_view actor_slot, std::st
     Rng& rng = PointStream(actor_slot);
     // Every point kind of the family, in table order, draws its chance;
     // always draw, so that enabling one kind never shifts another's stream.
+    // error-reply, added later, draws only when enabled: models without it
+    // keep the streams they had.
     for (const FaultKindInfo& info : kKinds) {
       if (info.Sites() != family) continue;
+      if (info.kind == FaultKind::kErrorReply && !model_.Has(info.kind)) continue;
       bool chance = rng.ChancePpm(model_.*info.rate_ppm);
-      if (hit || !chance || !Eligible(info.kind, site)) continue;
+      if (hit || !chance || !Eligible(info.kind, site) || !FiresAt(info.kind, errors)) continue;
       FaultSpec s;
       s.kind = info.kind;
       s.actor = std::string(actor_slot);
       s.site = std::string(site);
       s.nth = nth;
       s.duration_ms = model_.ModelDurationMs(info.kind);
+      s.target = model_.ModelTarget(info.kind);
       hit = s;
     }
   }
@@ -486,14 +527,19 @@ FaultCoverage FaultPlan::Coverage() const {
       c.enabled.insert(FaultKindName(k));
       continue;
     }
-    const std::set<std::string, std::less<>>& visited = VisitedSites(family);
+    // An error reply reaches only the sites where one could be injected.
+    const bool erring = InfoOf(k).effect == PointEffect::kErrorReply;
+    const std::set<std::string, std::less<>>& visited = erring ? visited_erring_ : VisitedSites(family);
     // No list of crash points: every point is eligible (Eligible), so every visited one is enabled.
-    const std::vector<std::string> enabled = family == SiteFamily::kCrashPoint && model_.crash_points.empty()
-                                                 ? std::vector<std::string>(visited.begin(), visited.end())
-                                                 : model_.Sites(family);
+    std::vector<std::string> enabled = family == SiteFamily::kCrashPoint && model_.crash_points.empty()
+                                           ? std::vector<std::string>(visited.begin(), visited.end())
+                                           : model_.Sites(family);
+    if (erring) std::erase_if(enabled, [&](const std::string& p) { return !visited.contains(p); });
     for (const auto& p : enabled) c.enabled.insert(xackly::SiteKey(k, p));
     for (const auto& p : visited) c.reachable.insert(xackly::SiteKey(k, p));
-    for (const auto& p : family == SiteFamily::kCrashPoint ? fireable_crash_ : fireable_lost_) {
+    for (const auto& p : erring                             ? fireable_erring_
+                         : family == SiteFamily::kCrashPoint ? fireable_crash_
+                                                             : fireable_lost_) {
       c.fireable.insert(xackly::SiteKey(k, p));
     }
   }

@@ -45,6 +45,7 @@ enum class FaultKind : uint8_t {
   kStall,
   kLostRequest,
   kLostReply,
+  kErrorReply,
   kXdel,
   kXtrim,
   kRestart,
@@ -72,6 +73,7 @@ enum class PointEffect : uint8_t {
   kStall,        // the actor pauses for the fault's duration after the crash point
   kLoseRequest,  // the request never reaches the server or store; the caller times out
   kLoseReply,    // the request runs; its reply is lost and the caller times out
+  kErrorReply,   // the request never reaches the server; the caller gets an error reply
 };
 // The sites a point fault of this effect fires at.
 constexpr SiteFamily SitesOf(PointEffect e) {
@@ -79,7 +81,8 @@ constexpr SiteFamily SitesOf(PointEffect e) {
     case PointEffect::kCrash:
     case PointEffect::kStall: return SiteFamily::kCrashPoint;
     case PointEffect::kLoseRequest:
-    case PointEffect::kLoseReply: return SiteFamily::kRequest;
+    case PointEffect::kLoseReply:
+    case PointEffect::kErrorReply: return SiteFamily::kRequest;
     case PointEffect::kNone: return SiteFamily::kNone;
   }
   return SiteFamily::kNone;
@@ -168,7 +171,9 @@ struct FaultSpec {
   // ordinary visits came first.
   int64_t at_ms = 0;
   int64_t duration_ms = 0; // stall length, clock-jump size, store-outage length
-  std::string target;      // xdel: unread|pending|acked; xtrim: maxlen:N|minid:last-delivered; failover: lag:N
+  // xdel: unread|pending|acked; xtrim: maxlen:N|minid:last-delivered;
+  // failover: lag:N; error-reply: the error (LOADING|READONLY|BUSY)
+  std::string target;
   int event = 0;           // poison: event number, 1-based
 
   // One line a person can read and a parser can read back, e.g.
@@ -176,6 +181,7 @@ struct FaultSpec {
   //   crash w1 after-ack #1 @60000ms
   //   stall w2 after-read #1 60000ms
   //   lost-reply w1 XACK #2
+  //   error-reply w1 XACK #1 LOADING
   //   xdel pending @1200ms
   //   clock-jump +60000ms @3000ms
   //   failover lag:1 @2500ms
@@ -194,6 +200,8 @@ struct FaultModel {
   int64_t stall_ms = 60000;
   uint32_t lost_request_ppm = 20000;         // per visit of an eligible site
   uint32_t lost_reply_ppm = 20000;
+  uint32_t error_reply_ppm = 20000;          // per visit of an eligible site (Redis requests only)
+  std::string error_reply_target = "LOADING";  // LOADING | READONLY | BUSY
   int scheduled_count = 1;                   // of each enabled scheduled kind
   std::string xdel_target = "pending";       // unread | pending | acked
   std::string xtrim_target = "maxlen:2";
@@ -221,6 +229,11 @@ struct FaultModel {
   // "crash(after-effect,after-commit) lost-reply(XACK) restart"
   std::string ToString() const;
 };
+
+// The error an error-reply fault answers with, as the server words it
+// ("LOADING Redis is loading the dataset in memory"). REQUIRES: `error` is
+// LOADING, READONLY or BUSY.
+std::string ErrorReplyText(std::string_view error);
 
 // Validates one spec (known site names or script site names, positive nth, ...).
 Status ValidateFaultSpec(const FaultSpec& spec);
@@ -251,6 +264,12 @@ struct FaultCoverage {
   std::vector<std::string> Gaps() const;
 };
 
+// Whether a request can be answered with an injected error reply
+// (FaultPlan::AtPoint): a protocol's own Redis command (a script's, a real
+// consumer's) can; a built-in loop's step, whose error handling is not
+// modelled, and a business-store request cannot.
+enum class ErrorReplies : uint8_t { kCanHappen, kNever };
+
 class FaultPlan {
  public:
   // Rate mode: scheduled faults and poison events are drawn now from `rng`
@@ -265,9 +284,10 @@ class FaultPlan {
   // `family` at virtual time now_ms, or nullopt. Counts the visit. Never
   // fires once Disable() was called. A fault that fires is recorded
   // (fired()) as the visit it was (`nth` counted from the run's start, no
-  // time).
+  // time). error-reply fires only where `errors` is kCanHappen.
   std::optional<FaultSpec> AtPoint(std::string_view actor_slot, std::string_view site,
-                                   SiteFamily family, int64_t now_ms = 0);
+                                   SiteFamily family, int64_t now_ms = 0,
+                                   ErrorReplies errors = ErrorReplies::kNever);
   // Scheduled faults, in time order. REQUIRES: not modified by the caller.
   const std::vector<FaultSpec>& scheduled() const { return scheduled_; }
   bool IsPoison(int event) const { return poison_.count(event) > 0; }
@@ -292,6 +312,8 @@ class FaultPlan {
 
  private:
   bool Eligible(FaultKind kind, std::string_view site) const;
+  // Whether a point fault of `kind` can fire where `errors` holds.
+  static bool FiresAt(FaultKind kind, ErrorReplies errors);
   Rng& PointStream(std::string_view actor_slot);
 
   FaultModel model_;
@@ -307,12 +329,18 @@ class FaultPlan {
   struct Visits {
     int n = 0;                  // visits so far
     bool in_fault_phase = false;  // one of them while faults could fire
+    bool could_err = false;       // one of them could get an error reply (ErrorReplies)
+    bool could_err_in_fault_phase = false;
   };
   std::unordered_map<std::string, Visits> visits_;  // "cw1|after-effect" -> its visits
   std::set<std::string, std::less<>> visited_crash_;
   std::set<std::string, std::less<>> visited_lost_;
   std::set<std::string, std::less<>> fireable_crash_;  // visited while enabled_
   std::set<std::string, std::less<>> fireable_lost_;
+  // Request sites visited where an error reply could be injected (a
+  // protocol's own commands): error-reply's reachable and fireable sites.
+  std::set<std::string, std::less<>> visited_erring_;
+  std::set<std::string, std::less<>> fireable_erring_;
   std::vector<FaultSpec> fired_;
 };
 

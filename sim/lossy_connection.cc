@@ -20,7 +20,8 @@ PointEffect LossyConnection::TakeLoss() {
     case PointEffect::kLoseRequest:
     case PointEffect::kLoseReply: timed_out_ = true; return loss;
     case PointEffect::kCrash:
-    case PointEffect::kStall: break;
+    case PointEffect::kStall:
+    case PointEffect::kErrorReply: break;
   }
   XACKLY_CHECK(false);  // not a loss (LoseNext's REQUIRES)
   return PointEffect::kNone;

@@ -38,6 +38,7 @@ const char* HistoryKindName(HistoryKind k) {
     case HistoryKind::kReadByPosition: return "read-by-position";
     case HistoryKind::kFailoverLoss: return "failover-loss";
     case HistoryKind::kFailover: return "failover";
+    case HistoryKind::kErrorReply: return "error-reply";
   }
   return "?";
 }
@@ -334,7 +335,7 @@ void Oracle::DeadLettered(int64_t t, const std::string& consumer, const std::str
 
 void Oracle::WorkerFault(HistoryKind kind, int64_t t, const std::string& actor,
                          const std::string& site, const std::vector<std::string>& event_ids,
-                         int64_t duration_ms, const std::string& fired_in) {
+                         int64_t duration_ms, const std::string& fired_in, const std::string& detail) {
   std::vector<std::string> events = event_ids;
   if (kind == HistoryKind::kCrash || kind == HistoryKind::kStall) {
     for (const auto& [id, owner] : pel_) {
@@ -354,7 +355,7 @@ void Oracle::WorkerFault(HistoryKind kind, int64_t t, const std::string& actor,
     }
     if (restarts) position_reads_.erase(it);
   }
-  HistoryItem item = Item(kind, t, actor, "", site, duration_ms);
+  HistoryItem item = Item(kind, t, actor, "", detail.empty() ? site : detail, duration_ms);
   item.site = site;
   item.fired_in = fired_in;
   for (const std::string& e : events) Add(e, item);
@@ -610,6 +611,13 @@ Violation Oracle::ExplainDuplicate(const std::string& event_id,
     v.detail = head + fmt::format("; {}'s {} never reached the server (at {} ms)", l->actor, l->site, l->t_ms);
     return v;
   }
+  if (const HistoryItem* l = FirstOf(h, HistoryKind::kErrorReply, e1.t_ms, e2.t_ms, e1.consumer)) {
+    v.cause = "error-reply:" + l->site;
+    v.detail = head + fmt::format("; {}'s {} was answered -{} (at {} ms) and never ran, and the entry was "
+                                  "delivered again",
+                                  l->actor, l->site, l->detail, l->t_ms);
+    return v;
+  }
   if (const HistoryItem* r = FirstOf(h, HistoryKind::kReadByPosition, e1.t_ms, e2.t_ms)) {
     v.cause = "position-reread";
     v.detail = head + fmt::format("; {} read the entry again with XREAD at {} ms: the position it reads from had "
@@ -710,7 +718,8 @@ Violation Oracle::ExplainMissing(const std::string& event_id, const FinalState& 
     const HistoryItem* why = nullptr;
     for (const HistoryItem* i = r + 1; i < h.data() + h.size() && why == nullptr; ++i) {
       const bool ends = i->kind == HistoryKind::kCrash || i->kind == HistoryKind::kLostReply ||
-                        i->kind == HistoryKind::kLostRequest || i->kind == HistoryKind::kEffectFailed;
+                        i->kind == HistoryKind::kLostRequest || i->kind == HistoryKind::kErrorReply ||
+                        i->kind == HistoryKind::kEffectFailed;
       if (ends && i->actor == r->actor) why = i;
     }
     const std::string passed =
@@ -726,6 +735,10 @@ Violation Oracle::ExplainMissing(const std::string& event_id, const FinalState& 
       v.cause = "lost-request:" + why->site;
       v.detail = head + fmt::format("; {}'s {} never reached the server (at {} ms)", why->actor, why->site,
                                     why->t_ms) + passed;
+    } else if (why != nullptr && why->kind == HistoryKind::kErrorReply) {
+      v.cause = "error-reply:" + why->site;
+      v.detail = head + fmt::format("; {}'s {} was answered -{} (at {} ms) and never ran", why->actor, why->site,
+                                    why->detail, why->t_ms) + passed;
     } else if (why != nullptr) {
       v.cause = "effect-failed";
       v.detail = head + fmt::format("; its attempt by {} failed ({}) at {} ms", why->actor, why->detail, why->t_ms) +

@@ -55,9 +55,11 @@ enum class HistoryKind : uint8_t {
                      // position: nothing pending, nothing the group would deliver again
   kFailoverLoss,     // a failover lost the entry: the promoted replica never received its XADD
   kFailover,         // run-wide: the primary failed over to its replica (detail: what it dropped)
+  kErrorReply,       // a request about the event was answered with an error and never ran
+                     // (detail: the error, e.g. LOADING)
 };
 const char* HistoryKindName(HistoryKind k);
-inline constexpr HistoryKind kLastHistoryKind = HistoryKind::kFailover;
+inline constexpr HistoryKind kLastHistoryKind = HistoryKind::kErrorReply;
 
 // One thing that happened to an event. `detail` is a human sentence for
 // people; everything a report decides on is in the typed fields.
@@ -145,9 +147,10 @@ class Oracle {
   // crashes and stalls the events the consumer holds in the PEL count too.
   // `duration_ms`: how long a stall lasts (the items' value). `fired_in`:
   // another lane of `actor`'s process, where the fault fired (HistoryItem).
+  // `detail`: the item's detail when not its site (an error reply's error).
   void WorkerFault(HistoryKind kind, int64_t t, const std::string& actor, const std::string& site,
                    const std::vector<std::string>& event_ids, int64_t duration_ms = 0,
-                   const std::string& fired_in = "");
+                   const std::string& fired_in = "", const std::string& detail = "");
   // `command`: XDEL or XTRIM; `how`: the request as people read it.
   void PayloadsDeleted(int64_t t, const std::string& actor, const std::vector<std::string>& ids,
                        const std::string& command, const std::string& how);

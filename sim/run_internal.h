@@ -106,9 +106,14 @@ class Simulation : private FaultHost {
   // Tells the oracle what a business step did (a dedupe record with a
   // TTL, a failed effect, the effects it recorded).
   void ObserveBusiness(Actor& a, const Step& s, const std::string& result);
-  // The loss the fault plan draws at this visit of request site `site` by
-  // `a` (PointEffect::kNone: none, or no site).
-  PointEffect LossAt(Actor& a, const std::string& site);
+  // The request fault the fault plan draws at this visit of request site
+  // `site` by `a`, or nullopt (none, or no site). An error-reply only
+  // where `errors` allows it.
+  std::optional<FaultSpec> RequestFault(Actor& a, const std::string& site, ErrorReplies errors);
+  // Answers `s` with the error-reply fault `f` instead of sending it: the
+  // server never sees the request (inside MULTI, its transaction is made
+  // to abort, as the server's own refusal would).
+  Status AnswerWithError(Actor& a, Step& s, const FaultSpec& f);
   // Tells the oracle what a Redis reply shows (OracleFeed), and wakes a
   // parked worker per entry produced. `reply_lost`: the caller never saw it
   // (an XADD's outcome is then unknown to the producer). Fails only when

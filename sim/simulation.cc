@@ -43,7 +43,7 @@ FaultModel WithVisitedSitesOnly(const ProtocolDef& protocol, bool fill_empty) {
     }
   };
   reachable(model.crash_points, CrashPointsOf(protocol), {FaultKind::kCrash, FaultKind::kStall});
-  reachable(model.lost_sites, LostSitesOf(protocol), {FaultKind::kLostRequest, FaultKind::kLostReply});
+  reachable(model.lost_sites, LostSitesOf(protocol), {FaultKind::kLostRequest, FaultKind::kLostReply, FaultKind::kErrorReply});
   return model;
 }
 

@@ -58,7 +58,8 @@ void Simulation::ObserveBusiness(Actor& a, const Step& s, const std::string& res
 
 bool Simulation::ExecuteBusiness(Actor& a, Step& s) {
   const std::string site = RequestSite(s);
-  const PointEffect loss = LossAt(a, site);
+  const std::optional<FaultSpec> fault = RequestFault(a, site, ErrorReplies::kNever);
+  const PointEffect loss = fault ? InfoOf(fault->kind).effect : PointEffect::kNone;
   // How long the statement waited for another's transaction (NoteStoreWait); -1: it did not.
   const int64_t waited_ms = a.store_wait_since_ms >= 0 ? now_ - a.store_wait_since_ms : -1;
   a.store_wait_since_ms = -1;
@@ -108,10 +109,9 @@ void Simulation::StartBusy(Actor& a, Step& s) {
   }
 }
 
-PointEffect Simulation::LossAt(Actor& a, const std::string& site) {
-  if (site.empty()) return PointEffect::kNone;
-  std::optional<FaultSpec> f = plan_->AtPoint(a.process, site, SiteFamily::kRequest, now_);
-  return f ? InfoOf(f->kind).effect : PointEffect::kNone;
+std::optional<FaultSpec> Simulation::RequestFault(Actor& a, const std::string& site, ErrorReplies errors) {
+  if (site.empty()) return std::nullopt;
+  return plan_->AtPoint(a.process, site, SiteFamily::kRequest, now_, errors);
 }
 
 Status Simulation::ObserveRedis(Actor& a, const Step& s, bool reply_lost) {
@@ -191,7 +191,12 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
   }
   // A janitor is the operator's, not the protocol's: no faults on its requests.
   const std::string site = a.kind != ActorKind::kJanitor ? RequestSite(s) : "";
-  const PointEffect loss = LossAt(a, site);
+  // Only a protocol's own commands can get an error reply: the built-in
+  // loop's steps do not model how they would handle one.
+  const std::optional<FaultSpec> fault =
+      RequestFault(a, site, s.op == Op::kCommand ? ErrorReplies::kCanHappen : ErrorReplies::kNever);
+  if (fault && fault->kind == FaultKind::kErrorReply) return AnswerWithError(a, s, *fault);  // the actor goes on
+  const PointEffect loss = fault ? InfoOf(fault->kind).effect : PointEffect::kNone;
   // The connection wrapper injects what the plan drew.
   a.conn->LoseNext(loss);
   Result<Reply> r = Send(*a.conn, s.argv);
@@ -232,6 +237,26 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
     TimeOut(a, HistoryKind::kLostReply, site, EventsOf(s));
     *handled = true;
   }
+  return Status::Ok();
+}
+
+Status Simulation::AnswerWithError(Actor& a, Step& s, const FaultSpec& f) {
+  // The server refuses a command it will not run inside MULTI by flagging
+  // the transaction, whose EXEC then fails with EXECABORT: an unknown
+  // command does the same to the real transaction (outside one it does
+  // nothing).
+  static const std::vector<std::string> kRefused = {"XACKLY-ERROR-REPLY"};
+  Result<Reply> flagged = Send(*a.conn, kRefused);
+  if (!flagged.ok()) {
+    return Status::Internal(fmt::format("{}: the error reply's stand-in failed: {}", a.name,
+                                        flagged.status().ToString()));
+  }
+  s.reply = Reply::Error(ErrorReplyText(f.target));
+  trace_.Add(now_, a.name, LineKind::kFault, RequestText(s.argv),
+             ReplyText(s.reply) + " !error-reply (never reached the server)",
+             {.event = LineEvent::kErrorReply, .argv = &s.argv, .reply = &s.reply, .site = f.site});
+  SetOracleLine(trace_.size() - 1);
+  OracleOf(a).WorkerFault(HistoryKind::kErrorReply, now_, a.name, f.site, EventsOf(s), 0, "", f.target);
   return Status::Ok();
 }
 
@@ -301,7 +326,8 @@ Simulation::PointFault Simulation::FirePointFault(Actor& a, const Step& s, const
       return PointFault::kStalled;
     case PointEffect::kNone:
     case PointEffect::kLoseRequest:
-    case PointEffect::kLoseReply: break;
+    case PointEffect::kLoseReply:
+    case PointEffect::kErrorReply: break;
   }
   XACKLY_CHECK(false);  // AtPoint draws only crash-point kinds at a crash point
   return PointFault::kNone;

@@ -38,6 +38,7 @@ const char* LineEventName(LineEvent e) {
     case LineEvent::kSleep: return "sleep";
     case LineEvent::kCheckpoint: return "checkpoint";
     case LineEvent::kNote: return "note";
+    case LineEvent::kErrorReply: return "error-reply";
   }
   return "?";
 }

@@ -49,10 +49,11 @@ enum class LineEvent : uint8_t {
   kSleep,           // an actor slept `duration_ms`
   kCheckpoint,      // a protocol checkpoint (`site` is its label)
   kNote,            // a run note by "sim" (`site` is its short label)
+  kErrorReply,      // the request never reached its server; its caller got an error reply (`site`)
 };
 const char* LineEventName(LineEvent e);
 
-inline constexpr LineEvent kLastLineEvent = LineEvent::kNote;
+inline constexpr LineEvent kLastLineEvent = LineEvent::kErrorReply;
 
 // Whether `token` (an event id or entry ID) occurs in `text` with no letter
 // or digit just before it and no digit just after it: "done:order:1" names

@@ -79,7 +79,8 @@ struct CauseFamily {
   SiteFamily sites;
 };
 constexpr CauseFamily kFamilies[] = {
-    {"crash", SiteFamily::kCrashPoint}, {"lost-reply", SiteFamily::kRequest}, {"lost-request", SiteFamily::kRequest}};
+    {"crash", SiteFamily::kCrashPoint}, {"lost-reply", SiteFamily::kRequest}, {"lost-request", SiteFamily::kRequest},
+    {"error-reply", SiteFamily::kRequest}};
 
 std::string Join(const std::vector<std::string>& items) {
   std::string out;
@@ -93,13 +94,13 @@ std::vector<std::string> KnownCauses(VerdictKind kind) {
   switch (kind) {
     case VerdictKind::kOk: return {};
     case VerdictKind::kDuplicate:
-      return {"crash:<crash point>", "stall", "lost-reply:<site>", "lost-request:<site>",
+      return {"crash:<crash point>", "stall", "lost-reply:<site>", "lost-request:<site>", "error-reply:<site>",
               "dedupe-expired", "server-restart", "failover", "producer-retry", "rewound", "position-reread",
               "redelivered"};
     case VerdictKind::kLost:
       return {"acked-without-effect", "stranded", "payload-deleted", "consumer-deleted",
               "server-data-loss", "failover", "never-produced", "never-delivered", "dropped", "read-noack",
-              "crash:<crash point>", "lost-reply:<site>", "lost-request:<site>", "effect-failed",
+              "crash:<crash point>", "lost-reply:<site>", "lost-request:<site>", "error-reply:<site>", "effect-failed",
               "read-not-processed"};
     case VerdictKind::kPelLeak: return {"done-but-pending"};
     case VerdictKind::kStuck: return {"never-settled"};

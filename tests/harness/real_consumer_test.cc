@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "harness/exit_codes.h"
@@ -50,6 +51,30 @@ std::string LineWith(const std::string& text, const std::string& needle) {
   const size_t end = text.find('\n', at);
   return text.substr(start == std::string::npos ? 0 : start + 1,
                      end == std::string::npos ? std::string::npos : end - (start == std::string::npos ? 0 : start + 1));
+}
+
+struct FaultedRun {
+  CommandOutput run;
+  std::string trace;
+};
+
+// `xackly run` of examples/real/python/consumer.py as `workers` processes
+// over `events` events, expecting ok, with exactly `faults` (nothing drawn).
+FaultedRun RunConsumerPy(const ScopedTempRoot& dir, int workers, int events, const std::vector<std::string>& faults) {
+  std::string list;
+  for (const std::string& f : faults) list += (list.empty() ? "\"" : ", \"") + f + "\"";
+  const std::string scenario = dir.path() + "/faulted.toml";
+  EXPECT_TRUE(WriteFileAtomically(scenario, fmt::format("name = \"faulted\"\nexpect = \"ok\"\n[workload]\nworkers = {}\n"
+                                                        "events = {}\n[protocol]\ncommand = [\"/usr/bin/python3\", "
+                                                        "\"{}python/consumer.py\"]\n[faults]\nkinds = []\n"
+                                                        "[schedule]\nfaults = [{}]\n",
+                                                        workers, events, kExamples, list))
+                  .ok());
+  FaultedRun r{RunXackly({"run", "--scenario", scenario, "--trace", dir.path() + "/t"}), ""};
+  Result<std::string> trace = ReadFile(dir.path() + "/t");
+  EXPECT_TRUE(trace.ok()) << r.run.output;
+  if (trace.ok()) r.trace = *trace;
+  return r;
 }
 
 struct Judged {
@@ -212,20 +237,32 @@ TEST(RealConsumerTest, ALostReplyResetsTheConnectionAndTheProcessGoesOn) {
 TEST(RealConsumerTest, TheBuiltInProducersLostRequestIsRetriedNotReset) {
   RequirePythonRedis();
   ScopedTempRoot dir;
-  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/producer-loss.toml",
-                                  "name = \"producer-loss\"\nexpect = \"ok\"\n[workload]\nworkers = 1\nevents = 2\n"
-                                  "[protocol]\ncommand = [\"/usr/bin/python3\", \"" + kExamples +
-                                      "python/consumer.py\"]\n"
-                                      "[faults]\nkinds = []\n[schedule]\nfaults = [\"lost-request p1 XADD #1\"]\n")
-                  .ok());
-  CommandOutput run =
-      RunXackly({"run", "--scenario", dir.path() + "/producer-loss.toml", "--trace", dir.path() + "/t"});
-  EXPECT_EQ(run.exit_code, kExitOk) << run.output;
-  EXPECT_TRUE(Contains(run.output, "observed ok (expected ok): matched")) << run.output;
-  Result<std::string> trace = ReadFile(dir.path() + "/t");
-  ASSERT_TRUE(trace.ok());
-  EXPECT_TRUE(Contains(*trace, "!lost-request")) << *trace;
-  EXPECT_FALSE(Contains(*trace, "p1       its connection is reset")) << *trace;
+  const FaultedRun r = RunConsumerPy(dir, 1, 2, {"lost-request p1 XADD #1"});
+  EXPECT_EQ(r.run.exit_code, kExitOk) << r.run.output;
+  EXPECT_TRUE(Contains(r.run.output, "observed ok (expected ok): matched")) << r.run.output;
+  EXPECT_TRUE(Contains(r.trace, "!lost-request")) << r.trace;
+  EXPECT_FALSE(Contains(r.trace, "p1       its connection is reset")) << r.trace;
+}
+
+// An error-reply fault answers the consumer's own request with the server's
+// error, never forwarding it: the client library raises what it raises for
+// that error. redis-py's BusyLoadingError (-LOADING) is a ConnectionError,
+// which consumer.py catches and goes on; its ReadOnlyError (-READONLY) is
+// not, so the process dies with it, and a supervisor's restart follows: a
+// correct consumer is still ok.
+TEST(RealConsumerTest, AnErrorReplyIsRaisedByTheClientAndAnUnhandledOneEndsTheProcess) {
+  RequirePythonRedis();
+  ScopedTempRoot dir;
+  const FaultedRun r =
+      RunConsumerPy(dir, 2, 4, {"error-reply w1 XACK #1 READONLY", "error-reply w2 XREADGROUP #1 LOADING"});
+  EXPECT_EQ(r.run.exit_code, kExitOk) << r.run.output;
+  EXPECT_TRUE(Contains(r.run.output, "observed ok (expected ok): matched")) << r.run.output;
+  EXPECT_TRUE(Contains(r.run.output, "error-reply@XACK (1 time)")) << r.run.output;
+  EXPECT_TRUE(Contains(r.run.output, "error-reply@XREADGROUP (1 time)")) << r.run.output;
+  EXPECT_TRUE(Contains(LineWith(r.trace, "-READONLY"), "!error-reply (never reached the server)")) << r.trace;
+  EXPECT_TRUE(Contains(LineWith(r.trace, "-LOADING"), "XREADGROUP")) << r.trace;
+  EXPECT_TRUE(Contains(LineWith(r.trace, "exited with status 1"), "redis.exceptions.ReadOnlyError")) << r.trace;
+  EXPECT_EQ(CountOf(r.trace, "exited with status"), 1) << r.trace;  // LOADING was caught
 }
 
 // getrandom (uuid4, os.urandom, random's seed) draws from the worker's own

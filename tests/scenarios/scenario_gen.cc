@@ -44,6 +44,7 @@ std::vector<T> SubsetOf(const std::vector<T>& pool) {
 const std::vector<std::string>& TextCandidates() {
   static const std::vector<std::string> kCandidates = {
       "unread", "pending", "acked", "maxlen:0", "maxlen:2", "maxlen:100000", "minid:last-delivered",
+      "lag:0", "lag:3", "LOADING", "READONLY", "BUSY",
       "p", "my-protocol", "A.b_c-9", std::string(kMaxScenarioNameChars, 'x')};
   return kCandidates;
 }
@@ -188,18 +189,18 @@ rc::Gen<FaultSpec> AnyFaultSpec(const RunConfig& c) {
         break;
       case FaultClass::kScheduled:
         f.at_ms = *Bounded(0, 100000);
-        if (info.valid_target != nullptr) {
-          std::vector<std::string> valid;
-          std::copy_if(TextCandidates().begin(), TextCandidates().end(), std::back_inserter(valid),
-                       [&info](const std::string& t) { return info.valid_target(t); });
-          f.target = *rc::gen::elementOf(valid);
-        }
         break;
       case FaultClass::kEvent:
         f.event = static_cast<int>(*Bounded(1, c.events));
         break;
     }
     if (info.model_duration != nullptr) f.duration_ms = *Bounded(1, 100000);
+    if (info.valid_target != nullptr) {  // a scheduled kind's or a point kind's (error-reply's error)
+      std::vector<std::string> valid;
+      std::copy_if(TextCandidates().begin(), TextCandidates().end(), std::back_inserter(valid),
+                   [&info](const std::string& t) { return info.valid_target(t); });
+      f.target = *rc::gen::elementOf(valid);
+    }
     return f;
   });
 }

@@ -19,6 +19,7 @@ TEST(FaultSpecTest, EveryKindRoundTripsThroughItsTextForm) {
       "restart @3000ms",                 "save @10ms",
       "delconsumer @99ms",               "clock-jump +60000ms @3000ms",
       "store-outage 3000ms @40ms",       "poison event 3",
+      "error-reply w1 XACK #1 LOADING",  "error-reply w2 EXEC #2 BUSY @5000ms",
   };
   for (const char* line : lines) {
     Result<FaultSpec> spec = ParseFaultSpec(line);
@@ -44,6 +45,8 @@ TEST(FaultSpecTest, BadSpecsAreRefusedWithTheReason) {
       {"xtrim maxlen:-1 @1ms", "xtrim target must be"},
       {"stall w1 after-read #1 0ms", "positive duration"},
       {"restart", "expected 'restart @<time>ms'"},
+      {"error-reply w1 XACK #1 OOM", "error-reply target must be LOADING, READONLY or BUSY"},
+      {"error-reply w1 XACK #1", "expected 'error-reply <actor> <site> #<n> <error> [@<time>ms]'"},
   };
   for (const Case& c : cases) {
     Result<FaultSpec> spec = ParseFaultSpec(c.text);
@@ -63,6 +66,38 @@ TEST(FaultPlanTest, ExplicitPlanFiresAtTheNamedVisitOnly) {
   EXPECT_EQ(hit->ToString(), "crash w2 after-effect #2");
   EXPECT_FALSE(plan.AtPoint("w2", "after-effect", SiteFamily::kCrashPoint));   // 3rd visit
   ASSERT_EQ(plan.fired().size(), 1u);
+}
+
+TEST(FaultPlanTest, AnErrorReplyFiresOnlyWhereOneCanHappenAndCountsOnlyThoseSitesAsReachable) {
+  // Explicit: the visit where no error reply can happen (a built-in step,
+  // a store request) is counted, but the fault waits for its own visit.
+  FaultPlan plan(FaultModel{}, {*ParseFaultSpec("error-reply w1 XACK #2 READONLY")});
+  EXPECT_FALSE(plan.AtPoint("w1", "XACK", SiteFamily::kRequest, 0, ErrorReplies::kCanHappen));
+  EXPECT_FALSE(plan.AtPoint("w1", "XACK", SiteFamily::kRequest, 0, ErrorReplies::kNever));  // 2nd visit: cannot
+  std::optional<FaultSpec> hit = plan.AtPoint("w1", "XACK", SiteFamily::kRequest, 0, ErrorReplies::kCanHappen);
+  EXPECT_FALSE(hit);  // the 3rd visit is not the 2nd
+  // Rates: every visit could fire; only those where one can happen do, and
+  // coverage reaches only them.
+  FaultModel m;
+  m.kinds = {FaultKind::kErrorReply};
+  m.lost_sites = {"XACK", "XADD"};
+  m.error_reply_ppm = 1000000;
+  m.error_reply_target = "BUSY";
+  FaultPlan rates(m, Rng(7), 1000, 1);
+  EXPECT_FALSE(rates.AtPoint("p1", "XADD", SiteFamily::kRequest, 0, ErrorReplies::kNever));
+  std::optional<FaultSpec> fired = rates.AtPoint("w1", "XACK", SiteFamily::kRequest, 0, ErrorReplies::kCanHappen);
+  ASSERT_TRUE(fired);
+  EXPECT_EQ(fired->ToString(), "error-reply w1 XACK #1 BUSY");
+  const FaultCoverage c = rates.Coverage();
+  EXPECT_EQ(c.reachable, (std::set<std::string>{"error-reply@XACK"}));
+  EXPECT_EQ(c.enabled, (std::set<std::string>{"error-reply@XACK"}));
+  EXPECT_TRUE(c.Gaps().empty());
+}
+
+TEST(FaultSpecTest, AnErrorReplyIsWordedAsTheServerWordsIt) {
+  EXPECT_EQ(ErrorReplyText("LOADING"), "LOADING Redis is loading the dataset in memory");
+  EXPECT_EQ(ErrorReplyText("READONLY"), "READONLY You can't write against a read only replica.");
+  EXPECT_EQ(ErrorReplyText("BUSY").rfind("BUSY Redis is busy running a script.", 0), 0u);
 }
 
 TEST(FaultPlanTest, ATimedPointFaultTakesTheNthVisitFromItsTimeOnAndIsRecordedAsThatVisit) {

@@ -184,6 +184,35 @@ end
   EXPECT_EQ(observed, "ok");
 }
 
+// An error-reply fault answers the request with the server's error, a
+// value like any other, and the request never runs; inside MULTI the
+// transaction aborts (EXECABORT) as the server's own refusal makes it.
+TEST_F(ScriptCallsContractTest, AnInjectedErrorReplyIsAValueAndTheRequestNeverRuns) {
+  std::string observed;
+  const std::vector<std::string> seen = Said(R"lua(
+function consumer(w)
+  say(w, "plain", w:redis("SET", "k", "v").err)
+  say(w, "after", w:redis("GET", "k"))
+  w:redis("MULTI")
+  w:redis("SET", "k", "v")
+  local queued = w:redis("INCR", "n")
+  local exec = w:redis("EXEC")
+  say(w, "queued", queued.err:match("^%S+"), "exec", exec.err:match("^%S+"))
+  say(w, "untouched", w:redis("GET", "k"), w:redis("GET", "n"))
+  handle_all(w, 1)
+end
+)lua",
+                                             1, {"error-reply w1 SET #1 LOADING", "error-reply w1 INCR #1 BUSY"},
+                                             &observed);
+  EXPECT_EQ(seen, (std::vector<std::string>{
+                      "plain LOADING Redis is loading the dataset in memory",
+                      "after false",
+                      "queued BUSY exec EXECABORT",
+                      "untouched false false",
+                  }));
+  EXPECT_EQ(observed, "ok");
+}
+
 // w:read(id, opts) -> entries, err: the entries read (id, stream,
 // fields); nothing new is an empty list and no error, after a blocking
 // read has parked for block_ms; a pending entry whose payload was deleted
