@@ -60,6 +60,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/select.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -540,13 +541,15 @@ __attribute__((visibility("default"))) int getentropy(void* buf, size_t len) {
 
 /* --- a real consumer's timed waits -----------------------------------------
  *
- * In a consumer process, poll, ppoll, epoll_wait and epoll_pwait with a
- * timeout (an event loop's timers: Node's setTimeout, asyncio's call_later,
- * a socket timeout) look at the descriptors at once; when none is ready,
- * the wait is sent to the front as XACKLY.WAIT <ms>, which answers at once
- * when a reply of its may still be on the way, else after <ms> of virtual
- * time (a sleep step), and the descriptors are looked at once more. The
- * wait never passes in real time. A wait without a timeout (-1) blocks for
+ * In a consumer process, poll, ppoll, epoll_wait, epoll_pwait, select and
+ * pselect with a timeout (an event loop's timers: Node's setTimeout,
+ * asyncio's call_later, a socket timeout, Python's select.select) look at
+ * the descriptors at once; while none is ready and the timeout has not
+ * passed on the virtual clock, the time left is sent to the front as
+ * XACKLY.WAIT <ms>, which answers at once when a reply of its may still be
+ * on the way, else after <ms> of virtual time (a sleep step), and the
+ * descriptors are looked at again (WaitVirtually). The wait never passes in
+ * real time, and never ends early: 0 ready means the whole timeout passed. A wait without a timeout (-1) blocks for
  * real: only a descriptor can end it (a reply the front sends). */
 
 /* The timeout in ms a timespec gives (rounded up); -1 for none. */
@@ -556,48 +559,147 @@ static int TimeoutMsOf(const struct timespec* ts) {
   return ms > 0x7fffffff ? 0x7fffffff : (int)ms;
 }
 
-/* Whether a wait of `timeout_ms` that found nothing ready is a virtual one:
- * then it has been waited for (XACKLY.WAIT) and the caller looks again. */
-static int WaitedVirtually(int timeout_ms) {
+/* What a timed wait looks at, with a zero timeout: the number of ready
+ * descriptors, 0 for none, -1 with errno on failure. */
+typedef long (*LookFn)(void* ctx);
+
+/* A wait of `timeout_ms` (> 0) on the virtual clock: looks, and while
+ * nothing is ready and the virtual deadline is still ahead, sends the time
+ * left as XACKLY.WAIT and looks again. The front answers at once when
+ * something may still change (a reply on the way, another thread that
+ * ran), else after that much virtual time (a sleep step); either way the
+ * caller gets 0 only once its whole timeout has passed on the virtual
+ * clock, as a real wait would. -2: not in a consumer process (the caller
+ * waits for real). */
+static long WaitVirtually(int timeout_ms, LookFn look, void* ctx) {
   const char* front = FrontSocket();
-  if (front == NULL || timeout_ms <= 0) return 0;
-  FrontRoundTrip(front, "XACKLY.WAIT", timeout_ms);
-  return 1;
+  int64_t now_ns = 0;
+  if (front == NULL || timeout_ms <= 0 || !VirtualNs(&now_ns)) return -2;
+  const int64_t deadline_ms = now_ns / 1000000 + timeout_ms;
+  for (;;) {
+    long n = look(ctx);
+    if (n != 0) return n;
+    if (!VirtualNs(&now_ns)) return 0;
+    const int64_t left_ms = deadline_ms - now_ns / 1000000;
+    if (left_ms <= 0) return 0;
+    FrontRoundTrip(front, "XACKLY.WAIT", left_ms);
+  }
 }
 
-__attribute__((visibility("default"))) int poll(struct pollfd* fds, nfds_t nfds, int timeout) {
-  if (FrontSocket() == NULL || timeout == 0) return (int)syscall(SYS_poll, fds, nfds, timeout);
-  long n = syscall(SYS_poll, fds, nfds, 0);
-  if (n != 0) return (int)n;
-  if (WaitedVirtually(timeout)) return (int)syscall(SYS_poll, fds, nfds, 0);
-  return (int)syscall(SYS_poll, fds, nfds, timeout);
+struct PollLook {
+  struct pollfd* fds;
+  nfds_t nfds;
+  const sigset_t* sigmask;
+};
+
+static long LookPoll(void* ctx) {
+  struct PollLook* l = ctx;
+  const struct timespec zero = {0, 0};
+  return syscall(SYS_ppoll, l->fds, l->nfds, &zero, l->sigmask, (size_t)8);
 }
 
 __attribute__((visibility("default"))) int ppoll(struct pollfd* fds, nfds_t nfds, const struct timespec* timeout,
                                                  const sigset_t* sigmask) {
-  const struct timespec zero = {0, 0};
-  const int ms = TimeoutMsOf(timeout);
-  if (FrontSocket() == NULL || ms == 0) return (int)syscall(SYS_ppoll, fds, nfds, timeout, sigmask, (size_t)8);
-  long n = syscall(SYS_ppoll, fds, nfds, &zero, sigmask, (size_t)8);
-  if (n != 0) return (int)n;
-  if (WaitedVirtually(ms)) return (int)syscall(SYS_ppoll, fds, nfds, &zero, sigmask, (size_t)8);
+  struct PollLook look = {fds, nfds, sigmask};
+  long n = WaitVirtually(TimeoutMsOf(timeout), LookPoll, &look);
+  if (n != -2) return (int)n;
   return (int)syscall(SYS_ppoll, fds, nfds, timeout, sigmask, (size_t)8);
+}
+
+__attribute__((visibility("default"))) int poll(struct pollfd* fds, nfds_t nfds, int timeout) {
+  if (timeout < 0) return (int)syscall(SYS_ppoll, fds, nfds, NULL, NULL, (size_t)8);
+  const struct timespec ts = {timeout / 1000, (long)(timeout % 1000) * 1000000};
+  return ppoll(fds, nfds, &ts, NULL);
+}
+
+struct EpollLook {
+  int epfd;
+  struct epoll_event* events;
+  int maxevents;
+  const sigset_t* sigmask;
+};
+
+static long LookEpoll(void* ctx) {
+  struct EpollLook* l = ctx;
+  return syscall(SYS_epoll_pwait, l->epfd, l->events, l->maxevents, 0, l->sigmask, (size_t)8);
 }
 
 __attribute__((visibility("default"))) int epoll_pwait(int epfd, struct epoll_event* events, int maxevents,
                                                        int timeout, const sigset_t* sigmask) {
-  if (FrontSocket() == NULL || timeout == 0) {
-    return (int)syscall(SYS_epoll_pwait, epfd, events, maxevents, timeout, sigmask, (size_t)8);
-  }
-  long n = syscall(SYS_epoll_pwait, epfd, events, maxevents, 0, sigmask, (size_t)8);
-  if (n != 0) return (int)n;
-  if (WaitedVirtually(timeout)) return (int)syscall(SYS_epoll_pwait, epfd, events, maxevents, 0, sigmask, (size_t)8);
+  struct EpollLook look = {epfd, events, maxevents, sigmask};
+  long n = WaitVirtually(timeout, LookEpoll, &look);
+  if (n != -2) return (int)n;
   return (int)syscall(SYS_epoll_pwait, epfd, events, maxevents, timeout, sigmask, (size_t)8);
 }
 
 __attribute__((visibility("default"))) int epoll_wait(int epfd, struct epoll_event* events, int maxevents,
                                                       int timeout) {
   return epoll_pwait(epfd, events, maxevents, timeout, NULL);
+}
+
+/* select and pselect, both as pselect6 (select has no syscall of its own on
+ * some architectures). Each look starts from the caller's sets, which a
+ * look that found nothing clears. */
+struct SelectLook {
+  int nfds;
+  fd_set* given[3];  /* read, write, except (each may be NULL) */
+  fd_set sets[3];    /* the caller's, as given */
+  const sigset_t* sigmask;
+};
+
+static long LookSelect(void* ctx) {
+  struct SelectLook* l = ctx;
+  for (int i = 0; i < 3; ++i) {
+    if (l->given[i] != NULL) *l->given[i] = l->sets[i];
+  }
+  struct timespec zero = {0, 0};
+  struct {
+    const sigset_t* set;
+    size_t size;
+  } mask = {l->sigmask, 8};
+  return syscall(SYS_pselect6, l->nfds, l->given[0], l->given[1], l->given[2], &zero, &mask);
+}
+
+static int Pselect(int nfds, fd_set* readfds, fd_set* writefds, fd_set* exceptfds, struct timespec* timeout,
+                   const sigset_t* sigmask) {
+  struct SelectLook look = {nfds, {readfds, writefds, exceptfds}, {{{0}}}, sigmask};
+  for (int i = 0; i < 3; ++i) {
+    if (look.given[i] != NULL) look.sets[i] = *look.given[i];
+  }
+  long n = WaitVirtually(TimeoutMsOf(timeout), LookSelect, &look);
+  if (n == 0) *timeout = (struct timespec){0, 0};  /* the whole timeout passed (virtually) */
+  if (n != -2) return (int)n;
+  struct {
+    const sigset_t* set;
+    size_t size;
+  } mask = {sigmask, 8};
+  return (int)syscall(SYS_pselect6, nfds, readfds, writefds, exceptfds, timeout, &mask);
+}
+
+__attribute__((visibility("default"))) int select(int nfds, fd_set* readfds, fd_set* writefds, fd_set* exceptfds,
+                                                  struct timeval* timeout) {
+  if (timeout == NULL) return Pselect(nfds, readfds, writefds, exceptfds, NULL, NULL);
+  if (timeout->tv_sec < 0 || timeout->tv_usec < 0) {
+    errno = EINVAL;
+    return -1;
+  }
+  struct timespec ts = {timeout->tv_sec + timeout->tv_usec / 1000000, (timeout->tv_usec % 1000000) * 1000};
+  int n = Pselect(nfds, readfds, writefds, exceptfds, &ts, NULL);
+  /* Linux's select leaves the time not slept in `timeout` (pselect6 wrote
+   * it to ts; a virtual wait leaves ts as given, as none is left of it
+   * once it returns 0, and less is not told). */
+  if (n >= 0) {
+    timeout->tv_sec = ts.tv_sec;
+    timeout->tv_usec = ts.tv_nsec / 1000;
+  }
+  return n;
+}
+
+__attribute__((visibility("default"))) int pselect(int nfds, fd_set* readfds, fd_set* writefds, fd_set* exceptfds,
+                                                   const struct timespec* timeout, const sigset_t* sigmask) {
+  struct timespec left;
+  if (timeout != NULL) left = *timeout;
+  return Pselect(nfds, readfds, writefds, exceptfds, timeout != NULL ? &left : NULL, sigmask);
 }
 
 /* --- a real consumer's SQLite commits ---------------------------------------

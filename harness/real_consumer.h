@@ -57,8 +57,8 @@
 // step executor's, as for scripts); a crash is SIGKILL of the process group
 // at a step's crash point.
 //
-// Not yet (said, not hidden): select and condition-variable timeouts are
-// real time; randomness read other than through getrandom/getentropy is not
+// Not yet (said, not hidden): condition-variable and semaphore timeouts
+// are real time; randomness read other than through getrandom/getentropy is not
 // controlled.
 #pragma once
 

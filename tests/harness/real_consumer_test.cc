@@ -118,15 +118,19 @@ void ExpectTheExamplesJudged(const std::string& language, int cases) {
   Judged no_key = CheckExample(dir, language + "/no-idempotency-key", cases);
   EXPECT_EQ(no_key.run.exit_code, kExitOk) << no_key.run.output;
   EXPECT_EQ(no_key.row.observed, "duplicate");
-  // Shrunk: one event and one worker are enough to run an effect twice.
-  EXPECT_TRUE(Contains(no_key.run.output, "1 event, 1 worker")) << no_key.run.output;
+  // Shrunk: a few events and workers run an effect twice (one of each with
+  // a crash after the effect; two workers and slow effects claimed by the
+  // other without any fault, as seed 1 finds first since error-reply joined
+  // the model), not the search's 3 workers and 10 events.
+  ASSERT_TRUE(no_key.row.counterexample.has_value()) << no_key.run.output;
+  EXPECT_LE(no_key.row.counterexample->events, 3) << no_key.run.output;
+  EXPECT_LE(no_key.row.counterexample->workers, 2) << no_key.run.output;
 
   const std::string replay =
       dir.path() + "/" + language + "/no-idempotency-key/" + language + "-no-idempotency-key.replay.toml";
   CommandOutput again = RunXackly({"replay", replay, "--quiet"});
   EXPECT_EQ(again.exit_code, kExitOk) << again.output;
   EXPECT_TRUE(Contains(again.output, "observed duplicate (expected duplicate): matched")) << again.output;
-  ASSERT_TRUE(no_key.row.counterexample.has_value()) << no_key.run.output;
   EXPECT_TRUE(Contains(again.output, "trace " + no_key.row.counterexample->trace_hash)) << again.output;
 }
 
@@ -267,19 +271,22 @@ TEST(RealConsumerTest, AnErrorReplyIsRaisedByTheClientAndAnUnhandledOneEndsThePr
 
 // getrandom (uuid4, os.urandom, random's seed) draws from the worker's own
 // stream of the run's seed: the same values run after run, different ones
-// for two workers. asyncio's timers (epoll_wait timeouts) are the virtual
-// clock's: an hour of asyncio.sleep costs nothing.
+// for two workers. asyncio's timers (epoll_wait timeouts) and select's are
+// the virtual clock's: an hour of asyncio.sleep costs nothing.
 TEST(RealConsumerTest, RandomnessAndEventLoopTimersAreTheRunsOwn) {
   RequirePythonRedis();
   ScopedTempRoot dir;
   ASSERT_TRUE(WriteFileAtomically(dir.path() + "/seeded.py",
-                                  "import asyncio, os, random, time, uuid, redis\n"
+                                  "import asyncio, os, random, select, time, uuid, redis\n"
                                   "r = redis.Redis.from_url(os.environ['REDIS_URL'])\n"
                                   "me = os.environ['XACKLY_WORKER']\n"
                                   "r.set('uuid:' + me, uuid.uuid4().hex + ' ' + str(random.random()))\n"
                                   "before = time.time()\n"
                                   "asyncio.run(asyncio.sleep(3600))\n"
-                                  "r.echo(f'{me} slept {time.time() - before:.0f}')\n")
+                                  "r.echo(f'{me} slept {time.time() - before:.0f}')\n"
+                                  "before = time.time()\n"
+                                  "ready = select.select([r.connection_pool.get_connection('PING')._sock], [], [], 1800)\n"
+                                  "r.echo(f'{me} selected {len(ready[0])} in {time.time() - before:.0f}')\n")
                   .ok());
   ASSERT_TRUE(WriteFileAtomically(dir.path() + "/seeded.toml",
                                   "name = \"seeded\"\nexpect = \"lost\"\n[workload]\nworkers = 2\nevents = 1\n"
@@ -298,6 +305,9 @@ TEST(RealConsumerTest, RandomnessAndEventLoopTimersAreTheRunsOwn) {
   EXPECT_EQ(traces[0], traces[1]);
   EXPECT_TRUE(Contains(traces[0], "ECHO \"w1 slept 3600\"")) << traces[0];
   EXPECT_TRUE(Contains(traces[0], "ECHO \"w2 slept 3600\"")) << traces[0];
+  // select's timeout (Python's select.select) too: nothing to read, so the
+  // half hour passes on the virtual clock.
+  EXPECT_TRUE(Contains(traces[0], "ECHO \"w1 selected 0 in 1800\"")) << traces[0];
   const std::string w1 = LineWith(traces[0], "SET uuid:w1 ");
   const std::string w2 = LineWith(traces[0], "SET uuid:w2 ");
   ASSERT_FALSE(w1.empty() || w2.empty()) << traces[0];
@@ -341,9 +351,10 @@ TEST(RealConsumerTest, OneSeedGivesOneTraceByteForByte) {
   RequirePythonRedis();
   ScopedTempRoot dir;
   for (const char* name : {"a", "b"}) {
+    // Whatever the seed shows (a run is one schedule), the trace is the same.
     CommandOutput run = RunXackly({"run", "--scenario", kExamples + "python/no-idempotency-key.toml", "--seed", "7",
                                    "--trace", dir.path() + "/" + name + ".trace"});
-    ASSERT_EQ(run.exit_code, kExitOk) << run.output;
+    ASSERT_TRUE(run.exit_code == kExitOk || run.exit_code == kExitVerdictMismatch) << run.output;
   }
   Result<std::string> a = ReadFile(dir.path() + "/a.trace");
   Result<std::string> b = ReadFile(dir.path() + "/b.trace");
