@@ -13,6 +13,7 @@
 #include "reports/model.h"
 #include "sim/actor_name.h"
 #include "sim/commands.h"
+#include "sim/script_world.h"
 #include "sim/rng.h"
 #include "sim/text.h"
 
@@ -97,13 +98,21 @@ std::vector<rc::Gen<FaultSpec>> FaultGens(const RunConfig& base, const std::vect
     const FaultKindInfo& info = InfoOf(kind);
     switch (info.fault_class) {
       case FaultClass::kPoint: {
-        // Lost requests at XADD are the producer's; every other site a worker's.
+        // Lost requests at XADD are the producer's; every other site a
+        // worker's, or, when the script has a producer of its own (which may
+        // send more than XADD: its SQL, a WAIT), in a quarter of the draws
+        // its producer's.
         const SiteFamily family = info.Sites();
+        // Further groups' workers (RunConfig::groups) are drawn too: their
+        // slots follow the run's group's (folded by ApplyCase).
+        rc::Gen<std::string> actor = WorkerSlot(b.max_workers + base.TotalWorkers() - base.workers);
+        if (family == SiteFamily::kRequest && base.protocol.script != nullptr &&
+            base.protocol.script->Defines(ScriptRole::kProducer)) {
+          actor = rc::gen::weightedOneOf<std::string>(
+              {{3, std::move(actor)}, {1, rc::gen::just(ActorName(ActorRole::kProducer, 1))}});
+        }
         auto drawn = rc::gen::map(
-            // Further groups' workers (RunConfig::groups) are drawn too: their
-            // slots follow the run's group's (folded by ApplyCase).
-            rc::gen::tuple(WorkerSlot(b.max_workers + base.TotalWorkers() - base.workers),
-                           rc::gen::elementOf(m.Sites(family)), visit, duration(kind), target(kind)),
+            rc::gen::tuple(std::move(actor), rc::gen::elementOf(m.Sites(family)), visit, duration(kind), target(kind)),
             [kind, family](const std::tuple<std::string, std::string, Visit, int64_t, std::string>& t) {
               FaultSpec s;
               s.kind = kind;

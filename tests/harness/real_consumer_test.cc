@@ -97,25 +97,52 @@ Judged CheckExample(const ScopedTempRoot& dir, const std::string& example, int c
   return out;
 }
 
-// One language's three examples: the correct consumer is ok with the
-// crashes and losses around XACK fired; acking in a finally is lost, no
-// idempotency key duplicate, shrunk; the replay file, run by a fresh
-// process, reproduces the counterexample's trace.
-void ExpectTheExamplesJudged(const std::string& language, int cases) {
-  ScopedTempRoot dir;
-  Judged correct = CheckExample(dir, language + "/correct", cases);
+// One language's examples, each its own test (they run side by side): the
+// correct consumer is ok with the crashes and losses around XACK fired;
+// acking in a finally is lost, no idempotency key duplicate, shrunk; the
+// replay file, run by a fresh process, reproduces the counterexample's
+// trace. The Node consumer sends the very requests the Python one does
+// (the same seed gives the same trace): fewer cases, for the suite's time.
+struct ExampleLanguage {
+  const char* name;
+  int cases;
+};
+void PrintTo(const ExampleLanguage& language, std::ostream* os) { *os << language.name; }
+
+class RealConsumerExampleTest : public ::testing::TestWithParam<ExampleLanguage> {
+ protected:
+  void SetUp() override {
+    if (std::string(GetParam().name) == "python") {
+      RequirePythonRedis();
+    } else {
+      RequireNodeIoredis();
+    }
+  }
+  Judged Check(const std::string& example) {
+    return CheckExample(dir_, std::string(GetParam().name) + "/" + example, GetParam().cases);
+  }
+  ScopedTempRoot dir_;
+};
+
+TEST_P(RealConsumerExampleTest, TheCorrectConsumerIsOkWithTheFaultsAroundXackFired) {
+  Judged correct = Check("correct");
   EXPECT_EQ(correct.run.exit_code, kExitOk) << correct.run.output;
   EXPECT_EQ(correct.row.observed, "ok");
   EXPECT_GT(correct.row.fired_totals["crash@after-effect"], 0) << correct.run.output;
   EXPECT_GT(correct.row.fired_totals["crash@before-XACK"], 0) << correct.run.output;
   EXPECT_GT(correct.row.fired_totals["lost-reply@XACK"], 0) << correct.run.output;
+}
 
-  Judged finally = CheckExample(dir, language + "/ack-in-finally", cases);
+TEST_P(RealConsumerExampleTest, AckingInAFinallyIsLost) {
+  Judged finally = Check("ack-in-finally");
   EXPECT_EQ(finally.run.exit_code, kExitOk) << finally.run.output;
   EXPECT_EQ(finally.row.observed, "lost");
   EXPECT_TRUE(Contains(finally.run.output, "acked-without-effect")) << finally.run.output;
+}
 
-  Judged no_key = CheckExample(dir, language + "/no-idempotency-key", cases);
+TEST_P(RealConsumerExampleTest, NoIdempotencyKeyIsADuplicateShrunkAndReplayedByAFreshProcess) {
+  const std::string language = GetParam().name;
+  Judged no_key = Check("no-idempotency-key");
   EXPECT_EQ(no_key.run.exit_code, kExitOk) << no_key.run.output;
   EXPECT_EQ(no_key.row.observed, "duplicate");
   // Shrunk: a few events and workers run an effect twice (one of each with
@@ -127,12 +154,18 @@ void ExpectTheExamplesJudged(const std::string& language, int cases) {
   EXPECT_LE(no_key.row.counterexample->workers, 2) << no_key.run.output;
 
   const std::string replay =
-      dir.path() + "/" + language + "/no-idempotency-key/" + language + "-no-idempotency-key.replay.toml";
+      dir_.path() + "/" + language + "/no-idempotency-key/" + language + "-no-idempotency-key.replay.toml";
   CommandOutput again = RunXackly({"replay", replay, "--quiet"});
   EXPECT_EQ(again.exit_code, kExitOk) << again.output;
   EXPECT_TRUE(Contains(again.output, "observed duplicate (expected duplicate): matched")) << again.output;
   EXPECT_TRUE(Contains(again.output, "trace " + no_key.row.counterexample->trace_hash)) << again.output;
 }
+
+INSTANTIATE_TEST_SUITE_P(Languages, RealConsumerExampleTest,
+                         ::testing::Values(ExampleLanguage{"python", 20}, ExampleLanguage{"node", 10}),
+                         [](const ::testing::TestParamInfo<ExampleLanguage>& language) {
+                           return std::string(language.param.name);
+                         });
 
 TEST(RealConsumerTest, RepliesAreEncodedAsRedisWouldSendThem) {
   EXPECT_EQ(EncodeResp2(Reply::Nil()), "$-1\r\n");
@@ -143,18 +176,6 @@ TEST(RealConsumerTest, RepliesAreEncodedAsRedisWouldSendThem) {
   EXPECT_EQ(EncodeResp2(Reply::Error("ERR two\nlines")), "-ERR two lines\r\n");
   EXPECT_EQ(EncodeResp2(Reply::Array({Reply::String("1-0"), Reply::Array({}), Reply::Nil()})),
             "*3\r\n$3\r\n1-0\r\n*0\r\n$-1\r\n");
-}
-
-TEST(RealConsumerTest, ThePythonExamplesAreJudgedAsTheyExpect) {
-  RequirePythonRedis();
-  ExpectTheExamplesJudged("python", 20);
-}
-
-TEST(RealConsumerTest, TheNodeExamplesAreJudgedAsTheyExpect) {
-  RequireNodeIoredis();
-  // The Node consumer sends the very requests the Python one does (the same
-  // seed gives the same trace): fewer cases, for the suite's time.
-  ExpectTheExamplesJudged("node", 10);
 }
 
 // The SQLite consumer keeps its effect, its dedupe record and the

@@ -178,7 +178,10 @@ rc::Gen<std::string> AnyActor(const RunConfig& c) {
 rc::Gen<FaultSpec> AnyFaultSpec(const RunConfig& c) {
   return rc::gen::exec([c] {
     FaultSpec f;
-    const FaultKindInfo& info = InfoOf(*AnyOf(FaultKind::kPoison));
+    // A failover needs a replica to promote (a schedule naming one without is refused).
+    const FaultKindInfo& info = InfoOf(*rc::gen::suchThat(AnyOf(FaultKind::kPoison), [&c](FaultKind k) {
+      return k != FaultKind::kFailover || c.replicas > 0;
+    }));
     f.kind = info.kind;
     switch (info.fault_class) {
       case FaultClass::kPoint:
