@@ -1,0 +1,3 @@
+-- The producer of failover-producer.lua, waiting for the replica before it
+-- tells its caller.
+function producer(w) publish_all(w, true) end
