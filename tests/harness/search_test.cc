@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,20 @@ TEST(SearchTest, SwarmCasesDrawTimingButKeepTheProtocolsSettings) {
   EXPECT_GE(spread_cases, 5) << "and between the events of a case";
   EXPECT_GE(burst_cases, 5) << "events come in bursts in some cases";
   EXPECT_LT(burst_cases, 40) << "and evenly in others";
+}
+
+// A swarm case produces evenly or in bursts of 2 up to produce_burst_max
+// events (--max-events): the largest burst is drawn, and nothing larger.
+TEST(SearchTest, BurstsAreDrawnUpToTheirLimitAndNeverPastIt) {
+  RunConfig base = Base("txn-dedupe");
+  CaseBounds bounds;
+  bounds.max_events = 3;
+  const SwarmRanges ranges = SwarmRangesFor(base, bounds);
+  ASSERT_EQ(ranges.produce_burst_max, 3);
+  rc::Gen<GeneratedCase> gen = GenCase(base, bounds);
+  std::set<int64_t> bursts;
+  for (int i = 0; i < 200; ++i) bursts.insert(NthCase(gen, 1, i, CaseSize(i)).value().produce_burst);
+  EXPECT_EQ(bursts, (std::set<int64_t>{0, 2, 3})) << "0: evenly";
 }
 
 // A scheduled fault (an outage, a trim, a restart) matters when it hits the

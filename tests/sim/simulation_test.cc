@@ -135,6 +135,19 @@ TEST_F(SimulationTest, AFaultKindWithNoReachableSiteIsDropped) {
   EXPECT_FALSE(c.faults.Has(FaultKind::kCrash));
 }
 
+// timing.max_steps = 1 is the smallest guard a scenario can set, and it is
+// kept: only 0 means "derived from the workload".
+TEST_F(SimulationTest, AStepGuardOfOneStepStopsTheRunAfterItsFirstStep) {
+  RunConfig c = Minimal("txn-dedupe", {});
+  c.timing.max_steps = 1;
+  ASSERT_TRUE(ValidateRunConfig(c).ok());
+  Result<RunResult> r = RunSimulation(c, StartServer());
+  ASSERT_FALSE(r.ok()) << "the run settled under the derived guard instead";
+  EXPECT_EQ(r.status().code(), Status::Code::kHarnessLimit) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("timing.max_steps = 1, at virtual"), std::string::npos)
+      << r.status().ToString();
+}
+
 TEST_F(SimulationTest, ExplicitPicksReplayTheScheduleWithoutTheSeed) {
   for (const ProtocolDef& p : Catalog()) {
     for (uint64_t seed : {2, 9}) {
