@@ -84,6 +84,28 @@ TEST(SearchTest, BurstsAreDrawnUpToTheirLimitAndNeverPastIt) {
   EXPECT_EQ(bursts, (std::set<int64_t>{0, 2, 3})) << "0: evenly";
 }
 
+// Which visit of its site a drawn point fault takes (check.cc): the first
+// in half of the draws, a later one (the 2nd or 3rd) in a sixth, and in a
+// third the first visit from a time in the fault phase on, which reaches
+// recovery paths however many ordinary visits came first.
+TEST(SearchTest, APointFaultTakesItsSitesFirstVisitHalfTheTimeAndATimedOneAThird) {
+  RunConfig base = Base("txn-dedupe");
+  base.faults.kinds = {FaultKind::kCrash};
+  rc::Gen<GeneratedCase> gen = GenCase(base, CaseBounds{});
+  int points = 0, first = 0, later = 0, timed = 0;
+  for (int i = 0; i < 400; ++i) {
+    for (const FaultSpec& f : NthCase(gen, 1, i, CaseSize(i)).value().faults) {
+      if (f.kind != FaultKind::kCrash) continue;
+      ++points;
+      (f.at_ms > 0 ? timed : f.nth > 1 ? later : first) += 1;
+    }
+  }
+  ASSERT_GT(points, 300);
+  EXPECT_NEAR(static_cast<double>(first) / points, 1.0 / 2, 0.1) << first << " of " << points;
+  EXPECT_NEAR(static_cast<double>(later) / points, 1.0 / 6, 0.05) << later << " of " << points;
+  EXPECT_NEAR(static_cast<double>(timed) / points, 1.0 / 3, 0.08) << timed << " of " << points;
+}
+
 // A scheduled fault (an outage, a trim, a restart) matters when it hits the
 // few milliseconds in which a small case does its work; a time drawn
 // uniformly over a 75 s fault phase almost never does. Half of the draws

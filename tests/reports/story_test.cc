@@ -614,6 +614,13 @@ TEST(FormatDurationTest, ReadsWell) {
   EXPECT_EQ(FormatDuration(720000), "12 min");
 }
 
+// Every format counts with Count: one is singular, none and many plural.
+TEST(CountTest, OneIsSingularAndNoneOrManyArePlural) {
+  EXPECT_EQ(Count(0, "worker"), "0 workers");
+  EXPECT_EQ(Count(1, "case"), "1 case");
+  EXPECT_EQ(Count(3, "failed attempt"), "3 failed attempts");
+}
+
 TEST(SummaryTest, CountsMatchedChecks) {
   Report r;
   EXPECT_EQ(Summary(r), "0 of 0 checks matched their expectation");
