@@ -612,6 +612,8 @@ TEST(FormatDurationTest, ReadsWell) {
   EXPECT_EQ(FormatDuration(5000), "5 s");
   EXPECT_EQ(FormatDuration(30004), "30 s");
   EXPECT_EQ(FormatDuration(720000), "12 min");
+  EXPECT_EQ(FormatDuration(629999), "10 min");  // to the nearest minute, half a minute up
+  EXPECT_EQ(FormatDuration(630000), "11 min");
 }
 
 // Every format counts with Count: one is singular, none and many plural.
