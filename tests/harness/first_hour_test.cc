@@ -90,6 +90,13 @@ TEST(FirstHourTest, CheckReplayMergeAndProtocolsPrintJsonOnStdout) {
   EXPECT_EQ(refused.exit_code, kExitUsage) << refused.output;
   EXPECT_NE(refused.output.find("--cases 10 / 12"), std::string::npos) << refused.output;
 
+  // Several formats without --out cannot share stdout: a usage error, and
+  // nothing is merged, printed or written.
+  CommandOutput two_merged = StdoutOf(dir.path(), {"merge", dir.path() + "/s1", dir.path() + "/s2", "--format", "json,md"});
+  EXPECT_EQ(two_merged.exit_code, kExitUsage) << two_merged.output;
+  EXPECT_FALSE(IsJson(two_merged.output)) << two_merged.output;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/xackly-merged"));
+
   CommandOutput protocols = StdoutOf(dir.path(), {"protocols", "--format", "json"});
   EXPECT_EQ(protocols.exit_code, kExitOk);
   EXPECT_TRUE(IsJson(protocols.output));

@@ -248,13 +248,16 @@ TEST(ParallelTest, MergeRefusesShardsThatSearchedDifferentlyAndNamesTheFlag) {
     report::SearchSettings other;
     const char* named;
   };
-  report::SearchSettings cases = base, swarm = base, workers = base, fixed = base;
+  report::SearchSettings cases = base, swarm = base, workers = base, events = base, faults = base, fixed = base;
   cases.cases = 50;
   swarm.swarm = false;
   workers.max_workers = 5;
+  events.max_events = 9;
+  faults.max_faults = 2;
   fixed.fixed_workload = true;
   for (const Case& c : {Case{cases, "--cases 100 / 50"}, Case{swarm, "--no-swarm off / on"},
-                        Case{workers, "--max-workers 3 / 5"}, Case{fixed, "--fixed-workload off / on"}}) {
+                        Case{workers, "--max-workers 3 / 5"}, Case{events, "--max-events 8 / 9"},
+                        Case{faults, "--max-faults 4 / 2"}, Case{fixed, "--fixed-workload off / on"}}) {
     Result<report::Report> merged = MergeReports({shard("1/2", base), shard("2/2", c.other)});
     ASSERT_FALSE(merged.ok()) << c.named;
     EXPECT_EQ(merged.status().code(), Status::Code::kInvalidArgument);

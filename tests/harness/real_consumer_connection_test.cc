@@ -12,31 +12,29 @@
 namespace xackly {
 namespace {
 
-// The consumer sends PING on a connection of its own and closes it at once,
-// so the front's reply meets a socket its peer has closed (EPIPE, not
-// EAGAIN); then it handles its event on another connection. The reply is
-// dropped and the run is judged: the front once waited for the closed
-// socket to take the reply, for ever.
-TEST(RealConsumerConnectionTest, AConnectionClosedBeforeItsReplyTakesNothingAndTheRunGoesOn) {
+// A one-worker run whose consumer sends PING on a connection of its own,
+// runs `hang_up` (Python, the socket is `s`), then handles its events on
+// another connection: the run must be judged ok, the PING in its trace.
+void ExpectTheRunGoesOnAfter(const std::string& hang_up) {
   CommandOutput probe = RunProgram("/usr/bin/python3", {"-c", "import redis"});
   ASSERT_EQ(probe.exit_code, 0) << "needs /usr/bin/python3 with python3-redis (bash .ci/setup --tests): "
                                 << probe.output;
   ScopedTempRoot dir;
   ASSERT_TRUE(WriteFileAtomically(dir.path() + "/hangs_up.py",
-                                  "import os, socket, redis\n"
+                                  "import os, select, socket, redis\n"
                                   "s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n"
                                   "s.connect(os.environ['REDIS_URL'][len('unix://'):])\n"
-                                  "s.sendall(b'*1\\r\\n$4\\r\\nPING\\r\\n')\n"
-                                  "s.close()\n"
-                                  "r = redis.Redis.from_url(os.environ['REDIS_URL'])\n"
-                                  "g, me, st = os.environ['XACKLY_GROUP'], os.environ['XACKLY_WORKER'], "
-                                  "os.environ['XACKLY_STREAM']\n"
-                                  "while True:\n"
-                                  "    for _, entries in r.xreadgroup(g, me, {st: '>'}, count=10, block=2000) or []:\n"
-                                  "        for id, fields in entries:\n"
-                                  "            r.execute_command('XACKLY.EFFECT', fields[b'event_id'], 'KEY', "
-                                  "fields[b'event_id'])\n"
-                                  "            r.xack(st, g, id)\n")
+                                  "s.sendall(b'*1\\r\\n$4\\r\\nPING\\r\\n')\n" +
+                                      hang_up +
+                                      "r = redis.Redis.from_url(os.environ['REDIS_URL'])\n"
+                                      "g, me, st = os.environ['XACKLY_GROUP'], os.environ['XACKLY_WORKER'], "
+                                      "os.environ['XACKLY_STREAM']\n"
+                                      "while True:\n"
+                                      "    for _, entries in r.xreadgroup(g, me, {st: '>'}, count=10, block=2000) or []:\n"
+                                      "        for id, fields in entries:\n"
+                                      "            r.execute_command('XACKLY.EFFECT', fields[b'event_id'], 'KEY', "
+                                      "fields[b'event_id'])\n"
+                                      "            r.xack(st, g, id)\n")
                   .ok());
   ASSERT_TRUE(WriteFileAtomically(dir.path() + "/hangs_up.toml",
                                   "name = \"hangs-up\"\nexpect = \"ok\"\n[workload]\nworkers = 1\nevents = 2\n"
@@ -49,6 +47,22 @@ TEST(RealConsumerConnectionTest, AConnectionClosedBeforeItsReplyTakesNothingAndT
   Result<std::string> trace = ReadFile(dir.path() + "/t");
   ASSERT_TRUE(trace.ok());
   EXPECT_TRUE(Contains(*trace, "PING")) << *trace;
+}
+
+// The consumer closes the connection at once, so the front's reply meets a
+// socket its peer has closed (EPIPE, not EAGAIN). The reply is dropped and
+// the run is judged: the front once waited for the closed socket to take
+// the reply, for ever.
+TEST(RealConsumerConnectionTest, AConnectionClosedBeforeItsReplyTakesNothingAndTheRunGoesOn) {
+  ExpectTheRunGoesOnAfter("s.close()\n");
+}
+
+// The consumer waits until the reply has arrived and closes the connection
+// without reading it: on a Unix socket the front's side is then reset
+// (recv fails with ECONNRESET) rather than closed. A reset is a close: what
+// the connection sent before still counts, and the run goes on.
+TEST(RealConsumerConnectionTest, AConnectionResetWithItsReplyUnreadIsAClose) {
+  ExpectTheRunGoesOnAfter("select.select([s], [], [])\ns.close()\n");
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,42 @@ TEST(SearchTest, SwarmCasesDrawTimingButKeepTheProtocolsSettings) {
   EXPECT_GE(spread_cases, 5) << "and between the events of a case";
   EXPECT_GE(burst_cases, 5) << "events come in bursts in some cases";
   EXPECT_LT(burst_cases, 40) << "and evenly in others";
+}
+
+// A swarm case produces evenly or in bursts of 2 up to produce_burst_max
+// events (--max-events): the largest burst is drawn, and nothing larger.
+TEST(SearchTest, BurstsAreDrawnUpToTheirLimitAndNeverPastIt) {
+  RunConfig base = Base("txn-dedupe");
+  CaseBounds bounds;
+  bounds.max_events = 3;
+  const SwarmRanges ranges = SwarmRangesFor(base, bounds);
+  ASSERT_EQ(ranges.produce_burst_max, 3);
+  rc::Gen<GeneratedCase> gen = GenCase(base, bounds);
+  std::set<int64_t> bursts;
+  for (int i = 0; i < 200; ++i) bursts.insert(NthCase(gen, 1, i, CaseSize(i)).value().produce_burst);
+  EXPECT_EQ(bursts, (std::set<int64_t>{0, 2, 3})) << "0: evenly";
+}
+
+// Which visit of its site a drawn point fault takes (check.cc): the first
+// in half of the draws, a later one (the 2nd or 3rd) in a sixth, and in a
+// third the first visit from a time in the fault phase on, which reaches
+// recovery paths however many ordinary visits came first.
+TEST(SearchTest, APointFaultTakesItsSitesFirstVisitHalfTheTimeAndATimedOneAThird) {
+  RunConfig base = Base("txn-dedupe");
+  base.faults.kinds = {FaultKind::kCrash};
+  rc::Gen<GeneratedCase> gen = GenCase(base, CaseBounds{});
+  int points = 0, first = 0, later = 0, timed = 0;
+  for (int i = 0; i < 400; ++i) {
+    for (const FaultSpec& f : NthCase(gen, 1, i, CaseSize(i)).value().faults) {
+      if (f.kind != FaultKind::kCrash) continue;
+      ++points;
+      (f.at_ms > 0 ? timed : f.nth > 1 ? later : first) += 1;
+    }
+  }
+  ASSERT_GT(points, 300);
+  EXPECT_NEAR(static_cast<double>(first) / points, 1.0 / 2, 0.1) << first << " of " << points;
+  EXPECT_NEAR(static_cast<double>(later) / points, 1.0 / 6, 0.05) << later << " of " << points;
+  EXPECT_NEAR(static_cast<double>(timed) / points, 1.0 / 3, 0.08) << timed << " of " << points;
 }
 
 // A scheduled fault (an outage, a trim, a restart) matters when it hits the

@@ -195,6 +195,36 @@ TEST(HtmlTest, RepeatedPathStepsAreSqueezed) {
   EXPECT_NE(html.find(" key\""), std::string::npos) << "the key step is marked for the scroll";
 }
 
+// A timeline of more than 4000 trace lines draws the violating path, the
+// faults and the lifecycle only, and says how many steps it left out; a
+// short one leaves out nothing and says nothing about it.
+TEST(HtmlTest, ALongTimelineSaysHowManyStepsItLeftOutAndAShortOneSaysNothing) {
+  EXPECT_EQ(RenderHtml(NoDedupeReport()).find("are not drawn"), std::string::npos);
+  CaseReport c = NoDedupeCase();
+  const int64_t t = c.trace.back().t_ms;
+  for (int i = 0; i < 4100; ++i) {
+    TraceLine len;
+    len.t_ms = t + 1 + i;
+    len.actor = "p1";
+    len.kind = LineKind::kRedis;
+    len.request = "XLEN events";
+    len.reply = "1";
+    len.argv = {"XLEN", "events"};
+    c.trace.push_back(len);
+  }
+  RunConfig config = RunConfig::For(*FindProtocol("no-dedupe"));
+  const std::string html = RenderHtml(ReportOf({CheckFromCase(config, c)}));
+  EXPECT_TRUE(std::regex_search(html, std::regex("<p class=\"note\">[1-9][0-9]* steps off the violating path are not "
+                                                 "drawn \\(trace of " + std::to_string(c.trace.size()) + " lines\\)")))
+      << "no note of the steps left out";
+}
+
+// Above the timeline: which event's steps are highlighted, and the entry
+// it sat in (no-dedupe's order:1, entry 0-1).
+TEST(HtmlTest, TheHighlightNamesTheViolatingEventAndItsEntry) {
+  EXPECT_NE(RenderHtml(NoDedupeReport()).find("every step that touched <b>order:1</b> (entry 0-1)."), std::string::npos);
+}
+
 // A lane's label says "restarted" for a worker's later incarnations only:
 // no-dedupe's w1 crashes once; its first incarnation's lane is a plain
 // worker.

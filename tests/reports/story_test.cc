@@ -75,6 +75,50 @@ TEST(StoryTest, AckBeforeDlqTellsTheDeadLetteringAndTheCrashBeforeTheSave) {
   EXPECT_EQ(story.back(), "→ order:1 is lost: acked-without-effect.");
 }
 
+// A hand-made give-up: two failed attempts, then XACK and the dead-letter
+// XADD `dlq_after_ms` later; 0 when both ran in one MULTI/EXEC (the oracle
+// sees a transaction's commands at its EXEC). The loss is only there
+// because a story is told for a violation.
+CaseReport GiveUpCase(int64_t dlq_after_ms) {
+  CaseReport c;
+  c.trace = {
+      {0, "p1", LineKind::kRedis, "XADD events 1-0 event_id order:1", "\"1-0\""},
+      {2, "w1", LineKind::kRedis, "XREADGROUP GROUP workers w1 COUNT 10 STREAMS events >", "[...]"},
+      {3, "w1", LineKind::kExternal, "ext apply order:1", "error: poison event"},
+      {13, "w1", LineKind::kRedis, "XREADGROUP GROUP workers w1 COUNT 10 STREAMS events 0", "[...]"},
+      {14, "w1", LineKind::kExternal, "ext apply order:1", "error: poison event"},
+      {24, "w1", LineKind::kRedis, "XACK events workers 1-0", "1"},
+      {24 + dlq_after_ms, "w1", LineKind::kRedis, "XADD dead-letters * event_id order:1 source_id 1-0", "\"24-0\""},
+  };
+  c.histories["order:1"] = {
+      {HistoryKind::kProduced, 0, 0, "p1", "1-0", "XADD acknowledged", 0},
+      {HistoryKind::kDelivered, 2, 1, "w1", "1-0", "XREADGROUP >", 0},
+      {HistoryKind::kEffectFailed, 3, 2, "w1", "1-0", "poison event", 0},
+      {HistoryKind::kRedelivered, 13, 3, "w1", "1-0", "XREADGROUP 0", 0},
+      {HistoryKind::kEffectFailed, 14, 4, "w1", "1-0", "poison event", 0},
+      {HistoryKind::kAcked, 24, 5, "w1", "1-0", "XACK removed it from the PEL", 0},
+      {HistoryKind::kDeadLettered, 24 + dlq_after_ms, 6, "w1", "1-0", "payload written to the dead-letter stream", 0},
+  };
+  c.violations = {{VerdictKind::kLost, "order:1", "acked-without-effect", "acked, never ran", 0}};
+  return c;
+}
+
+// An XACK that gives up on an event is the first half of dead-lettering it
+// when the payload reaches the dead-letter stream then or later, in the
+// same millisecond too: it is not an ack "before its payload is saved".
+TEST(StoryTest, AGiveUpXackIsToldAsDeadLetteringWhenThePayloadIsSavedInTheSameMillisecond) {
+  for (int64_t dlq_after_ms : {0, 1}) {
+    const std::vector<std::string> story = Story(GiveUpCase(dlq_after_ms));
+    SCOPED_TRACE(Dump(story));
+    EXPECT_EQ(Find(story, "w1 gives up on order:1 after 2 failed attempts and dead-letters it, acknowledging 1-0 "
+                          "with XACK first (the payload is not saved yet).")
+                  .size(),
+              1u)
+        << "dead-lettered " << dlq_after_ms << " ms after the XACK";
+    EXPECT_TRUE(Find(story, "before its payload is saved anywhere").empty());
+  }
+}
+
 // dup-no-ack: after a crash between COMMIT and XACK the redelivery finds the
 // event done, and the duplicate branch skips XACK: the entry stays pending.
 TEST(StoryTest, DupNoAckTellsThatTheDuplicateBranchSkipsXack) {
@@ -568,6 +612,15 @@ TEST(FormatDurationTest, ReadsWell) {
   EXPECT_EQ(FormatDuration(5000), "5 s");
   EXPECT_EQ(FormatDuration(30004), "30 s");
   EXPECT_EQ(FormatDuration(720000), "12 min");
+  EXPECT_EQ(FormatDuration(629999), "10 min");  // to the nearest minute, half a minute up
+  EXPECT_EQ(FormatDuration(630000), "11 min");
+}
+
+// Every format counts with Count: one is singular, none and many plural.
+TEST(CountTest, OneIsSingularAndNoneOrManyArePlural) {
+  EXPECT_EQ(Count(0, "worker"), "0 workers");
+  EXPECT_EQ(Count(1, "case"), "1 case");
+  EXPECT_EQ(Count(3, "failed attempt"), "3 failed attempts");
 }
 
 TEST(SummaryTest, CountsMatchedChecks) {

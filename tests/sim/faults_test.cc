@@ -1,6 +1,8 @@
 // Fault specs are what replay files and generated cases are made of: their
 // text form must round-trip, bad ones must be refused with a reason, and a
 // plan must fire exactly what it says, at exactly the visit it names.
+#include <map>
+
 #include <gtest/gtest.h>
 
 #include "sim/faults.h"
@@ -167,6 +169,27 @@ TEST(FaultPlanTest, RatePlanIsAFunctionOfTheSeed) {
   EXPECT_FALSE(fa.empty());
   EXPECT_EQ(fa, Drive(b));
   EXPECT_NE(fa, Drive(c));
+}
+
+// faults.scheduled_count: a rate plan schedules that many faults of every
+// enabled scheduled kind (the default, one each), inside the fault phase.
+TEST(FaultPlanTest, ARatePlanSchedulesEachScheduledKindAsOftenAsTheModelSays) {
+  FaultModel m;
+  for (const FaultKindInfo& k : AllFaultKinds()) {
+    if (k.fault_class == FaultClass::kScheduled) m.kinds.insert(k.kind);
+  }
+  ASSERT_GT(m.kinds.size(), 1u);
+  for (int count : {0, 1, 3}) {
+    m.scheduled_count = count;
+    FaultPlan plan(m, Rng(7).Split("faults"), 2000, 10);
+    std::map<FaultKind, int> scheduled;
+    for (const FaultSpec& s : plan.scheduled()) {
+      ++scheduled[s.kind];
+      EXPECT_GE(s.at_ms, 0);
+      EXPECT_LT(s.at_ms, 2000);
+    }
+    for (FaultKind k : m.kinds) EXPECT_EQ(scheduled[k], count) << FaultKindName(k) << ", scheduled_count " << count;
+  }
 }
 
 TEST(FaultPlanTest, RatePlanRecordsAnExplicitPlanThatReplaysIt) {

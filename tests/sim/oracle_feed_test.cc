@@ -268,6 +268,16 @@ TEST_F(OracleFeedTest, DeliveriesAndClaimsInsideEvalAreReadBack) {
   EXPECT_NE(std::find(two.begin(), two.end(), HistoryKind::kDelivered), two.end());
 }
 
+// A plain XREAD (no group) of the run's stream hands its entries to a
+// reader that keeps its own position: read by position, not delivered.
+TEST_F(OracleFeedTest, APlainXreadOfTheStreamIsAReadByPosition) {
+  Produce(1);
+  Send({"XREAD", "COUNT", "10", "STREAMS", "events", "0"}, Arr({Arr({Str("events"), Arr({EntryReply(1)})})}));
+  std::vector<HistoryKind> one = Kinds(1);
+  EXPECT_NE(std::find(one.begin(), one.end(), HistoryKind::kReadByPosition), one.end());
+  EXPECT_EQ(std::find(one.begin(), one.end(), HistoryKind::kDelivered), one.end());
+}
+
 // XREADGROUP ... NOACK hands the entry over without a PEL row: the model
 // must not wait for an XACK that cannot come, and a crash before the
 // effect is blamed on NOACK, not on an entry that "left the PEL".

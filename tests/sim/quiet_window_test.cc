@@ -84,6 +84,11 @@ TEST(QuietWindowTest, TheLongestStallOrOutageOfTheModelOrTheScheduleCounts) {
   scheduled.fault_schedule = std::vector<FaultSpec>{*ParseFaultSpec("store-outage 90000ms @5ms"),
                                                    *ParseFaultSpec("stall w1 after-read #1 2000ms")};
   EXPECT_EQ(QuietWindow(scheduled).window_ms(), kPlainMs + 90000);
+
+  RunConfig stalled = Plain();  // a scheduled stall counts; a clock jump is no silence
+  stalled.fault_schedule = std::vector<FaultSpec>{*ParseFaultSpec("stall w1 after-read #1 90000ms"),
+                                                 *ParseFaultSpec("clock-jump +600000ms @5ms")};
+  EXPECT_EQ(QuietWindow(stalled).window_ms(), kPlainMs + 90000);
 }
 
 TEST(QuietWindowTest, ASetWindowOverridesEveryRuleAndTheScriptFloor) {

@@ -2,8 +2,10 @@
 // commands in the trace, the crash points the oracle names, and that both
 // forms of every catalog protocol (C++ coroutine and declarative steps)
 // behave identically.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "sim/limits.h"
 #include "sim/simulation.h"
 #include "tests/harness/test_util.h"
 
@@ -133,6 +135,44 @@ TEST_F(SimulationTest, AFaultKindWithNoReachableSiteIsDropped) {
   p.faults.crash_points = {"after-eval"};  // no-dedupe has no EVAL
   RunConfig c = RunConfig::For(p);
   EXPECT_FALSE(c.faults.Has(FaultKind::kCrash));
+}
+
+// timing.max_steps = 1 is the smallest guard a scenario can set, and it is
+// kept: only 0 means "derived from the workload".
+TEST_F(SimulationTest, AStepGuardOfOneStepStopsTheRunAfterItsFirstStep) {
+  RunConfig c = Minimal("txn-dedupe", {});
+  c.timing.max_steps = 1;
+  ASSERT_TRUE(ValidateRunConfig(c).ok());
+  Result<RunResult> r = RunSimulation(c, StartServer());
+  ASSERT_FALSE(r.ok()) << "the run settled under the derived guard instead";
+  EXPECT_EQ(r.status().code(), Status::Code::kHarnessLimit) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("timing.max_steps = 1, at virtual"), std::string::npos)
+      << r.status().ToString();
+}
+
+// A failover promotes the replica: a schedule that names one needs
+// [server] replicas = 1, and with it is fine.
+TEST_F(SimulationTest, AScheduledFailoverNeedsAReplicaToPromote) {
+  RunConfig c = Minimal("txn-dedupe", {"failover lag:1 @10ms"});
+  Status alone = ValidateRunConfig(c);
+  ASSERT_FALSE(alone.ok());
+  EXPECT_NE(alone.message().find("schedule.faults: a failover needs a replica to promote"), std::string::npos)
+      << alone.ToString();
+  c.replicas = 1;
+  Status replicated = ValidateRunConfig(c);
+  EXPECT_TRUE(replicated.ok()) << replicated.ToString();
+}
+
+TEST_F(SimulationTest, ProducersAreAcceptedUpToTheirLimitAndNoMore) {
+  RunConfig c = Config("txn-dedupe");
+  c.producers = kMaxProducers;
+  Status most = ValidateRunConfig(c);
+  EXPECT_TRUE(most.ok()) << most.ToString();
+  c.producers = kMaxProducers + 1;
+  Status over = ValidateRunConfig(c);
+  EXPECT_NE(over.message().find(fmt::format("producers must be in 1..{} (got {})", kMaxProducers, kMaxProducers + 1)),
+            std::string::npos)
+      << over.ToString();
 }
 
 TEST_F(SimulationTest, ExplicitPicksReplayTheScheduleWithoutTheSeed) {

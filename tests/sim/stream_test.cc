@@ -50,6 +50,17 @@ TEST(StreamTest, AutoClaimReportsDeletedIds) {
   EXPECT_EQ(c->deleted_ids, std::vector<std::string>{"4-0"});
 }
 
+// Redis 6.2's XAUTOCLAIM answers [cursor, entries] without the deleted list.
+TEST(StreamTest, AutoClaimWithoutADeletedListHasNoDeletedIds) {
+  Reply r = A({S("0-0"), A({A({S("3-0"), A({S("event_id"), S("order:3")})})})});
+  auto c = ParseAutoClaimReply(r);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->next_cursor, "0-0");
+  ASSERT_EQ(c->entries.size(), 1u);
+  EXPECT_EQ(c->entries[0].event_id(), "order:3");
+  EXPECT_TRUE(c->deleted_ids.empty());
+}
+
 TEST(StreamTest, PendingSummaryEmptyFormAndRows) {
   auto empty = ParsePendingSummary(A({Reply::Integer(0), Reply::Nil(), Reply::Nil(), Reply::Nil()}));
   ASSERT_TRUE(empty);

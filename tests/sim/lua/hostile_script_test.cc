@@ -89,6 +89,27 @@ end
   EXPECT_EQ(printed, (std::vector<std::string>{"true\t3\t299", "1,1,3,5,7,9", "c,b,a"}));
 }
 
+// A long table of plain values (no comparison function) sorts in order: the
+// merge sort leaves the Lua stack as it found it at each step, however many
+// steps it takes.
+TEST(DeterministicSortTest, AHundredThousandNumbersInReverseSortInOrder) {
+  FakeWorld world;
+  std::vector<std::string> printed;
+  Status s = RunConsumer(R"lua(
+function consumer(w)
+  local t = {}
+  for i = 1, 100000 do t[i] = 100001 - i end
+  table.sort(t)
+  local ok = true
+  for i = 1, #t do ok = ok and t[i] == i end
+  print(ok, #t)
+end
+)lua",
+                         world, {}, 42, &printed);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(printed, (std::vector<std::string>{"true\t100000"}));
+}
+
 // --- Item 9: memory bounded for all of a run's processes, replies included -------
 
 TEST(MemoryCapTest, AllTheProcessesOfARunShareOneLimit) {

@@ -183,6 +183,20 @@ TEST(LuaSandboxTest, EndlessLoopIsAnErrorNamingFileLineActorAndStep) {
   EXPECT_EQ(world.log.size(), 1u);  // the PING ran, then the loop was stopped
 }
 
+// error(text, 0) gives a message without a position, and xackly puts the
+// script's own in front. Text that merely holds something shaped like a
+// position after its first word ("user:42:") is not one.
+TEST(LuaSandboxTest, AnErrorQuotingAPositionLaterOnStillGetsTheScriptsLine) {
+  FakeWorld world;
+  Status s = RunConsumer(
+      "function consumer(w)\n"
+      "  error('cannot load user:42: no such row', 0)\n"
+      "end\n",
+      world);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message().rfind("test.lua:2: cannot load user:42: no such row", 0), 0u) << s.message();
+}
+
 TEST(LuaSandboxTest, PcallCannotSwallowTheBudget) {
   FakeWorld world;
   ProcessLimits limits = Budget(200'000);
