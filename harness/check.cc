@@ -117,8 +117,11 @@ std::vector<rc::Gen<FaultSpec>> FaultGens(const RunConfig& base, const std::vect
               FaultSpec s;
               s.kind = kind;
               s.site = std::get<1>(t);
-              s.actor = family == SiteFamily::kRequest && s.site == "XADD" ? ActorName(ActorRole::kProducer, 1)
-                                                                           : std::get<0>(t);
+              // An error reply never reaches xackly's own producer: at XADD
+              // it is a worker's (a dead-letter XADD) or a script producer's.
+              const bool producers_xadd =
+                  family == SiteFamily::kRequest && s.site == "XADD" && kind != FaultKind::kErrorReply;
+              s.actor = producers_xadd ? ActorName(ActorRole::kProducer, 1) : std::get<0>(t);
               std::tie(s.nth, s.at_ms) = std::get<2>(t);
               s.duration_ms = std::get<3>(t);
               s.target = std::get<4>(t);

@@ -106,6 +106,31 @@ TEST(SearchTest, APointFaultTakesItsSitesFirstVisitHalfTheTimeAndATimedOneAThird
   EXPECT_NEAR(static_cast<double>(timed) / points, 1.0 / 3, 0.08) << timed << " of " << points;
 }
 
+// A lost XADD is the producer's (xackly's own producer adds every event),
+// but an error reply never reaches xackly's producer: an error-reply at
+// XADD is a worker's (its dead-letter XADD), or it could never fire and a
+// correct consumer's check would end with that site as a coverage gap.
+TEST(SearchTest, AnErrorReplyAtXaddIsDrawnForAWorkerALostOneForTheProducer) {
+  RunConfig base = Base("txn-dedupe");
+  base.faults.kinds = {FaultKind::kLostRequest, FaultKind::kErrorReply};
+  base.faults.lost_sites = {"XADD"};
+  rc::Gen<GeneratedCase> gen = GenCase(base, CaseBounds{});
+  int lost = 0, erring = 0;
+  for (int i = 0; i < 200; ++i) {
+    for (const FaultSpec& f : NthCase(gen, 1, i, CaseSize(i)).value().faults) {
+      if (f.kind == FaultKind::kLostRequest) {
+        ++lost;
+        EXPECT_EQ(f.actor, "p1") << f.ToString();
+      } else if (f.kind == FaultKind::kErrorReply) {
+        ++erring;
+        EXPECT_EQ(f.actor[0], 'w') << f.ToString();
+      }
+    }
+  }
+  EXPECT_GT(lost, 20);
+  EXPECT_GT(erring, 20);
+}
+
 // A scheduled fault (an outage, a trim, a restart) matters when it hits the
 // few milliseconds in which a small case does its work; a time drawn
 // uniformly over a 75 s fault phase almost never does. Half of the draws
