@@ -21,20 +21,13 @@ void ExpectTheRunGoesOnAfter(const std::string& hang_up) {
                                 << probe.output;
   ScopedTempRoot dir;
   ASSERT_TRUE(WriteFileAtomically(dir.path() + "/hangs_up.py",
-                                  "import os, select, socket, redis\n"
-                                  "s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n"
-                                  "s.connect(os.environ['REDIS_URL'][len('unix://'):])\n"
-                                  "s.sendall(b'*1\\r\\n$4\\r\\nPING\\r\\n')\n" +
-                                      hang_up +
-                                      "r = redis.Redis.from_url(os.environ['REDIS_URL'])\n"
-                                      "g, me, st = os.environ['XACKLY_GROUP'], os.environ['XACKLY_WORKER'], "
-                                      "os.environ['XACKLY_STREAM']\n"
-                                      "while True:\n"
-                                      "    for _, entries in r.xreadgroup(g, me, {st: '>'}, count=10, block=2000) or []:\n"
-                                      "        for id, fields in entries:\n"
-                                      "            r.execute_command('XACKLY.EFFECT', fields[b'event_id'], 'KEY', "
-                                      "fields[b'event_id'])\n"
-                                      "            r.xack(st, g, id)\n")
+                                  PythonConsumer("            r.execute_command('XACKLY.EFFECT', fields[b'event_id'], "
+                                                 "'KEY', fields[b'event_id'])\n"
+                                                 "            r.xack(st, g, id)\n",
+                                                 "s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n"
+                                                 "s.connect(os.environ['REDIS_URL'][len('unix://'):])\n"
+                                                 "s.sendall(b'*1\\r\\n$4\\r\\nPING\\r\\n')\n" +
+                                                     hang_up))
                   .ok());
   ASSERT_TRUE(WriteFileAtomically(dir.path() + "/hangs_up.toml",
                                   "name = \"hangs-up\"\nexpect = \"ok\"\n[workload]\nworkers = 1\nevents = 2\n"

@@ -166,4 +166,14 @@ end
 )lua";
 }
 
+std::string PythonConsumer(std::string_view handle, std::string_view setup) {
+  return "import os, select, socket, redis\n" + std::string(setup) +
+         "r = redis.Redis.from_url(os.environ['REDIS_URL'])\n"
+         "g, me, st = os.environ['XACKLY_GROUP'], os.environ['XACKLY_WORKER'], os.environ['XACKLY_STREAM']\n"
+         "while True:\n"
+         "    for _, entries in r.xreadgroup(g, me, {st: '>'}, count=10, block=2000) or []:\n"
+         "        for id, fields in entries:\n" +
+         std::string(handle);
+}
+
 }  // namespace xackly

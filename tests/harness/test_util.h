@@ -110,6 +110,12 @@ void ExpectSameVerdict(const report::CheckReport& merged, const report::CheckRep
 // tests' scripts share, their handling their own.
 std::string PollingConsumer(std::string_view handle, std::string_view setup = "");
 
+// A real consumer in Python (redis-py): after `setup` (statements run once,
+// before it connects as `r`), it reads new entries of its group for ever
+// and runs `handle` (statements over `id` and `fields`, indented by 12
+// spaces) for each; `g`, `me` and `st` are its group, name and stream.
+std::string PythonConsumer(std::string_view handle, std::string_view setup = "");
+
 // Runs the xackly executable of this build.
 inline CommandOutput RunXackly(const std::vector<std::string>& args,
                                const std::vector<std::string>& env_overrides = {}) {
