@@ -44,6 +44,9 @@ constexpr int kReadyPollMs = 5;
 constexpr int kReadyConnectTimeoutMs = 1'000;
 // How far the start-up proof moves the virtual clock (a day and 1234 ms).
 constexpr int64_t kClockProbeJumpMs = 86'400'000 + 1'234;
+// How many back-to-back TIMEs a start sends after the jump (see
+// ProveVirtualClock): a few hundred real microseconds.
+constexpr int kClockProbeBurst = 16;
 
 bool IsExecutableFile(const std::string& path) {
   struct stat st;
@@ -196,15 +199,26 @@ Status RedisServer::ProveVirtualClock(bool move_it) {
       micros = std::strtoll(time->elements()[1].str().c_str(), nullptr, 10);
     }
     if (seconds == page_ms / 1000 && micros == (page_ms % 1000) * 1000) return Status::Ok();
+    const std::string replied = fmt::format(
+        "{} does not run on the virtual clock: TIME replied {} while the clock page says {} ms",
+        binary_path_, time->Render(), page_ms);
+    if (!monotonic_clock_.empty() && monotonic_clock_.find("POSIX") == std::string::npos) {
+      return Status::Internal(fmt::format(
+          "{}. Its INFO says monotonic_clock:{}: this build adds the CPU's cycle counter to the "
+          "time of day between its gettimeofday calls (valkey 8.1 and later do by default), and "
+          "xackly cannot move that counter, so timeouts, idle times and TTLs would follow real "
+          "time and give wrong verdicts; nothing ran. To fix: build the server with `make "
+          "CFLAGS=-DNO_PROCESSOR_CLOCK` (its monotonic.c documents the option; `bash .ci/setup "
+          "--servers` builds valkey 9 that way); `xackly doctor --server PATH` checks a build",
+          replied, monotonic_clock_));
+    }
     return Status::Internal(fmt::format(
-        "{} does not run on the virtual clock: TIME replied {} while the clock page says {} ms. "
-        "The clock library {} was not preloaded into it (the loader skips a file that is not a "
+        "{}. The clock library {} was not preloaded into it (the loader skips a file that is not a "
         "shared library for this machine, and a library without the clock functions changes "
         "nothing); a run on the real clock would give wrong verdicts, so nothing ran. To fix: "
         "unset ${} to use the {} built next to the xackly executable, or point ${} at that "
         "file; `xackly doctor` checks the setup",
-        binary_path_, time->Render(), page_ms, clock_library_, kClockLibEnv, kClockLibName,
-        kClockLibEnv));
+        replied, clock_library_, kClockLibEnv, kClockLibName, kClockLibEnv));
   };
   if (Status s = probe(); !s.ok() || !move_it) return s;
   // A real clock could equal the page by chance once; not after a jump of a
@@ -212,6 +226,11 @@ Status RedisServer::ProveVirtualClock(bool move_it) {
   const int64_t start_ms = clock_->NowMs();
   clock_->AdvanceMs(kClockProbeJumpMs);
   Status moved = probe();
+  // A server that adds a cycle counter's microseconds to the time of day
+  // between gettimeofday calls at most a real millisecond apart answers
+  // exactly only when its last call was longer ago: back-to-back TIMEs
+  // (tens of real microseconds apart) show the counter's microseconds.
+  for (int i = 0; moved.ok() && i < kClockProbeBurst; ++i) moved = probe();
   clock_->ResetMs(start_ms);
   return moved;
 }
@@ -393,6 +412,7 @@ Status RedisServer::DetectVersion() {
   Result<ServerVersion> version = ParseServerInfo(info->str());
   if (!version.ok()) return version.status();
   version_ = std::move(*version);
+  monotonic_clock_ = InfoField(info->str(), "monotonic_clock");
   return Status::Ok();
 }
 

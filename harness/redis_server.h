@@ -4,8 +4,10 @@
 //
 // Every start proves the clock is virtual before anything runs: TIME must
 // equal the clock page, then equal it again after the page moved a day
-// (ProveVirtualClock); a restart checks TIME again. A server on the real
-// clock (a preload library the loader skipped) is a start failure.
+// (ProveVirtualClock) and in a burst of back-to-back TIMEs; a restart
+// checks TIME again. A server on the real clock (a preload library the
+// loader skipped, or a build that adds the CPU's cycle counter to the time
+// of day: valkey 8.1+ by default) is a start failure.
 //
 // Lifetime and hygiene. A RedisServer owns one private temp dir
 // (harness/server_dir.h) and at most one server process at a time. The
@@ -218,6 +220,9 @@ class RedisServer : public ServerControl {
   // redis.conf only.
   const std::string harness_secret_;
   ServerVersion version_;
+  // INFO server's monotonic_clock ("POSIX clock_gettime", "X86 TSC @ ..."),
+  // empty before 6.2: named when the clock proof fails.
+  std::string monotonic_clock_;
 };
 
 }  // namespace xackly

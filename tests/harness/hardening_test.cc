@@ -89,6 +89,25 @@ TEST(ClockProofTest, AServerOnTheRealClockNeverStarts) {
   }
 }
 
+TEST(ClockProofTest, AServerThatAddsACycleCounterToTheTimeNeverStarts) {
+  // The stand-in answers its first two TIMEs exactly (the start's TIME
+  // before and after the jump) and later ones a few microseconds off, as
+  // valkey 8.1+ built with its processor clock does when calls come less
+  // than a real millisecond apart: only the burst of TIMEs catches it.
+  ScopedTempRoot root;
+  RedisServerOptions options = OptionsIn(root);
+  options.server_path = std::string(XACKLY_SOURCE_DIR) + "/tests/harness/data/cycle_counter_server.py";
+  Result<std::unique_ptr<RedisServer>> server = RedisServer::Start(options);
+  ASSERT_FALSE(server.ok()) << "a server whose TIME runs ahead of the clock page was accepted";
+  EXPECT_EQ(server.status().code(), Status::Code::kInternal);
+  const std::string m = server.status().message();
+  EXPECT_TRUE(Contains(m, "does not run on the virtual clock")) << m;
+  EXPECT_TRUE(Contains(m, "monotonic_clock:X86 TSC")) << m;
+  EXPECT_TRUE(Contains(m, "CFLAGS=-DNO_PROCESSOR_CLOCK")) << m;
+  EXPECT_FALSE(Contains(m, "was not preloaded")) << "blames the clock library: " << m;
+  EXPECT_TRUE(Listing(root.path()).empty()) << "the failed start left its temp dir behind";
+}
+
 TEST(ClockProofTest, TheProofLeavesTheClockWhereItStarts) {
   ScopedTempRoot root;
   Result<std::unique_ptr<RedisServer>> server = RedisServer::Start(OptionsIn(root));
