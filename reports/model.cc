@@ -254,12 +254,17 @@ std::vector<MatrixRow> MatrixRows(const std::vector<ServerResult>& servers) {
   std::vector<MatrixRow> rows;
   if (servers.empty()) return rows;
   for (const CheckReport& first : servers[0].report.checks) {
-    MatrixRow row{first.name, first.expected.ToString(), {}, {}, false};
+    MatrixRow row{first.name, first.expected.ToString(), {}, {}, {}, false};
     for (const ServerResult& s : servers) {
       const auto k = std::find_if(s.report.checks.begin(), s.report.checks.end(),
                                   [&](const CheckReport& c) { return c.name == first.name; });
       row.verdicts.push_back(k == s.report.checks.end() ? "-" : MatrixVerdict(*k));
       row.passed.push_back(k != s.report.checks.end() && Passed(*k));
+      const bool found = k != s.report.checks.end();
+      row.marks.push_back(found && k->undecided         ? "UNDECIDED"
+                          : row.passed.back()           ? ""
+                          : found && FailedOnlyByGaps(*k) ? "GAPS"
+                                                        : "MISMATCH");
       row.differs = row.differs || row.verdicts.back() != row.verdicts.front();
     }
     rows.push_back(std::move(row));

@@ -259,6 +259,11 @@ struct MatrixRow {
   // that server has no such check.
   std::vector<std::string> verdicts;
   std::vector<bool> passed;  // per server: Passed() (false without the check)
+  // Per server, what its cell adds to the verdict: "" (decided and
+  // passed), "UNDECIDED" (its cases could not decide), "GAPS" (matched,
+  // with coverage gaps it was not allowed) or "MISMATCH" (also without
+  // the check).
+  std::vector<std::string> marks;
   bool differs = false;      // the verdicts are not all the same
 };
 std::vector<MatrixRow> MatrixRows(const std::vector<ServerResult>& servers);

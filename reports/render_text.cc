@@ -259,7 +259,7 @@ std::string RenderMatrixText(const std::vector<ServerResult>& servers, bool colo
   for (const MatrixRow& r : rows) {
     std::vector<std::string> line = {r.differs ? "DIFFERS" : "same", Printable(r.name), Printable(r.expected)};
     for (size_t i = 0; i < r.verdicts.size(); ++i) {
-      line.push_back(Printable(r.verdicts[i]) + (r.passed[i] ? "" : " MISMATCH"));
+      line.push_back(Printable(r.verdicts[i]) + (r.marks[i].empty() ? "" : " " + r.marks[i]));
     }
     cells.push_back(std::move(line));
     if (r.differs) differing.push_back(Printable(r.name));

@@ -199,5 +199,38 @@ TEST(MatrixTest, ARowWhoseVerdictOrCauseDiffersByServerIsFlagged) {
   EXPECT_EQ(json["servers"][1]["exit_code"], 1);
 }
 
+// A matrix cell says why a server's check did not pass: a check that
+// matched its expectation with coverage gaps is GAPS (it matched: calling it
+// a mismatch would be a false verdict), an undecided one UNDECIDED, and
+// only a missed expectation MISMATCH.
+TEST(MatrixTest, ACellSaysGapsOrUndecidedRatherThanMismatchWhenTheCheckDidNotMissItsExpectation) {
+  auto check = [](const std::string& name, bool matched, bool gaps, bool undecided) {
+    CheckReport k;
+    k.name = name;
+    std::string why;
+    EXPECT_TRUE(Expectation::Parse("ok", &k.expected, &why)) << why;
+    k.observed = matched ? "ok" : "duplicate";
+    k.matched = matched;
+    k.undecided = undecided;
+    k.cases_run = 10;
+    if (gaps) k.coverage_gaps = {"crash@after-XCLAIM"};
+    return k;
+  };
+  Report redis = ReportOf({check("gaps", true, true, false), check("undecided", false, false, true),
+                           check("missed", false, false, false), check("fine", true, false, false)});
+  redis.server_version = "redis 7.0.15";
+  const std::vector<ServerResult> servers = {{"redis-7.0.15", "out/redis-7.0.15", redis, 4}};
+  const std::vector<MatrixRow> rows = MatrixRows(servers);
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[0].marks, std::vector<std::string>{"GAPS"});
+  EXPECT_EQ(rows[1].marks, std::vector<std::string>{"UNDECIDED"});
+  EXPECT_EQ(rows[2].marks, std::vector<std::string>{"MISMATCH"});
+  EXPECT_EQ(rows[3].marks, std::vector<std::string>{""});
+  const std::string text = RenderMatrixText(servers, false);
+  EXPECT_NE(text.find("ok GAPS"), std::string::npos) << text;
+  EXPECT_EQ(text.find("ok MISMATCH"), std::string::npos) << text;
+  EXPECT_NE(text.find("duplicate MISMATCH"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace xackly::report
