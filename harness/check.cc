@@ -112,7 +112,7 @@ std::vector<rc::Gen<FaultSpec>> FaultGens(const RunConfig& base, const std::vect
               {{3, std::move(actor)}, {1, rc::gen::just(ActorName(ActorRole::kProducer, 1))}});
         }
         auto drawn = rc::gen::map(
-            rc::gen::tuple(std::move(actor), rc::gen::elementOf(m.Sites(family)), visit, duration(kind), target(kind)),
+            rc::gen::tuple(std::move(actor), rc::gen::elementOf(m.SitesOf(kind)), visit, duration(kind), target(kind)),
             [kind, family](const std::tuple<std::string, std::string, Visit, int64_t, std::string>& t) {
               FaultSpec s;
               s.kind = kind;
@@ -723,6 +723,10 @@ Result<ProbedConfig> WithVisitedSites(const RunConfig& given, CasePool& pool, ui
                         " (probe run with poison event 1), so a poison event would only stay pending (stuck); "
                         "add \"poison\" to `kinds` in [faults] to judge that too");
   }
+
+  // A lagging replica shows only in a WAIT's answer: without a WAIT the
+  // kind has nowhere to fire (a failover's lag still drops writes).
+  if (sites.Has(FaultKind::kReplicaLag) && !lost.contains("WAIT")) sites.kinds.erase(FaultKind::kReplicaLag);
 
   // An outage of a store nothing uses would fire and change nothing: a
   // green with it counted would claim evidence it does not have.

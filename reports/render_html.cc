@@ -116,6 +116,7 @@ std::string Label(const TraceLine& t, const std::string& category, int effect_nu
   if (category == "read") return "XREADGROUP " + (w.empty() ? "" : w.back());
   if (category == "effect") return effect_number > 0 ? fmt::format("effect #{}", effect_number) : "effect";
   if (category == "crash" || category == "stall") {
+    if (t.event == LineEvent::kReplicaLag) return "replica lags";
     return category + (t.site.empty() ? "" : " " + t.site);  // "crash after-effect"
   }
   if (category == "lost") {

@@ -475,11 +475,17 @@ class Teller {
       if (!IsDecisive(rest)) return fmt::format("{}, then sends {} ({})", waited, step, t.reply);
       return waited + "; then " + DecisivePhrase(actor, rest);
     }
+    // The reply without the trace's fault note (" !replica-lag (...)").
+    const std::string answer = t.reply.substr(0, t.reply.find(" !"));
     switch (t.event) {
       case LineEvent::kLostReply: return fmt::format("the reply to {}'s {} is lost (it ran; {} times out)", actor, step, actor);
       case LineEvent::kLostRequest: return fmt::format("{}'s {} is lost before it reaches its server", actor, step);
       case LineEvent::kErrorReply:
-        return fmt::format("{}'s {} never reaches its server: it is answered {}", actor, step, t.reply);
+        return fmt::format("{}'s {} never reaches its server: it is answered {}", actor, step, answer);
+      case LineEvent::kReplicaLag:
+        return fmt::format("{}'s {} waits {} for a lagging replica and is answered {}{}", actor, step,
+                           FormatDuration(t.duration_ms), answer,
+                           answer == "0" ? ": the writes before it are not confirmed" : "");
       case LineEvent::kIoError: return fmt::format("{}'s {} fails: the connection died with the server", actor, step);
       case LineEvent::kNotSent: return fmt::format("{}'s {} is not sent ({})", actor, step, t.reply);
       default: break;

@@ -639,7 +639,10 @@ Scenario ScenarioParser::Parse() {
   if (e_->failed()) return s_;
   // A server with a replica can fail over: a default model then fails it
   // over too (defaults must reach every fault the run can have).
-  if (c.replicas > 0 && c.faults.kinds_are_default) c.faults.kinds.insert(FaultKind::kFailover);
+  if (c.replicas > 0 && c.faults.kinds_are_default) {
+    c.faults.kinds.insert(FaultKind::kFailover);
+    c.faults.kinds.insert(FaultKind::kReplicaLag);
+  }
 
   if (inline_protocol_ != nullptr) {
     // An inline protocol's own run defaults are the ones this file sets;

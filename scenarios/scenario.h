@@ -195,7 +195,7 @@
 // (for a script, found by running it: `check` exits 2 with the nearest
 // sites it did visit).
 //   kinds = ["crash", "lost-reply"]   crash, stall, lost-request, lost-reply,
-//                             error-reply, xdel, xtrim, restart, save, delconsumer,
+//                             error-reply, replica-lag, xdel, xtrim, restart, save, delconsumer,
 //                             clock-jump, store-outage, failover, poison
 //   crash_points = ["after-effect"]   crash/stall sites; [] means all
 //   lost_sites = ["XACK"]     lost-* sites; [] means the protocol's own requests
@@ -205,6 +205,9 @@
 //   crash_rate = 0.03         rates are probabilities 0..1 per visit, stored
 //   stall_rate = 0.03         as parts per million (rounded to 1e-6)
 //   lost_request_rate = 0.02  lost_reply_rate = 0.02
+//   replica_lag_rate = 0.1    per WAIT visit (a run with replicas): WAIT n T
+//                             answers 0 after T ms, the replica unconfirmed;
+//   replica_lag_ms = 2000     WAIT n 0 answers this much later
 //   error_reply_rate = 0.02   error_reply_target = "LOADING"  LOADING | READONLY |
 //                             BUSY: the error; only a script's or a consumer
 //                             command's own requests get one (not the built-in loop's)

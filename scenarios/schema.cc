@@ -155,6 +155,7 @@ bool FaultKeyMatters(const FaultModel& m, std::string_view key) {
       {"lost_request_rate", {K::kLostRequest}},
       {"lost_reply_rate", {K::kLostReply}},
       {"error_reply_rate", {K::kErrorReply}},
+      {"replica_lag_rate", {K::kReplicaLag}},
       {"poison_count", {K::kPoison}},
   };
   if (key == "kinds") return true;

@@ -209,6 +209,9 @@ void DescribeFaults(V& v) {
   v.Rate("lost_request_rate", &FaultModel::lost_request_ppm, "per visit of a lost site");
   v.Rate("lost_reply_rate", &FaultModel::lost_reply_ppm, nullptr);
   v.Rate("error_reply_rate", &FaultModel::error_reply_ppm, "per visit of a lost site (a protocol's own commands)");
+  v.Rate("replica_lag_rate", &FaultModel::replica_lag_ppm, "per visit of a WAIT (a run with replicas)");
+  v.Int("replica_lag_ms", &FaultModel::replica_lag_ms, 1, kMaxDurationMs,
+        "how long a WAIT without timeout (WAIT n 0) waits for a lagging replica");
   v.Int("scheduled_count", &FaultModel::scheduled_count, 0, kMaxCount,
         "of each enabled scheduled kind");
   v.Text("xdel_target", &FaultModel::xdel_target, &IsXdelTarget, "unread, pending or acked",

@@ -57,7 +57,8 @@ Result<BusinessReply> LossyBusiness::Call(const BusinessCall& call, Step& s) {
     }
     case PointEffect::kCrash:
     case PointEffect::kStall:
-    case PointEffect::kErrorReply: break;
+    case PointEffect::kErrorReply:
+    case PointEffect::kReplicaLag: break;
   }
   XACKLY_CHECK(false);  // not a loss (REQUIRES)
   return Status::Internal("not a loss");

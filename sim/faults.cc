@@ -70,6 +70,15 @@ constexpr std::array<FaultKindInfo, kFaultKindCount> kKinds = {{
      "an error reply says the request did not run: the work must be retried or left pending to be claimed, "
      "never treated as done",
      false, "lost", "sends {site} about {ids}, but it is answered -{detail} and never runs"},
+    {FaultKind::kReplicaLag, "replica-lag", FaultClass::kPoint, PointEffect::kReplicaLag,
+     "replica-lag <actor> WAIT #<n> <duration>ms [@<time>ms]", "duration", "replica_lag_ms", &M::replica_lag_ms,
+     nullptr, nullptr, "", &M::replica_lag_ppm, SearchScale::kModelValue, "replica-lag",
+     "the replica falls behind while a WAIT waits for it: WAIT n <timeout> answers 0 when its timeout "
+     "passes, with the writes before it still unreplicated (a later failover may drop them); WAIT n 0 "
+     "answers once the replica caught up, duration_ms later (a run with replicas; WAIT only)",
+     "WAIT's answer is the only confirmation: a reply below the replicas asked for means the writes are "
+     "unconfirmed, and a failover may drop them",
+     false, "stall", "asks WAIT about {ids}, but the replica lags{for} and does not confirm them"},
     {FaultKind::kXdel, "xdel", FaultClass::kScheduled, PointEffect::kNone, "xdel <target> @<time>ms", "target",
      "xdel_target", nullptr, &M::xdel_target, &IsXdelTarget, "unread, pending or acked", nullptr,
      SearchScale::kModelValue, "payload-deleted",
@@ -224,6 +233,11 @@ const std::vector<std::string>& FaultModel::Sites(SiteFamily family) const {
   return family == SiteFamily::kCrashPoint ? CrashSites() : LostSites();
 }
 
+const std::vector<std::string>& FaultModel::SitesOf(FaultKind k) const {
+  static const std::vector<std::string> kWait = {"WAIT"};
+  return k == FaultKind::kReplicaLag ? kWait : Sites(InfoOf(k).Sites());
+}
+
 std::string FaultModel::ToString() const {
   std::string out;
   for (const FaultKindInfo& kn : kKinds) {
@@ -232,7 +246,7 @@ std::string FaultModel::ToString() const {
     out += kn.name;
     // Crash points are listed only when the model names them (empty: all).
     const std::vector<std::string>* sites = kn.Sites() == SiteFamily::kCrashPoint ? &crash_points
-                                            : kn.Sites() == SiteFamily::kRequest  ? &LostSites()
+                                            : kn.Sites() == SiteFamily::kRequest  ? &SitesOf(kn.kind)
                                                                                   : nullptr;
     if (sites != nullptr && !sites->empty()) {
       out += "(";
@@ -263,6 +277,7 @@ Status ValidateFaultSpec(const FaultSpec& s) {
       }
       if (s.nth < 1) return invalid("nth must be >= 1");
       const SiteFamily family = info.Sites();
+      if (s.kind == FaultKind::kReplicaLag && s.site != "WAIT") return invalid("replica-lag fires at WAIT only");
       if (!IsSiteName(s.site, family)) {
         const bool crash_point = family == SiteFamily::kCrashPoint;
         const auto& valid = crash_point ? AllCrashPoints() : AllLostSites();
@@ -407,7 +422,7 @@ bool FaultPlan::Eligible(FaultKind kind, std::string_view site) const {
   if (!model_.Has(kind)) return false;
   // Crash points: every point when the model names none.
   if (InfoOf(kind).Sites() == SiteFamily::kCrashPoint && model_.crash_points.empty()) return true;
-  return Contains(model_.Sites(InfoOf(kind).Sites()), site);
+  return Contains(model_.SitesOf(kind), site);
 }
 
 bool FaultPlan::FiresAt(FaultKind kind, ErrorReplies errors) {
@@ -469,11 +484,12 @@ std::optional<FaultSpec> FaultPlan::AtPoint(std::string_view actor_slot, std::st
     Rng& rng = PointStream(actor_slot);
     // Every point kind of the family, in table order, draws its chance;
     // always draw, so that enabling one kind never shifts another's stream.
-    // error-reply, added later, draws only when enabled: models without it
-    // keep the streams they had.
+    // error-reply and replica-lag, added later, draw only when enabled:
+    // models without them keep the streams they had.
     for (const FaultKindInfo& info : kKinds) {
       if (info.Sites() != family) continue;
-      if (info.kind == FaultKind::kErrorReply && !model_.Has(info.kind)) continue;
+      const bool added_later = info.kind == FaultKind::kErrorReply || info.kind == FaultKind::kReplicaLag;
+      if (added_later && !model_.Has(info.kind)) continue;
       bool chance = rng.ChancePpm(model_.*info.rate_ppm);
       if (hit || !chance || !Eligible(info.kind, site) || !FiresAt(info.kind, errors)) continue;
       FaultSpec s;
@@ -527,20 +543,26 @@ FaultCoverage FaultPlan::Coverage() const {
       c.enabled.insert(FaultKindName(k));
       continue;
     }
-    // An error reply reaches only the sites where one could be injected.
+    // An error reply reaches only the sites where one could be injected;
+    // replica-lag only WAIT: each is enabled only where a run visited it.
     const bool erring = InfoOf(k).effect == PointEffect::kErrorReply;
+    const bool bound = k == FaultKind::kReplicaLag;
     const std::set<std::string, std::less<>>& visited = erring ? visited_erring_ : VisitedSites(family);
+    const std::set<std::string, std::less<>>& fireable = erring                              ? fireable_erring_
+                                                         : family == SiteFamily::kCrashPoint ? fireable_crash_
+                                                                                             : fireable_lost_;
+    auto its_own = [&](const std::string& p) { return !bound || Contains(model_.SitesOf(k), p); };
     // No list of crash points: every point is eligible (Eligible), so every visited one is enabled.
     std::vector<std::string> enabled = family == SiteFamily::kCrashPoint && model_.crash_points.empty()
                                            ? std::vector<std::string>(visited.begin(), visited.end())
-                                           : model_.Sites(family);
-    if (erring) std::erase_if(enabled, [&](const std::string& p) { return !visited.contains(p); });
+                                           : model_.SitesOf(k);
+    if (erring || bound) std::erase_if(enabled, [&](const std::string& p) { return !visited.contains(p); });
     for (const auto& p : enabled) c.enabled.insert(xackly::SiteKey(k, p));
-    for (const auto& p : visited) c.reachable.insert(xackly::SiteKey(k, p));
-    for (const auto& p : erring                             ? fireable_erring_
-                         : family == SiteFamily::kCrashPoint ? fireable_crash_
-                                                             : fireable_lost_) {
-      c.fireable.insert(xackly::SiteKey(k, p));
+    for (const auto& p : visited) {
+      if (its_own(p)) c.reachable.insert(xackly::SiteKey(k, p));
+    }
+    for (const auto& p : fireable) {
+      if (its_own(p)) c.fireable.insert(xackly::SiteKey(k, p));
     }
   }
   return c;

@@ -46,6 +46,7 @@ enum class FaultKind : uint8_t {
   kLostRequest,
   kLostReply,
   kErrorReply,
+  kReplicaLag,
   kXdel,
   kXtrim,
   kRestart,
@@ -74,6 +75,7 @@ enum class PointEffect : uint8_t {
   kLoseRequest,  // the request never reaches the server or store; the caller times out
   kLoseReply,    // the request runs; its reply is lost and the caller times out
   kErrorReply,   // the request never reaches the server; the caller gets an error reply
+  kReplicaLag,   // a WAIT gets no replica's acknowledgement in time (see FaultKind::kReplicaLag)
 };
 // The sites a point fault of this effect fires at.
 constexpr SiteFamily SitesOf(PointEffect e) {
@@ -82,7 +84,8 @@ constexpr SiteFamily SitesOf(PointEffect e) {
     case PointEffect::kStall: return SiteFamily::kCrashPoint;
     case PointEffect::kLoseRequest:
     case PointEffect::kLoseReply:
-    case PointEffect::kErrorReply: return SiteFamily::kRequest;
+    case PointEffect::kErrorReply:
+    case PointEffect::kReplicaLag: return SiteFamily::kRequest;
     case PointEffect::kNone: return SiteFamily::kNone;
   }
   return SiteFamily::kNone;
@@ -173,6 +176,7 @@ struct FaultSpec {
   int64_t duration_ms = 0; // stall length, clock-jump size, store-outage length
   // xdel: unread|pending|acked; xtrim: maxlen:N|minid:last-delivered;
   // failover: lag:N; error-reply: the error (LOADING|READONLY|BUSY)
+  // (replica-lag's duration_ms: how long a WAIT without timeout waits)
   std::string target;
   int event = 0;           // poison: event number, 1-based
 
@@ -182,6 +186,7 @@ struct FaultSpec {
   //   stall w2 after-read #1 60000ms
   //   lost-reply w1 XACK #2
   //   error-reply w1 XACK #1 LOADING
+  //   replica-lag w1 WAIT #1 2000ms
   //   xdel pending @1200ms
   //   clock-jump +60000ms @3000ms
   //   failover lag:1 @2500ms
@@ -202,6 +207,10 @@ struct FaultModel {
   uint32_t lost_reply_ppm = 20000;
   uint32_t error_reply_ppm = 20000;          // per visit of an eligible site (Redis requests only)
   std::string error_reply_target = "LOADING";  // LOADING | READONLY | BUSY
+  // replica-lag: per visit of a WAIT (a run with replicas only), and how
+  // long a WAIT with no timeout (WAIT n 0) waits for the lagging replica.
+  uint32_t replica_lag_ppm = 100000;
+  int64_t replica_lag_ms = 2000;
   int scheduled_count = 1;                   // of each enabled scheduled kind
   std::string xdel_target = "pending";       // unread | pending | acked
   std::string xtrim_target = "maxlen:2";
@@ -226,6 +235,10 @@ struct FaultModel {
   const std::vector<std::string>& LostSites() const;
   // CrashSites() or LostSites(). REQUIRES: family != SiteFamily::kNone
   const std::vector<std::string>& Sites(SiteFamily family) const;
+  // The sites a point fault of `k` may fire at: Sites(k's family), except
+  // for a kind bound to one request (replica-lag: WAIT).
+  // REQUIRES: IsPointFault(k)
+  const std::vector<std::string>& SitesOf(FaultKind k) const;
   // "crash(after-effect,after-commit) lost-reply(XACK) restart"
   std::string ToString() const;
 };

@@ -21,7 +21,8 @@ PointEffect LossyConnection::TakeLoss() {
     case PointEffect::kLoseReply: timed_out_ = true; return loss;
     case PointEffect::kCrash:
     case PointEffect::kStall:
-    case PointEffect::kErrorReply: break;
+    case PointEffect::kErrorReply:
+    case PointEffect::kReplicaLag: break;
   }
   XACKLY_CHECK(false);  // not a loss (LoseNext's REQUIRES)
   return PointEffect::kNone;

@@ -39,6 +39,7 @@ const char* HistoryKindName(HistoryKind k) {
     case HistoryKind::kFailoverLoss: return "failover-loss";
     case HistoryKind::kFailover: return "failover";
     case HistoryKind::kErrorReply: return "error-reply";
+    case HistoryKind::kReplicaLag: return "replica-lag";
   }
   return "?";
 }

@@ -57,9 +57,10 @@ enum class HistoryKind : uint8_t {
   kFailover,         // run-wide: the primary failed over to its replica (detail: what it dropped)
   kErrorReply,       // a request about the event was answered with an error and never ran
                      // (detail: the error, e.g. LOADING)
+  kReplicaLag,       // a WAIT got no acknowledgement in time: the replica lagged (duration: the wait)
 };
 const char* HistoryKindName(HistoryKind k);
-inline constexpr HistoryKind kLastHistoryKind = HistoryKind::kErrorReply;
+inline constexpr HistoryKind kLastHistoryKind = HistoryKind::kReplicaLag;
 
 // One thing that happened to an event. `detail` is a human sentence for
 // people; everything a report decides on is in the typed fields.

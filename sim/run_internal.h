@@ -114,6 +114,11 @@ class Simulation : private FaultHost {
   // server never sees the request (inside MULTI, its transaction is made
   // to abort, as the server's own refusal would).
   Status AnswerWithError(Actor& a, Step& s, const FaultSpec& f);
+  // Answers the WAIT `s` under the replica-lag fault `f`: with a timeout,
+  // 0 once the timeout has passed, without sending it (the replica gets
+  // none of the writes before it); with none (WAIT n 0), sends it (the
+  // replica catches up) and holds its reply for f.duration_ms.
+  Status AnswerLagging(Actor& a, Step& s, const FaultSpec& f);
   // Tells the oracle what a Redis reply shows (OracleFeed), and wakes a
   // parked worker per entry produced. `reply_lost`: the caller never saw it
   // (an XADD's outcome is then unknown to the producer). Fails only when

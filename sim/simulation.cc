@@ -193,6 +193,9 @@ Status ValidateRunConfig(const RunConfig& c) {
   if (c.replicas == 0 && c.faults.Has(FaultKind::kFailover)) {
     return bad("faults.kinds: failover needs a replica to promote: set [server] replicas = 1");
   }
+  if (c.replicas == 0 && c.faults.Has(FaultKind::kReplicaLag) && !c.faults.kinds_are_default) {
+    return bad("faults.kinds: replica-lag needs a replica to lag: set [server] replicas = 1");
+  }
   if (c.replicas == 0 && c.fault_schedule &&
       std::any_of(c.fault_schedule->begin(), c.fault_schedule->end(),
                   [](const FaultSpec& f) { return f.kind == FaultKind::kFailover; })) {

@@ -196,6 +196,7 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
   const std::optional<FaultSpec> fault =
       RequestFault(a, site, s.op == Op::kCommand ? ErrorReplies::kCanHappen : ErrorReplies::kNever);
   if (fault && fault->kind == FaultKind::kErrorReply) return AnswerWithError(a, s, *fault);  // the actor goes on
+  if (fault && fault->kind == FaultKind::kReplicaLag) return AnswerLagging(a, s, *fault);
   const PointEffect loss = fault ? InfoOf(fault->kind).effect : PointEffect::kNone;
   // The connection wrapper injects what the plan drew.
   a.conn->LoseNext(loss);
@@ -257,6 +258,40 @@ Status Simulation::AnswerWithError(Actor& a, Step& s, const FaultSpec& f) {
              {.event = LineEvent::kErrorReply, .argv = &s.argv, .reply = &s.reply, .site = f.site});
   SetOracleLine(trace_.size() - 1);
   OracleOf(a).WorkerFault(HistoryKind::kErrorReply, now_, a.name, f.site, EventsOf(s), 0, "", f.target);
+  return Status::Ok();
+}
+
+Status Simulation::AnswerLagging(Actor& a, Step& s, const FaultSpec& f) {
+  int64_t timeout_ms = 0;  // WAIT numreplicas timeout: well formed, or the server answers
+  if (s.argv.size() != 3 || !ParseDecimal(s.argv[2], &timeout_ms) || timeout_ms < 0) {
+    Result<Reply> r = Send(*a.conn, s.argv);
+    if (!r.ok()) return Status::Internal(fmt::format("{}: WAIT failed unexpectedly: {}", a.name, r.status().ToString()));
+    s.reply = std::move(r).value();
+    trace_.AddCommand(now_, a.name, LineKind::kRedis, s.argv, s.reply, {.argv = &s.argv, .reply = &s.reply});
+    return Status::Ok();
+  }
+  std::string what;
+  int64_t waited_ms = 0;
+  if (timeout_ms > 0) {
+    // The replica never acknowledges in time: nothing is sent, so the
+    // writes before the WAIT stay unreplicated.
+    waited_ms = timeout_ms;
+    s.reply = Reply::Integer(0);
+    what = fmt::format(" !replica-lag (the replica lags: no acknowledgement within the {} ms timeout)", timeout_ms);
+  } else {
+    ++protocol_rtt_;
+    Result<Reply> r = Send(*a.conn, s.argv);  // the replica catches up now; the reply comes later
+    if (!r.ok()) return Status::Internal(fmt::format("{}: WAIT failed unexpectedly: {}", a.name, r.status().ToString()));
+    s.reply = std::move(r).value();
+    waited_ms = f.duration_ms;
+    what = fmt::format(" !replica-lag (the replica lags: answered {} ms later, once it caught up)", waited_ms);
+  }
+  trace_.Add(now_, a.name, LineKind::kFault, RequestText(s.argv), ReplyText(s.reply) + what,
+             {.event = LineEvent::kReplicaLag, .argv = &s.argv, .reply = &s.reply, .site = f.site,
+              .duration_ms = waited_ms});
+  SetOracleLine(trace_.size() - 1);
+  OracleOf(a).WorkerFault(HistoryKind::kReplicaLag, now_, a.name, f.site, EventsOf(s), waited_ms);
+  a.ready_at_ms = std::max(a.ready_at_ms, now_ + waited_ms);
   return Status::Ok();
 }
 
@@ -327,7 +362,8 @@ Simulation::PointFault Simulation::FirePointFault(Actor& a, const Step& s, const
     case PointEffect::kNone:
     case PointEffect::kLoseRequest:
     case PointEffect::kLoseReply:
-    case PointEffect::kErrorReply: break;
+    case PointEffect::kErrorReply:
+    case PointEffect::kReplicaLag: break;
   }
   XACKLY_CHECK(false);  // AtPoint draws only crash-point kinds at a crash point
   return PointFault::kNone;

@@ -39,6 +39,7 @@ const char* LineEventName(LineEvent e) {
     case LineEvent::kCheckpoint: return "checkpoint";
     case LineEvent::kNote: return "note";
     case LineEvent::kErrorReply: return "error-reply";
+    case LineEvent::kReplicaLag: return "replica-lag";
   }
   return "?";
 }

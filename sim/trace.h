@@ -50,10 +50,11 @@ enum class LineEvent : uint8_t {
   kCheckpoint,      // a protocol checkpoint (`site` is its label)
   kNote,            // a run note by "sim" (`site` is its short label)
   kErrorReply,      // the request never reached its server; its caller got an error reply (`site`)
+  kReplicaLag,      // a WAIT the lagging replica did not confirm in time (`duration_ms`: the wait)
 };
 const char* LineEventName(LineEvent e);
 
-inline constexpr LineEvent kLastLineEvent = LineEvent::kErrorReply;
+inline constexpr LineEvent kLastLineEvent = LineEvent::kReplicaLag;
 
 // Whether `token` (an event id or entry ID) occurs in `text` with no letter
 // or digit just before it and no digit just after it: "done:order:1" names

@@ -1,13 +1,19 @@
 -- A producer of its own that tells its caller an event is published (a row
 -- in its own `published` table, in the business store, which a failover
--- does not touch) after XADD, and then goes on to the next event. With
--- `wait`, it first asks WAIT 1 0 whether a replica has the XADD, and adds
--- the event again when it cannot tell (a failover in between cuts its
--- connection, and its function starts again from the last published row):
--- the consumer's dedupe absorbs a second entry. Without `wait`, a failover
--- that drops the XADD loses an event its caller was told was published.
--- Used by failover-waited-producer.toml (ok) and
--- failover-unwaited-producer.toml (lost:failover).
+-- does not touch) after XADD, and then goes on to the next event. `wait`:
+--   "confirmed"  it first asks WAIT 1 500 whether a replica has the XADD,
+--                and adds the event again when the answer is not 1 (the
+--                replica lagged past the timeout) or cannot come (a
+--                failover in between cuts its connection, and its function
+--                starts again from the last published row): the consumer's
+--                dedupe absorbs a second entry.
+--   "ignored"    it asks WAIT 1 500 but tells its caller whatever the
+--                answer: a lagging replica's 0 is taken as a yes.
+--   nil          no WAIT.
+-- Without a confirmed WAIT, a failover that drops the XADD loses an event
+-- its caller was told was published. Used by failover-waited-producer.toml
+-- (ok), failover-wait-ignored-producer.toml and
+-- failover-unwaited-producer.toml (both lost:failover).
 
 -- A statement, until the store answers it (an outage fails it).
 local function sql_until_ok(w, statement)
@@ -25,7 +31,11 @@ function publish_all(w, wait)
   local i = (last.rows[1].n or 0) + 1
   while i <= w.events do
     local id = w:redis("XADD", w.stream, "*", "event_id", "order:" .. i)
-    local replicated = not xackly.is_error(id) and (not wait or w:redis("WAIT", "1", "0") == 1)
+    local replicated = not xackly.is_error(id)
+    if replicated and wait then
+      local acks = w:redis("WAIT", "1", "500")
+      replicated = wait == "ignored" and not xackly.is_error(acks) or acks == 1
+    end
     if replicated and w:sql("INSERT OR IGNORE INTO published VALUES (?)", i).ok then
       i = i + 1
       w:sleep(200)

@@ -1,3 +1,3 @@
 -- The producer of failover-producer.lua, waiting for the replica before it
 -- tells its caller.
-function producer(w) publish_all(w, true) end
+function producer(w) publish_all(w, "confirmed") end

@@ -75,7 +75,7 @@ std::vector<ErrorCase> Cases() {
        "bad.toml:3: faults.stall_rate: expected a number in 0..1, got '3%'"},
       {"UnknownFaultKind", "protocol = \"no-dedupe\"\n[faults]\nkinds = [\"crash\", \"partition\"]\n",
        "bad.toml:3: faults.kinds[1]: unknown fault kind 'partition' (valid: crash, stall, "
-       "lost-request, lost-reply, error-reply, xdel, xtrim, restart, save, delconsumer, clock-jump, "
+       "lost-request, lost-reply, error-reply, replica-lag, xdel, xtrim, restart, save, delconsumer, clock-jump, "
        "store-outage, failover, poison)"},
       {"UnknownCrashPoint", "protocol = \"no-dedupe\"\n[faults]\ncrash_points = [\"after-efect\"]\n",
        "bad.toml:3: faults.crash_points[0]: unknown crash point 'after-efect' (valid: after-read, ",
@@ -347,7 +347,8 @@ TEST(ScenarioNumberKeys, EveryRateRefusesNanInfinityAndNumbersOutside0To1) {
       }
     }
   }
-  EXPECT_EQ(rates, 5) << "crash, stall, lost-request, lost-reply and error-reply rates: a schema change, update this count";
+  EXPECT_EQ(rates, 6)
+      << "crash, stall, lost-request, lost-reply, error-reply and replica-lag rates: a schema change, update this count";
 }
 
 // A duration is an integer number of virtual milliseconds in its key's

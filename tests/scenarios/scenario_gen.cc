@@ -186,7 +186,9 @@ rc::Gen<FaultSpec> AnyFaultSpec(const RunConfig& c) {
     switch (info.fault_class) {
       case FaultClass::kPoint:
         f.actor = *AnyActor(c);
-        f.site = *rc::gen::elementOf(info.Sites() == SiteFamily::kCrashPoint ? AllCrashPoints() : AllLostSites());
+        f.site = info.kind == FaultKind::kReplicaLag
+                     ? "WAIT"  // its only site
+                     : *rc::gen::elementOf(info.Sites() == SiteFamily::kCrashPoint ? AllCrashPoints() : AllLostSites());
         f.nth = static_cast<int>(*Bounded(1, 1000));
         if (*rc::gen::arbitrary<bool>()) f.at_ms = *Bounded(1, 100000);
         break;

@@ -22,6 +22,7 @@ TEST(FaultSpecTest, EveryKindRoundTripsThroughItsTextForm) {
       "delconsumer @99ms",               "clock-jump +60000ms @3000ms",
       "store-outage 3000ms @40ms",       "poison event 3",
       "error-reply w1 XACK #1 LOADING",  "error-reply w2 EXEC #2 BUSY @5000ms",
+      "replica-lag w1 WAIT #1 2000ms",   "replica-lag p1 WAIT #3 500ms @100ms",
   };
   for (const char* line : lines) {
     Result<FaultSpec> spec = ParseFaultSpec(line);
@@ -49,6 +50,8 @@ TEST(FaultSpecTest, BadSpecsAreRefusedWithTheReason) {
       {"restart", "expected 'restart @<time>ms'"},
       {"error-reply w1 XACK #1 OOM", "error-reply target must be LOADING, READONLY or BUSY"},
       {"error-reply w1 XACK #1", "expected 'error-reply <actor> <site> #<n> <error> [@<time>ms]'"},
+      {"replica-lag w1 XACK #1 2000ms", "replica-lag fires at WAIT only"},
+      {"replica-lag w1 WAIT #1 0ms", "positive duration"},
   };
   for (const Case& c : cases) {
     Result<FaultSpec> spec = ParseFaultSpec(c.text);
@@ -94,6 +97,30 @@ TEST(FaultPlanTest, AnErrorReplyFiresOnlyWhereOneCanHappenAndCountsOnlyThoseSite
   EXPECT_EQ(c.reachable, (std::set<std::string>{"error-reply@XACK"}));
   EXPECT_EQ(c.enabled, (std::set<std::string>{"error-reply@XACK"}));
   EXPECT_TRUE(c.Gaps().empty());
+}
+
+// replica-lag fires at WAIT only, whatever sites the model lists for the
+// lost-* kinds, and its coverage names WAIT only once a run visited it: a
+// protocol that never waits has no replica-lag site to miss.
+TEST(FaultPlanTest, AReplicaLagFiresAtWaitOnlyAndIsReachableOnlyThere) {
+  FaultModel m;
+  m.kinds = {FaultKind::kReplicaLag, FaultKind::kLostReply};
+  m.lost_sites = {"XACK", "XADD"};
+  m.replica_lag_ppm = 1000000;
+  m.lost_reply_ppm = 0;
+  m.replica_lag_ms = 700;
+  EXPECT_EQ(m.ToString(), "lost-reply(XACK,XADD) replica-lag(WAIT)");
+  FaultPlan quiet(m, Rng(3), 1000, 1);
+  EXPECT_FALSE(quiet.AtPoint("w1", "XACK", SiteFamily::kRequest));
+  EXPECT_TRUE(quiet.Coverage().enabled.count("replica-lag@WAIT") == 0) << "enabled before any WAIT";
+  EXPECT_TRUE(quiet.Coverage().Gaps().size() == 1) << "only lost-reply@XACK may be a gap";
+  std::optional<FaultSpec> fired = quiet.AtPoint("w1", "WAIT", SiteFamily::kRequest);
+  ASSERT_TRUE(fired);
+  EXPECT_EQ(fired->ToString(), "replica-lag w1 WAIT #1 700ms");
+  const FaultCoverage c = quiet.Coverage();
+  EXPECT_TRUE(c.reachable.contains("replica-lag@WAIT"));
+  EXPECT_FALSE(c.reachable.contains("replica-lag@XACK"));
+  EXPECT_EQ(c.fired.at("replica-lag@WAIT"), 1);
 }
 
 TEST(FaultSpecTest, AnErrorReplyIsWordedAsTheServerWordsIt) {

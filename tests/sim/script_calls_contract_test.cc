@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "harness/replicated_server.h"
 #include "sim/lua/script_actor.h"
 #include "sim/simulation.h"
 #include "tests/harness/test_util.h"
@@ -48,9 +49,10 @@ class ScriptCallsContractTest : public ServerTest {
  protected:
   // What `source` (after kSay), run as one worker's protocol script over
   // `events` events with exactly `faults`, said, in order; the run's
-  // verdict in *observed. Records a failure when it does not run.
+  // verdict in *observed. `replicas`: 1 runs it on a primary with a
+  // replica. Records a failure when it does not run.
   std::vector<std::string> Said(const std::string& source, int events, const std::vector<std::string>& faults,
-                                std::string* observed = nullptr) {
+                                std::string* observed = nullptr, int replicas = 0) {
     auto script = LuaScript::Load({"contract.lua", std::string(kSay) + source});
     EXPECT_TRUE(script.ok()) << script.status().ToString();
     if (!script.ok()) return {};
@@ -68,9 +70,17 @@ class ScriptCallsContractTest : public ServerTest {
       EXPECT_TRUE(spec.ok()) << spec.status().ToString();
       if (spec.ok()) c.fault_schedule->push_back(*spec);
     }
-    if (server_ == nullptr) server_ = StartServer();
-    if (server_ == nullptr) return {};
-    Result<RunResult> r = RunSimulation(c, server_);
+    c.replicas = replicas;
+    if (replicas > 0 && replicated_ == nullptr) {
+      Result<std::unique_ptr<ReplicatedServer>> started = ReplicatedServer::Start(TestServerOptions());
+      EXPECT_TRUE(started.ok()) << started.status().ToString();
+      if (!started.ok()) return {};
+      replicated_ = std::move(started).value();
+    }
+    if (replicas == 0 && server_ == nullptr) server_ = StartServer();
+    ServerControl* server = replicas > 0 ? static_cast<ServerControl*>(replicated_.get()) : server_;
+    if (server == nullptr) return {};
+    Result<RunResult> r = RunSimulation(c, server);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     if (!r.ok()) return {};
     if (observed != nullptr) *observed = r->observed;
@@ -83,6 +93,7 @@ class ScriptCallsContractTest : public ServerTest {
 
  private:
   RedisServer* server_ = nullptr;
+  std::unique_ptr<ReplicatedServer> replicated_;
 };
 
 // w:effect(event_id, sink, opts) -> ok, outcome. External sink: done (true,
@@ -210,6 +221,37 @@ end
                       "queued BUSY exec EXECABORT",
                       "untouched false false",
                   }));
+  EXPECT_EQ(observed, "ok");
+}
+
+// WAIT under replica-lag (a run with a replica): WAIT n T answers 0 once
+// its timeout T has passed; WAIT n 0 answers 1, the fault's duration
+// later; an unfaulted WAIT answers 1 at once (xackly brings the replica up
+// to date).
+TEST_F(ScriptCallsContractTest, ALaggingReplicaMakesWaitTimeOutWithZeroOrAnswerLate) {
+  std::string observed;
+  const std::vector<std::string> seen = Said(R"lua(
+function consumer(w)
+  -- A step's duration passes before the actor's next step (as a sleep's):
+  -- the PING after the WAIT shows how long it kept the worker.
+  local function timed(...)
+    local t0 = w:now()
+    local answer = w:redis(...)
+    w:redis("PING")
+    return answer, w:now() - t0
+  end
+  local acks, took = timed("WAIT", "1", "100")
+  say(w, "timed-out", acks, took >= 100 and took < 2000)
+  acks, took = timed("WAIT", "1", "0")
+  say(w, "late", acks, took >= 2000)
+  acks, took = timed("WAIT", "1", "100")
+  say(w, "caught-up", acks, took < 100)
+  handle_all(w, 1)
+end
+)lua",
+                                             1, {"replica-lag w1 WAIT #1 2000ms", "replica-lag w1 WAIT #2 2000ms"},
+                                             &observed, /*replicas=*/1);
+  EXPECT_EQ(seen, (std::vector<std::string>{"timed-out 0 true", "late 1 true", "caught-up 1 true"}));
   EXPECT_EQ(observed, "ok");
 }
 
