@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "sim/commands.h"
 #include "sim/rng.h"
+#include "sim/stream.h"
 
 namespace xackly {
 
@@ -142,7 +145,20 @@ class SimScriptWorld final : public ScriptWorld {
 
 std::string RefusedCommand(const std::vector<std::string>& argv, const WorldNames& names, int replicas) {
   const CommandInfo& info = CommandOf(argv);
-  if (replicas > 0 && info.verb == "WAIT") return "";
+  if (replicas > 0 && info.verb == "WAIT") {
+    // WAIT numreplicas 0 for more replicas than the run has would wait for
+    // ever on a real server (a timeout T answers the count after T ms:
+    // Simulation::ExecuteRedis holds the caller that long).
+    int64_t asked = 0;
+    int64_t timeout_ms = 0;
+    if (argv.size() == 3 && ParseDecimal(argv[1], &asked) && ParseDecimal(argv[2], &timeout_ms) &&
+        asked > replicas && timeout_ms == 0) {
+      return fmt::format("WAIT {} 0 would wait for ever: the run has {} replica{} (a server answers WAIT only "
+                         "once that many acknowledge, or its timeout passes: give it one)",
+                         asked, replicas, replicas == 1 ? "" : "s");
+    }
+    return "";
+  }
   if (info.group == CommandGroup::kStream && HasOption(argv, "BLOCK") &&
       (info.verb == "XREAD" || info.verb == "XREADGROUP")) {
     return "a blocking read would stall the simulation: use w:read(id, {block_ms = ...}), which parks";

@@ -228,6 +228,13 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
     trace_.AddCommand(now_, a.name, LineKind::kRedis, s.argv, s.reply, {.argv = &s.argv, .reply = &s.reply});
   }
   SetOracleLine(trace_.size() - 1);
+  // A WAIT for more replicas than the run has is answered with the count
+  // it has once its timeout has passed (one without is refused).
+  if (int64_t asked = 0, timeout_ms = 0; server_->replicas() > 0 && s.argv.size() == 3 &&
+                                         CommandOf(s.argv).verb == "WAIT" && ParseDecimal(s.argv[1], &asked) &&
+                                         ParseDecimal(s.argv[2], &timeout_ms) && asked > server_->replicas()) {
+    a.ready_at_ms = std::max(a.ready_at_ms, now_ + timeout_ms);
+  }
   Status observed = ObserveRedis(a, s, reply_lost);
   if (!observed.ok()) return observed;
   if (config_.probe && s.op == Op::kCommand) {

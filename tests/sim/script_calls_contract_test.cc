@@ -227,7 +227,9 @@ end
 // WAIT under replica-lag (a run with a replica): WAIT n T answers 0 once
 // its timeout T has passed; WAIT n 0 answers 1, the fault's duration
 // later; an unfaulted WAIT answers 1 at once (xackly brings the replica up
-// to date).
+// to date). A WAIT for more replicas than the run has answers the count
+// it has once its timeout passed, as a server does; one without a timeout
+// would wait for ever and is refused.
 TEST_F(ScriptCallsContractTest, ALaggingReplicaMakesWaitTimeOutWithZeroOrAnswerLate) {
   std::string observed;
   const std::vector<std::string> seen = Said(R"lua(
@@ -246,12 +248,16 @@ function consumer(w)
   say(w, "late", acks, took >= 2000)
   acks, took = timed("WAIT", "1", "100")
   say(w, "caught-up", acks, took < 100)
+  acks, took = timed("WAIT", "2", "300")
+  say(w, "more-than-there-are", acks, took >= 300 and took < 2000)
+  say(w, "for-ever", w:redis("WAIT", "2", "0").err:match("^ERR xackly: WAIT 2 0 would wait for ever") ~= nil)
   handle_all(w, 1)
 end
 )lua",
                                              1, {"replica-lag w1 WAIT #1 2000ms", "replica-lag w1 WAIT #2 2000ms"},
                                              &observed, /*replicas=*/1);
-  EXPECT_EQ(seen, (std::vector<std::string>{"timed-out 0 true", "late 1 true", "caught-up 1 true"}));
+  EXPECT_EQ(seen, (std::vector<std::string>{"timed-out 0 true", "late 1 true", "caught-up 1 true",
+                                            "more-than-there-are 1 true", "for-ever true"}));
   EXPECT_EQ(observed, "ok");
 }
 
