@@ -22,6 +22,7 @@ TEST(FaultSpecTest, EveryKindRoundTripsThroughItsTextForm) {
       "delconsumer @99ms",               "clock-jump +60000ms @3000ms",
       "store-outage 3000ms @40ms",       "poison event 3",
       "error-reply w1 XACK #1 LOADING",  "error-reply w2 EXEC #2 BUSY @5000ms",
+      "failover lag:0 @1500ms",          "failover lag:1000 @20ms",  // a replica's lag: 0 .. 1000 writes
   };
   for (const char* line : lines) {
     Result<FaultSpec> spec = ParseFaultSpec(line);
