@@ -22,8 +22,8 @@ constexpr CommandInfo Write(std::string_view verb, G group, uint8_t first_key = 
 constexpr CommandInfo Overwrite(std::string_view verb, G group, uint8_t first_key = 1) {
   return {.verb = verb, .group = group, .writes = true, .any_key_type = true, .first_key = first_key};
 }
-constexpr CommandInfo Blocking(std::string_view verb, G group) {
-  return {.verb = verb, .group = group, .writes = true, .script = S::kBlocking, .first_key = 1};
+constexpr CommandInfo Blocking(std::string_view verb, G group, uint8_t first_key = 1) {
+  return {.verb = verb, .group = group, .writes = true, .script = S::kBlocking, .first_key = first_key};
 }
 constexpr CommandInfo Harness(std::string_view verb, G group) {
   return {.verb = verb, .group = group, .writes = true, .script = S::kHarness};
@@ -218,8 +218,8 @@ constexpr auto kCommands = std::to_array<CommandInfo>({
     Read("TYPE", G::kGeneric),
     Overwrite("UNLINK", G::kGeneric),
     Read("UNWATCH", G::kTransactions, 0),
-    Blocking("WAIT", G::kGeneric),
-    Blocking("WAITAOF", G::kGeneric),
+    Blocking("WAIT", G::kGeneric, 0),
+    Blocking("WAITAOF", G::kGeneric, 0),
     Read("WATCH", G::kTransactions),
     {.verb = "XACK", .group = G::kStream, .writes = true, .category = R::kAck, .first_key = 1, .group_at = 2,
      .ids_from = 3},

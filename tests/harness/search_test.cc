@@ -84,6 +84,26 @@ TEST(SearchTest, BurstsAreDrawnUpToTheirLimitAndNeverPastIt) {
   EXPECT_EQ(bursts, (std::set<int64_t>{0, 2, 3})) << "0: evenly";
 }
 
+// --no-swarm runs every case at the base config's timing: events evenly
+// spaced, never in bursts. A swarm case of at most one event (--max-events
+// 1) has no burst to draw, and drawing one is no error.
+TEST(SearchTest, NoBurstIsDrawnWithoutSwarmOrForASingleEvent) {
+  RunConfig base = Base("txn-dedupe");
+  CaseBounds no_swarm;
+  no_swarm.swarm = false;
+  no_swarm.max_events = 3;
+  CaseBounds one_event;
+  one_event.max_events = 1;
+  ASSERT_EQ(SwarmRangesFor(base, one_event).produce_burst_max, 1);
+  for (const CaseBounds& bounds : {no_swarm, one_event}) {
+    rc::Gen<GeneratedCase> gen = GenCase(base, bounds);
+    for (int i = 0; i < 100; ++i) {
+      EXPECT_EQ(NthCase(gen, 1, i, CaseSize(i)).value().produce_burst, 0)
+          << (bounds.swarm ? "--max-events 1" : "--no-swarm") << ", case " << i;
+    }
+  }
+}
+
 // Which visit of its site a drawn point fault takes (check.cc): the first
 // in half of the draws, a later one (the 2nd or 3rd) in a sixth, and in a
 // third the first visit from a time in the fault phase on, which reaches

@@ -83,6 +83,7 @@ TEST(ShardFromEnvironmentTest, AMalformedValueNamesTheVariableAndTheValue) {
       {{{"JOB_COMPLETION_INDEX", "-1"}, {"XACKLY_SHARD_COUNT", "3"}}, "JOB_COMPLETION_INDEX='-1'"},
       {{{"JOB_COMPLETION_INDEX", "1"}, {"XACKLY_SHARD_COUNT", "99999999999"}}, "XACKLY_SHARD_COUNT='99999999999'"},
       {{{"XACKLY_SHARD", std::string(100, '7')}}, "XACKLY_SHARD='" + std::string(60, '7') + "'..."},
+      {{{"XACKLY_SHARD", std::string(61, '7')}}, "XACKLY_SHARD='" + std::string(60, '7') + "'..."},  // one cut
   };
   for (const Bad& b : bad) {
     Result<ShardSpec> s = FromEnv(b.env);

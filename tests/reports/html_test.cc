@@ -7,6 +7,10 @@
 #include <map>
 #include <regex>
 #include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -129,43 +133,60 @@ TEST(HtmlTest, TheViolatingStepOfALongCaseFitsA1280PxWindow) {
   EXPECT_NE(html.find("box.scrollLeft = last + 90 - box.clientWidth"), std::string::npos);
 }
 
-// Labels under the lanes (squeezed runs, phase markers) never overlap on
-// one row, and time labels stay inside the drawing.
-TEST(HtmlTest, LabelsUnderTheLanesDoNotOverlap) {
-  CaseReport c = NoDedupeCase();
-  ASSERT_GE(c.trace.size(), 3u);
-  // Two more phase markers one millisecond apart at the end of the trace.
-  const int64_t t = c.trace.back().t_ms;
-  c.trace.push_back({t + 1, "sim", LineKind::kLifecycle, "fault phase over: faults off", "", LineEvent::kNote, {},
-                     "fault phase over"});
-  c.trace.push_back({t + 2, "sim", LineKind::kLifecycle, "quiescent: nothing pending", "", LineEvent::kNote, {},
-                     "quiescent"});
-  RunConfig config = RunConfig::For(*FindProtocol("no-dedupe"));
-  const std::string html = RenderHtml(ReportOf({CheckFromCase(config, c)}));
-  struct Span {
-    double x0, x1, y;
-    std::string text;
-  };
-  std::vector<Span> spans;
+// A label under the lanes: its text and where it is drawn, as wide as its
+// text at 6.2 px a character.
+struct BottomLabel {
+  double x0, x1, y;
+  std::string text;
+};
+// The labels under the lanes of `html`: phase markers' (starting at their
+// x) and squeezed runs' (centred on theirs).
+std::vector<BottomLabel> BottomLabels(const std::string& html) {
+  std::vector<BottomLabel> out;
   const std::regex phase("<g class=\"phase\">[\\s\\S]*?<text x=\"([-0-9.]+)\" y=\"([-0-9.]+)\">([^<]*)</text>");
   for (auto it = std::sregex_iterator(html.begin(), html.end(), phase); it != std::sregex_iterator(); ++it) {
     const double x = std::stod((*it)[1]);
-    spans.push_back({x, x + 6.2 * static_cast<double>((*it)[3].length()), std::stod((*it)[2]), (*it)[3]});
+    out.push_back({x, x + 6.2 * static_cast<double>((*it)[3].length()), std::stod((*it)[2]), (*it)[3]});
   }
   const std::regex band("<g class=\"squeezed\">[\\s\\S]*?<text x=\"([-0-9.]+)\" y=\"([-0-9.]+)\">([^<]*)</text>");
   for (auto it = std::sregex_iterator(html.begin(), html.end(), band); it != std::sregex_iterator(); ++it) {
     const double half = 3.1 * static_cast<double>((*it)[3].length());
     const double x = std::stod((*it)[1]);
-    spans.push_back({x - half, x + half, std::stod((*it)[2]), (*it)[3]});
+    out.push_back({x - half, x + half, std::stod((*it)[2]), (*it)[3]});
   }
-  ASSERT_GE(spans.size(), 2u);
-  for (size_t i = 0; i < spans.size(); ++i) {
-    for (size_t j = i + 1; j < spans.size(); ++j) {
-      if (spans[i].y != spans[j].y) continue;
-      EXPECT_TRUE(spans[i].x1 <= spans[j].x0 || spans[j].x1 <= spans[i].x0)
-          << "'" << spans[i].text << "' and '" << spans[j].text << "' overlap at y " << spans[i].y;
+  return out;
+}
+
+void ExpectNoTwoOverlapOnARow(const std::vector<BottomLabel>& labels) {
+  for (size_t i = 0; i < labels.size(); ++i) {
+    for (size_t j = i + 1; j < labels.size(); ++j) {
+      if (labels[i].y != labels[j].y) continue;
+      EXPECT_TRUE(labels[i].x1 <= labels[j].x0 || labels[j].x1 <= labels[i].x0)
+          << "'" << labels[i].text << "' and '" << labels[j].text << "' overlap at y " << labels[i].y;
     }
   }
+}
+
+// `c` with phase markers 1 ms apart after its last line, one per name.
+CaseReport WithPhaseMarkers(CaseReport c, const std::vector<std::string>& names) {
+  int64_t t = c.trace.back().t_ms;
+  for (const std::string& name : names) {
+    c.trace.push_back({++t, "sim", LineKind::kLifecycle, name, "", LineEvent::kNote, {}, name});
+  }
+  return c;
+}
+
+// Labels under the lanes (squeezed runs, phase markers) never overlap on
+// one row, and time labels stay inside the drawing.
+TEST(HtmlTest, LabelsUnderTheLanesDoNotOverlap) {
+  ASSERT_GE(NoDedupeCase().trace.size(), 3u);
+  // Two more phase markers one millisecond apart at the end of the trace.
+  const CaseReport c = WithPhaseMarkers(NoDedupeCase(), {"fault phase over", "quiescent"});
+  RunConfig config = RunConfig::For(*FindProtocol("no-dedupe"));
+  const std::string html = RenderHtml(ReportOf({CheckFromCase(config, c)}));
+  const std::vector<BottomLabel> labels = BottomLabels(html);
+  ASSERT_GE(labels.size(), 2u);
+  ExpectNoTwoOverlapOnARow(labels);
   // Every time label's centre leaves room for half of it inside the drawing.
   std::smatch width;
   ASSERT_TRUE(std::regex_search(html, width, std::regex("class=\"timeline\"[^>]* width=\"([0-9.]+)\"")));
@@ -176,6 +197,44 @@ TEST(HtmlTest, LabelsUnderTheLanesDoNotOverlap) {
     EXPECT_GE(x - half, 0) << (*it)[2];
     EXPECT_LE(x + half, std::stod(width[1])) << (*it)[2];
   }
+}
+
+// A squeezed run's label is centred on the run; a phase marker right
+// after the run, whose label starts under the run's, takes the next row.
+TEST(HtmlTest, ASqueezedRunsLabelAndAPhaseMarkerRightAfterItDoNotOverlap) {
+  CaseReport c = NoDedupeCase();
+  AppendIdenticalPolls(&c, 1 + 8, 1);  // the first full size, its eight repeats squeezed
+  c = WithPhaseMarkers(std::move(c), {"the marker after the run"});
+  RunConfig config = RunConfig::For(*FindProtocol("no-dedupe"));
+  const std::vector<BottomLabel> labels = BottomLabels(RenderHtml(ReportOf({CheckFromCase(config, c)})));
+  // The last of each: the run and the marker come last in the trace.
+  const auto labelled = [&](std::string_view start) {
+    return std::find_if(labels.rbegin(), labels.rend(), [&](const BottomLabel& l) { return l.text.starts_with(start); });
+  };
+  const auto marker = labelled("the marker after the run");
+  const auto run = labelled("8 steps");
+  ASSERT_NE(marker, labels.rend());
+  ASSERT_NE(run, labels.rend());
+  ASSERT_LT(marker->x0, run->x1) << "the marker's label starts under the run's";
+  ExpectNoTwoOverlapOnARow(labels);
+}
+
+// The rows of labels under the lanes are four. More labels crowding one
+// place share the row that ends first; none is drawn below the drawing's
+// bottom edge, where it would be cut off.
+TEST(HtmlTest, LabelsCrowdingMoreThanFourRowsStayInsideTheDrawing) {
+  std::vector<std::string> names;
+  for (int i = 1; i <= 6; ++i) names.push_back(fmt::format("phase {} of 6 over", i));
+  RunConfig config = RunConfig::For(*FindProtocol("no-dedupe"));
+  const std::string html = RenderHtml(ReportOf({CheckFromCase(config, WithPhaseMarkers(NoDedupeCase(), names))}));
+  std::smatch height;
+  ASSERT_TRUE(std::regex_search(html, height, std::regex("class=\"timeline\"[^>]* height=\"([0-9.]+)\"")));
+  int drawn = 0;
+  for (const BottomLabel& l : BottomLabels(html)) {
+    drawn += std::find(names.begin(), names.end(), l.text) != names.end();
+    EXPECT_LE(l.y + 3, std::stod(height[1])) << "'" << l.text << "' (its baseline and descenders)";
+  }
+  EXPECT_EQ(drawn, 6);
 }
 
 // racy-trim's counterexample has ~2300 path lines, almost all a janitor
@@ -258,6 +317,18 @@ std::map<int64_t, DrawnStep> DrawnSteps(const std::string& svg) {
     out[std::stoll((*it)[2])] = {(*it)[1], std::stod((*it)[3]), (*it)[4]};
   }
   return out;
+}
+
+// Each lane group's text in `svg`, top lane first.
+std::vector<std::string> LaneGroups(const std::string& svg) {
+  std::vector<std::string> lanes;
+  const std::string open = "<g class=\"lane\" data-actor=\"";
+  for (size_t at = svg.find(open); at != std::string::npos;) {
+    const size_t next = svg.find(open, at + 1);
+    lanes.push_back(svg.substr(at, next == std::string::npos ? std::string::npos : next - at));
+    at = next;
+  }
+  return lanes;
 }
 
 // The centre of a glyph's shapes (circles, rects, polygons, paths with M, L
@@ -363,13 +434,7 @@ TEST(HtmlTest, EveryGlyphIsCentredOnItsLanesLine) {
   for (auto it = std::sregex_iterator(svg.begin(), svg.end(), lane_line); it != std::sregex_iterator(); ++it) {
     lane_y.push_back(std::stod((*it)[1]));
   }
-  std::vector<std::string> lanes;  // each lane group's text, in the order of the lane lines
-  const std::string open = "<g class=\"lane\" data-actor=\"";
-  for (size_t at = svg.find(open); at != std::string::npos;) {
-    const size_t next = svg.find(open, at + 1);
-    lanes.push_back(svg.substr(at, next == std::string::npos ? std::string::npos : next - at));
-    at = next;
-  }
+  const std::vector<std::string> lanes = LaneGroups(svg);  // in the order of the lane lines
   ASSERT_EQ(lanes.size(), lane_y.size());
   ASSERT_GE(lanes.size(), 3u) << "p1, w1 and fault injection";
   std::set<std::string> categories;
@@ -388,6 +453,37 @@ TEST(HtmlTest, EveryGlyphIsCentredOnItsLanesLine) {
                         "reconnect", "local", "server-restart", "fault"}) {
     EXPECT_EQ(categories.count(c), 1u) << "no " << c << " glyph drawn";
   }
+}
+
+// A step's label on the violating path is drawn above its glyph, inside
+// its lane. Only a lane with more than one label alternates them between
+// two heights, the upper one reaching into the lane above, so that
+// neighbours do not overlap; a lane's lone label (no-dedupe's producer
+// has one, its XADD) has no neighbour and stays inside.
+TEST(HtmlTest, ALanesOnlyStepLabelIsDrawnInsideItsLane) {
+  RunConfig config = RunConfig::For(*FindProtocol("no-dedupe"));
+  const std::string svg = TimelineSvg(RenderHtml(ReportOf({CheckFromCase(config, NoDedupeCase())})));
+  std::vector<double> lane_top;
+  const std::regex lane_bg(R"re(<rect x="0" y="([-0-9.]+)" width="[-0-9.]+" height="[-0-9.]+" class="lane-bg )re");
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), lane_bg); it != std::sregex_iterator(); ++it) {
+    lane_top.push_back(std::stod((*it)[1]));
+  }
+  const std::vector<std::string> lanes = LaneGroups(svg);
+  ASSERT_EQ(lanes.size(), lane_top.size());
+  const std::regex step_label(R"re(<text x="[-0-9.]+" y="([-0-9.]+)" class="step-label">([^<]*)</text>)re");
+  int lone = 0;
+  for (size_t lane = 0; lane < lanes.size(); ++lane) {
+    std::vector<std::pair<double, std::string>> labels;
+    for (auto it = std::sregex_iterator(lanes[lane].begin(), lanes[lane].end(), step_label); it != std::sregex_iterator();
+         ++it) {
+      labels.emplace_back(std::stod((*it)[1]), (*it)[2]);
+    }
+    if (labels.size() != 1) continue;
+    ++lone;
+    // Its top: the baseline less the 11 px font.
+    EXPECT_GE(labels[0].first - 11, lane_top[lane]) << "'" << labels[0].second << "' reaches into the lane above";
+  }
+  EXPECT_GE(lone, 1);
 }
 
 // A gap in time is drawn wider the longer it lasts, and a cut gap (1 s or

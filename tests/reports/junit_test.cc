@@ -1,6 +1,7 @@
 // JUnit XML: valid against the schema CI systems read (tests/reports/
 // junit.xsd, checked with xmllint), one testcase per check, and a failure
 // that carries the story and the replay command.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "reports/report.h"
@@ -78,6 +79,21 @@ TEST(JunitTest, FailureCarriesTheStoryAndTheReplayCommand) {
   EXPECT_NE(failure.find("→ duplicate of order:1 (2 effects)"), std::string::npos) << failure;
   const std::string replay = report.checks[1].counterexample->replay_command;
   EXPECT_NE(failure.find("Replay: " + replay + "\n"), std::string::npos) << failure;
+}
+
+// A counterexample's violating path: its first 60 rows, then how many more
+// the JSON and HTML reports hold.
+TEST(JunitTest, AViolatingPathOfMoreThanSixtyRowsShowsSixtyAndCountsTheRest) {
+  CaseReport c = NoDedupeCase();
+  for (int i = 0; i < 100; ++i) {
+    AppendIdenticalPolls(&c, 1, 1);
+    c.trace.back().reply = fmt::format("[{}]", i);  // each poll its own row: no two fold into one
+  }
+  const size_t rows = FoldedPath(c).size();
+  ASSERT_GT(rows, 100u);
+  RunConfig config = RunConfig::For(*FindProtocol("no-dedupe"));
+  const std::string xml = RenderJunit(ReportOf({CheckFromCase(config, c)}));
+  EXPECT_EQ(Count(xml, fmt::format("… {} more path rows in the JSON and HTML reports", rows - 60)), 1u) << xml;
 }
 
 TEST(JunitTest, MatchedChecksPassWithTheirDetailsInSystemOut) {

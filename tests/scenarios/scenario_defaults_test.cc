@@ -60,6 +60,16 @@ TEST(ScenarioDefaults, FaultKeysOverrideOneByOne) {
   ExpectSameFaultModel(s.config.faults, want);
 }
 
+// An inline protocol that dead-letters (after however many deliveries,
+// one included) is checked with poison events; one that never does, not.
+TEST(ScenarioDefaults, AnInlineProtocolThatDeadLettersIsCheckedWithPoisonEvents) {
+  for (int after : {0, 1, 3}) {
+    Scenario s = ParseOk("[protocol]\nsteps = [\"effect\", \"ack\"]\n[protocol.loop]\ndead_letter_after = " +
+                         std::to_string(after) + "\n", "dlq.toml");
+    EXPECT_EQ(s.config.faults.Has(FaultKind::kPoison), after > 0) << "dead_letter_after = " << after;
+  }
+}
+
 TEST(ScenarioDefaults, InlineProtocolWithoutBaseExpectsOkUnderTheDefaultFaultModel) {
   Scenario s = ParseOk(R"(
 [protocol]

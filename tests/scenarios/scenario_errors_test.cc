@@ -200,6 +200,10 @@ std::vector<ErrorCase> Cases() {
        "bad.toml:2: protocol.command: expected an array of 1..64 strings", false},
       {"CommandAndScript", "[protocol]\nscript = \"consumer.lua\"\ncommand = [\"python3\"]\n",
        "bad.toml:3: protocol.command: expected either a script or a command, got both"},
+      // The item of a list named by its index: the second one here.
+      {"ScriptSiteInLowerCaseAtItsIndex",
+       "protocol = \"no-dedupe\"\n[faults]\ncrash_points = [\"after-read\", \"after-xack\"]\n",
+       "bad.toml:3: faults.crash_points[1]: unknown crash point 'after-xack': did you mean 'after-XACK'?", false},
   };
 }
 

@@ -23,6 +23,7 @@ TEST(FaultSpecTest, EveryKindRoundTripsThroughItsTextForm) {
       "store-outage 3000ms @40ms",       "poison event 3",
       "error-reply w1 XACK #1 LOADING",  "error-reply w2 EXEC #2 BUSY @5000ms",
       "replica-lag w1 WAIT #1 2000ms",   "replica-lag p1 WAIT #3 500ms @100ms",
+      "failover lag:0 @1500ms",          "failover lag:1000 @20ms",  // a replica's lag: 0 .. 1000 writes
   };
   for (const char* line : lines) {
     Result<FaultSpec> spec = ParseFaultSpec(line);

@@ -126,6 +126,24 @@ TEST_F(OracleFeedTest, ReadOfAnotherGroupIsNotADeliveryOfOurs) {
   EXPECT_FALSE(oracle_.NothingLeftToDeliver());  // still unread by `workers`
 }
 
+// Another group's claim of the run's stream, XCLAIM or XAUTOCLAIM, hands
+// its entries to the claiming worker as that group's: a w:effect of one is
+// then refused, naming the group (Simulation::CheckEffect), instead of
+// judged as a second run of the event in the run's group. A JUSTID claim
+// hands over no entry, and none of it is a delivery of ours.
+TEST_F(OracleFeedTest, AnEntryClaimedThroughAnotherGroupIsThatGroups) {
+  for (int n = 1; n <= 3; ++n) Produce(n);
+  Send({"XAUTOCLAIM", "events", "indexer", "w1", "0", "0-0"}, Arr({Str("0-0"), Arr({EntryReply(1)}), Arr({})}), "w1");
+  Send({"XCLAIM", "events", "indexer", "w2", "0", Id(2)}, Arr({EntryReply(2)}), "w2");
+  Send({"XAUTOCLAIM", "events", "indexer", "w3", "0", "0-0", "JUSTID"}, Arr({Str("0-0"), Arr({Str(Id(3))}), Arr({})}),
+       "w3");
+  EXPECT_EQ(feed_.OtherGroupOf("w1", EventId(1)).value_or("none"), "indexer") << "XAUTOCLAIM";
+  EXPECT_EQ(feed_.OtherGroupOf("w2", EventId(2)).value_or("none"), "indexer") << "XCLAIM";
+  EXPECT_EQ(feed_.OtherGroupOf("w3", EventId(3)).value_or("none"), "none") << "JUSTID";
+  EXPECT_TRUE(oracle_.ModelMismatches({}).empty());
+  EXPECT_FALSE(oracle_.NothingLeftToDeliver()) << "all three still unread by `workers`";
+}
+
 TEST_F(OracleFeedTest, XclaimJustidMovesOwnershipWithoutADelivery) {
   Produce(1);
   Read(1, "w1");

@@ -349,19 +349,23 @@ TEST_F(OracleTest, ACrashBetweenAPositionReadAndTheEffectIsTheLossCause) {
   EXPECT_EQ(h[2].kind, HistoryKind::kCrash);
 }
 
-TEST_F(OracleTest, APositionReadLostByALostReplyOrAFailedEffectSaysWhich) {
-  Init(2);
+TEST_F(OracleTest, APositionReadLostByALostReplyALostRequestOrAFailedEffectSaysWhich) {
+  Init(3);
   Produce(1);
   Produce(2);
+  Produce(3);
   oracle_->ReadByPosition(3, "w1", {Entry(Id(1), 1)});
   oracle_->WorkerFault(HistoryKind::kLostReply, 4, "w1", "INSERT", {});
   oracle_->ReadByPosition(10, "w1", {Entry(Id(2), 2)});
   oracle_->EffectFailed(11, "w1", EventId(2), Id(2), "unavailable");
+  oracle_->ReadByPosition(20, "w1", {Entry(Id(3), 3)});
+  oracle_->WorkerFault(HistoryKind::kLostRequest, 21, "w1", "INSERT", {});
   std::vector<Violation> v = Judge();
-  ASSERT_EQ(v.size(), 2u);
+  ASSERT_EQ(v.size(), 3u);
   EXPECT_EQ(v[0].cause, "lost-reply:INSERT");
   EXPECT_EQ(v[1].cause, "effect-failed");
   EXPECT_NE(v[1].detail.find("failed (unavailable)"), std::string::npos) << v[1].detail;
+  EXPECT_EQ(v[2].cause, "lost-request:INSERT") << v[2].detail;
 }
 
 TEST_F(OracleTest, APositionReadWithNothingAfterItIsReadNotProcessedNotNeverDelivered) {
