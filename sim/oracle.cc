@@ -660,8 +660,8 @@ Violation Oracle::ExplainMissing(const std::string& event_id, const FinalState& 
   }
   if (const HistoryItem* d = LastOf(h, HistoryKind::kFailoverLoss)) {
     v.cause = "failover";
-    v.detail = fmt::format("{} was never processed: its entry {} was {} at {} ms (the producer had been told "
-                           "its XADD succeeded)",
+    v.detail = fmt::format("{} was never processed: its entry {} was {} at {} ms (the XADD's reply had "
+                           "reached the producer)",
                            event_id, d->stream_id, d->detail, d->t_ms);
     if (const HistoryItem* f = LastOf(h, HistoryKind::kFailover)) v.detail += "; the primary failed over to " + f->detail;
     return v;

@@ -284,6 +284,7 @@ Status Simulation::AnswerLagging(Actor& a, Step& s, const FaultSpec& f) {
     // writes before the WAIT stay unreplicated.
     waited_ms = timeout_ms;
     s.reply = Reply::Integer(0);
+    a.unconfirmed_wait_until_ms = now_ + timeout_ms;
     what = fmt::format(" !replica-lag (the replica lags: no acknowledgement within the {} ms timeout)", timeout_ms);
   } else {
     ++protocol_rtt_;

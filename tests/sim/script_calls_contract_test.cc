@@ -261,6 +261,29 @@ end
   EXPECT_EQ(observed, "ok");
 }
 
+// A failover while a WAIT waits for the lagging replica cuts it like any
+// request in flight: the function starts again, and never acts on a 0 the
+// WAIT would only have answered after the failover.
+TEST_F(ScriptCallsContractTest, AFailoverDuringALaggingWaitCutsItInsteadOfAnsweringZero) {
+  std::string observed;
+  const std::vector<std::string> seen = Said(R"lua(
+function consumer(w)
+  if w:redis("GET", "started") then
+    say(w, "started again")
+    handle_all(w, 1)
+    return
+  end
+  w:redis("SET", "started", "1")
+  say(w, "answered", w:redis("WAIT", "1", "5000"))
+  handle_all(w, 1)
+end
+)lua",
+                                             1, {"replica-lag w1 WAIT #1 2000ms", "failover lag:0 @1000ms"},
+                                             &observed, /*replicas=*/1);
+  EXPECT_EQ(seen, (std::vector<std::string>{"started again"}));
+  EXPECT_EQ(observed, "ok");
+}
+
 // w:read(id, opts) -> entries, err: the entries read (id, stream,
 // fields); nothing new is an empty list and no error, after a blocking
 // read has parked for block_ms; a pending entry whose payload was deleted
