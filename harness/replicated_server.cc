@@ -6,23 +6,15 @@
 
 #include <fmt/format.h>
 
+#include "sim/commands.h"
 #include "sim/step.h"
 #include "sim/stream.h"
 
 namespace xackly {
 namespace {
 
-// A count or timeout WAIT takes: a decimal integer >= 0.
-bool IsWaitArgument(std::string_view s) {
-  int64_t v = 0;
-  return ParseDecimal(s, &v) && v >= 0;
-}
-
-// WAIT numreplicas timeout, well formed: answered by the harness.
-bool IsWait(std::span<const std::string_view> argv) {
-  return argv.size() == 3 && argv[0].size() == 4 && VerbOf(argv[0]) == "WAIT" && IsWaitArgument(argv[1]) &&
-         IsWaitArgument(argv[2]);
-}
+// WAIT numreplicas timeout, well formed (ParseWait): answered by the harness.
+bool IsWait(std::span<const std::string_view> argv) { return ParseWait(argv).has_value(); }
 
 // A protocol's connection to the primary whose WAITs the harness answers:
 // it applies every write so far to the replica and replies how many

@@ -552,6 +552,7 @@ std::string RenderMatrixJson(const std::vector<ServerResult>& servers) {
                     {"expected", r.expected},
                     {"verdicts", r.verdicts},
                     {"passed", r.passed},
+                    {"marks", r.marks},
                     {"differs", r.differs}});
   }
   out["rows"] = rows;

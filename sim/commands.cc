@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 
+#include "sim/stream.h"
+
 namespace xackly {
 
 namespace {
@@ -374,5 +376,21 @@ bool SiteChangesState(std::string_view verb) {
   if (upper == "SELECT" || upper == "BEGIN") return false;
   return CommandNamed(upper).writes;
 }
+
+namespace {
+
+template <typename Arg>
+std::optional<WaitRequest> ParseWaitOf(std::span<const Arg> argv) {
+  WaitRequest w;
+  if (argv.size() != 3 || argv[0].size() != 4 || Upper(argv[0]) != "WAIT") return std::nullopt;
+  if (!ParseDecimal(std::string_view(argv[1]), &w.replicas) || w.replicas < 0) return std::nullopt;
+  if (!ParseDecimal(std::string_view(argv[2]), &w.timeout_ms) || w.timeout_ms < 0) return std::nullopt;
+  return w;
+}
+
+}  // namespace
+
+std::optional<WaitRequest> ParseWait(std::span<const std::string_view> argv) { return ParseWaitOf(argv); }
+std::optional<WaitRequest> ParseWait(std::span<const std::string> argv) { return ParseWaitOf(argv); }
 
 }  // namespace xackly

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -113,6 +114,18 @@ void CanonicalizeCommand(std::vector<std::string>* argv);
 
 // An argument's uppercase form ("block" -> "BLOCK"), for options.
 std::string Upper(std::string_view word);
+
+// WAIT numreplicas timeout, as the harness answers it in a run with
+// replicas (harness/replicated_server.h) and the simulator times it.
+struct WaitRequest {
+  int64_t replicas = 0;
+  int64_t timeout_ms = 0;  // 0: no timeout
+};
+// `argv` as a well-formed WAIT (the verb in any case, both arguments
+// decimal integers >= 0); nullopt for any other command, and for a
+// malformed WAIT, which the server answers itself.
+std::optional<WaitRequest> ParseWait(std::span<const std::string_view> argv);
+std::optional<WaitRequest> ParseWait(std::span<const std::string> argv);
 // Whether argv has the option `word` (uppercase) after argv[0], in any case.
 bool HasOption(std::span<const std::string> argv, std::string_view word);
 

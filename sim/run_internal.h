@@ -26,6 +26,7 @@
 #include "sim/actor.h"
 #include "sim/business.h"
 #include "sim/command_timers.h"
+#include "sim/commands.h"
 #include "sim/injectors.h"
 #include "sim/limits.h"
 #include "sim/oracle_feed.h"
@@ -118,7 +119,7 @@ class Simulation : private FaultHost {
   // 0 once the timeout has passed, without sending it (the replica gets
   // none of the writes before it); with none (WAIT n 0), sends it (the
   // replica catches up) and holds its reply for f.duration_ms.
-  Status AnswerLagging(Actor& a, Step& s, const FaultSpec& f);
+  Status AnswerLagging(Actor& a, Step& s, const FaultSpec& f, const WaitRequest& wait);
   // Tells the oracle what a Redis reply shows (OracleFeed), and wakes a
   // parked worker per entry produced. `reply_lost`: the caller never saw it
   // (an XADD's outcome is then unknown to the producer). Fails only when

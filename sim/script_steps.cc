@@ -7,7 +7,6 @@
 
 #include "sim/commands.h"
 #include "sim/rng.h"
-#include "sim/stream.h"
 
 namespace xackly {
 
@@ -149,13 +148,11 @@ std::string RefusedCommand(const std::vector<std::string>& argv, const WorldName
     // WAIT numreplicas 0 for more replicas than the run has would wait for
     // ever on a real server (a timeout T answers the count after T ms:
     // Simulation::ExecuteRedis holds the caller that long).
-    int64_t asked = 0;
-    int64_t timeout_ms = 0;
-    if (argv.size() == 3 && ParseDecimal(argv[1], &asked) && ParseDecimal(argv[2], &timeout_ms) &&
-        asked > replicas && timeout_ms == 0) {
+    const std::optional<WaitRequest> wait = ParseWait(argv);
+    if (wait && wait->replicas > replicas && wait->timeout_ms == 0) {
       return fmt::format("WAIT {} 0 would wait for ever: the run has {} replica{} (a server answers WAIT only "
                          "once that many acknowledge, or its timeout passes: give it one)",
-                         asked, replicas, replicas == 1 ? "" : "s");
+                         wait->replicas, replicas, replicas == 1 ? "" : "s");
     }
     return "";
   }

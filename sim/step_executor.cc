@@ -196,8 +196,15 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
   const std::optional<FaultSpec> fault =
       RequestFault(a, site, s.op == Op::kCommand ? ErrorReplies::kCanHappen : ErrorReplies::kNever);
   if (fault && fault->kind == FaultKind::kErrorReply) return AnswerWithError(a, s, *fault);  // the actor goes on
-  if (fault && fault->kind == FaultKind::kReplicaLag) return AnswerLagging(a, s, *fault);
-  const PointEffect loss = fault ? InfoOf(fault->kind).effect : PointEffect::kNone;
+  // In a run with replicas the harness answers WAIT (ReplicatedServer);
+  // the simulator decides how long it keeps its caller.
+  const std::optional<WaitRequest> wait = server_->replicas() > 0 ? ParseWait(s.argv) : std::nullopt;
+  if (fault && fault->kind == FaultKind::kReplicaLag && wait) return AnswerLagging(a, s, *fault, *wait);
+  // Only lost requests and replies are the connection's to inject (a
+  // replica-lag at a malformed WAIT, which the server refuses, does nothing).
+  const PointEffect effect = fault ? InfoOf(fault->kind).effect : PointEffect::kNone;
+  const PointEffect loss =
+      effect == PointEffect::kLoseRequest || effect == PointEffect::kLoseReply ? effect : PointEffect::kNone;
   // The connection wrapper injects what the plan drew.
   a.conn->LoseNext(loss);
   Result<Reply> r = Send(*a.conn, s.argv);
@@ -230,11 +237,7 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
   SetOracleLine(trace_.size() - 1);
   // A WAIT for more replicas than the run has is answered with the count
   // it has once its timeout has passed (one without is refused).
-  if (int64_t asked = 0, timeout_ms = 0; server_->replicas() > 0 && s.argv.size() == 3 &&
-                                         CommandOf(s.argv).verb == "WAIT" && ParseDecimal(s.argv[1], &asked) &&
-                                         ParseDecimal(s.argv[2], &timeout_ms) && asked > server_->replicas()) {
-    a.ready_at_ms = std::max(a.ready_at_ms, now_ + timeout_ms);
-  }
+  if (wait && wait->replicas > server_->replicas()) a.ready_at_ms = std::max(a.ready_at_ms, now_ + wait->timeout_ms);
   Status observed = ObserveRedis(a, s, reply_lost);
   if (!observed.ok()) return observed;
   if (config_.probe && s.op == Op::kCommand) {
@@ -268,15 +271,8 @@ Status Simulation::AnswerWithError(Actor& a, Step& s, const FaultSpec& f) {
   return Status::Ok();
 }
 
-Status Simulation::AnswerLagging(Actor& a, Step& s, const FaultSpec& f) {
-  int64_t timeout_ms = 0;  // WAIT numreplicas timeout: well formed, or the server answers
-  if (s.argv.size() != 3 || !ParseDecimal(s.argv[2], &timeout_ms) || timeout_ms < 0) {
-    Result<Reply> r = Send(*a.conn, s.argv);
-    if (!r.ok()) return Status::Internal(fmt::format("{}: WAIT failed unexpectedly: {}", a.name, r.status().ToString()));
-    s.reply = std::move(r).value();
-    trace_.AddCommand(now_, a.name, LineKind::kRedis, s.argv, s.reply, {.argv = &s.argv, .reply = &s.reply});
-    return Status::Ok();
-  }
+Status Simulation::AnswerLagging(Actor& a, Step& s, const FaultSpec& f, const WaitRequest& wait) {
+  const int64_t timeout_ms = wait.timeout_ms;
   std::string what;
   int64_t waited_ms = 0;
   if (timeout_ms > 0) {

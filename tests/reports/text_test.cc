@@ -230,6 +230,9 @@ TEST(MatrixTest, ACellSaysGapsOrUndecidedRatherThanMismatchWhenTheCheckDidNotMis
   EXPECT_NE(text.find("ok GAPS"), std::string::npos) << text;
   EXPECT_EQ(text.find("ok MISMATCH"), std::string::npos) << text;
   EXPECT_NE(text.find("duplicate MISMATCH"), std::string::npos) << text;
+  const nlohmann::json json = nlohmann::json::parse(RenderMatrixJson(servers));
+  EXPECT_EQ(json["rows"][0]["marks"][0], "GAPS");
+  EXPECT_EQ(json["rows"][1]["marks"][0], "UNDECIDED");
 }
 
 }  // namespace
