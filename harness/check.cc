@@ -977,9 +977,7 @@ std::string Search::FirstDifference(RunConfig config) {
     size_t i = 0;
     while (i < a.size() && i < b.size() && Trace::Render(a[i]) == Trace::Render(b[i])) ++i;
     auto shown = [](const std::vector<TraceLine>& lines, size_t at) {
-      if (at >= lines.size()) return std::string("(the trace ends)");
-      std::string line = Trace::Render(lines[at]);
-      return line.size() > 240 ? line.substr(0, 240) + "..." : line;
+      return at >= lines.size() ? std::string("(the trace ends)") : ClipText(Trace::Render(lines[at]), 240);
     };
     out = i == a.size() && i == b.size()
               ? "two more runs keeping their traces agreed: the difference comes and goes"

@@ -26,6 +26,7 @@
 #include "harness/subprocess.h"
 #include "harness/virtual_clock.h"
 #include "sim/limits.h"
+#include "sim/text.h"
 
 namespace xackly {
 
@@ -95,7 +96,7 @@ std::string OutputTail(const std::string& path) {
 // The last line of `text` (lines joined by '|'), at most 200 characters.
 std::string LastLine(const std::string& text) {
   std::string line = text.substr(text.rfind('|') == std::string::npos ? 0 : text.rfind('|') + 1);
-  return line.size() > 200 ? line.substr(0, 200) + "..." : line;
+  return ClipText(line, 200);
 }
 
 // One request a process sent: which of its connections, and the command.

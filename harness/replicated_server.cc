@@ -9,6 +9,7 @@
 #include "sim/commands.h"
 #include "sim/step.h"
 #include "sim/stream.h"
+#include "sim/text.h"
 
 namespace xackly {
 namespace {
@@ -240,7 +241,7 @@ Result<std::map<std::string, std::string>> HoldingOf(RedisServer& server) {
   return out;
 }
 
-std::string Clip(const std::string& s) { return s.size() <= 200 ? s : s.substr(0, 200) + "..."; }
+std::string Clip(const std::string& s) { return ClipText(s, 200); }
 
 }  // namespace
 

@@ -17,6 +17,7 @@
 
 #include "scenarios/schema.h"
 #include "sim/sites.h"
+#include "sim/text.h"
 #include "sim/text_hash.h"
 
 namespace xackly {
@@ -48,10 +49,7 @@ std::string OneLine(std::string_view s) {
 }
 
 // `s` cut to kMaxQuotedChars, "..." marking a cut.
-std::string Cut(std::string_view s) {
-  if (s.size() <= kMaxQuotedChars) return std::string(s);
-  return fmt::format("{}...", s.substr(0, kMaxQuotedChars));
-}
+std::string Cut(std::string_view s) { return ClipText(s, kMaxQuotedChars); }
 
 std::string Quoted(std::string_view s) { return fmt::format("'{}'", Cut(s)); }
 

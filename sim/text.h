@@ -17,6 +17,14 @@ std::string Plural(Int n, std::string_view word) {
   return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
 }
 
+// `text` whole when it has at most `max_chars` characters; else its first
+// `max_chars` followed by "..." (messages quote user data and trace lines
+// through this, so a long one cannot bury the message it is part of).
+inline std::string ClipText(std::string_view text, size_t max_chars) {
+  if (text.size() <= max_chars) return std::string(text);
+  return std::string(text.substr(0, max_chars)) + "...";
+}
+
 // The maximal runs of `text` that contain none of `separators`, in order
 // (views into `text`; empty runs are skipped).
 inline std::vector<std::string_view> SplitWords(std::string_view text, std::string_view separators = " ") {

@@ -1,6 +1,7 @@
 // Fault specs are what replay files and generated cases are made of: their
 // text form must round-trip, bad ones must be refused with a reason, and a
 // plan must fire exactly what it says, at exactly the visit it names.
+#include <algorithm>
 #include <map>
 
 #include <gtest/gtest.h>
@@ -8,6 +9,7 @@
 #include "sim/faults.h"
 #include "sim/injectors.h"
 #include "sim/oracle.h"
+#include "sim/protocol.h"
 
 namespace xackly {
 namespace {
@@ -122,6 +124,28 @@ TEST(FaultPlanTest, AReplicaLagFiresAtWaitOnlyAndIsReachableOnlyThere) {
   EXPECT_TRUE(c.reachable.contains("replica-lag@WAIT"));
   EXPECT_FALSE(c.reachable.contains("replica-lag@XACK"));
   EXPECT_EQ(c.fired.at("replica-lag@WAIT"), 1);
+}
+
+// Where a worker's own XACK can be cut: a handler that XACKs by itself has a
+// crash after it and a lost XACK, whether or not its duplicate branch acks
+// (no-dedupe; dup-no-ack, whose only XACK is the handler's); one whose XACK
+// is inside its single EVAL (lua-dedupe, nothing deleting payloads) has
+// neither, so the swarm never spends a fault on a site it cannot reach.
+TEST(FaultSitesTest, AnOwnXackIsACrashPointAndALostSiteAnXackInsideTheEvalIsNeither) {
+  auto has = [](const std::vector<std::string>& v, const char* x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+  };
+  for (const char* name : {"no-dedupe", "dup-no-ack"}) {
+    const ProtocolDef* own = FindProtocol(name);
+    ASSERT_NE(own, nullptr) << name;
+    EXPECT_TRUE(has(CrashPointsOf(*own), "after-ack")) << name;
+    EXPECT_TRUE(has(LostSitesOf(*own), "XACK")) << name;
+  }
+  const ProtocolDef* in_eval = FindProtocol("lua-dedupe");
+  ASSERT_NE(in_eval, nullptr);
+  EXPECT_FALSE(has(CrashPointsOf(*in_eval), "after-ack"));
+  EXPECT_FALSE(has(LostSitesOf(*in_eval), "XACK"));
+  EXPECT_TRUE(has(LostSitesOf(*in_eval), "EVAL"));
 }
 
 TEST(FaultSpecTest, AnErrorReplyIsWordedAsTheServerWordsIt) {

@@ -59,6 +59,20 @@ TEST(CpuWatchdogTest, AStepThatEndsInTimeIsNotTouched) {
   EXPECT_EQ(printed, std::vector<std::string>{"nil"});
 }
 
+// The limit is per step, not per run: forty steps of a few tens of ms of CPU
+// each (over a second in all, four limits) never meet the watchdog.
+TEST(CpuWatchdogTest, StepsThatEachEndInTimeAreNotAddedUp) {
+  FakeWorld world;
+  std::vector<std::string> printed;
+  Status s = RunConsumer("function consumer(w)\n  local s = string.rep('a', 3000)\n"
+                         "  local misses = 0\n"
+                         "  for i = 1, 40 do\n    if s:find('.-b') == nil then misses = misses + 1 end\n"
+                         "    w:redis('PING')\n  end\n  print(misses)\nend\n",
+                         world, FastWatchdog(), 42, &printed);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(printed, std::vector<std::string>{"40"});
+}
+
 // --- Item 7: table.sort without the real clock ---------------------------------
 
 TEST(DeterministicSortTest, TableSortIsAStableSortOnEveryInput) {
