@@ -56,10 +56,11 @@ struct Actor {
   // A stall of its process (fired in another handler lane) holds it until
   // then: woken from a park, it waits that long before its next step.
   int64_t frozen_until_ms = 0;
-  // A WAIT the lagging replica never confirmed (replica-lag) holds the
-  // actor until then: a failover before it cuts the WAIT, as it cuts any
-  // request in flight (Simulation::FailoverServer); -1: none.
-  int64_t unconfirmed_wait_until_ms = -1;
+  // A WAIT a lagging replica holds (replica-lag: WAIT n T's timeout with
+  // nothing confirmed, or WAIT n 0 until the replica has caught up) keeps
+  // the actor until then: a failover before it cuts the WAIT, as it cuts
+  // any request in flight (Simulation::FailoverServer); -1: none.
+  int64_t lagging_wait_until_ms = -1;
   bool restart_as_new_process = false;  // crash: yes; reconnect after a timeout: no
   // It runs a script that sees resets (ProtocolScript::SeesConnectionResets,
   // set where the script starts; a built-in producer beside it times out

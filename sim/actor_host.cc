@@ -133,7 +133,7 @@ void Simulation::TakeDown(Actor& a, int64_t restart_in_ms, bool new_process) {
   store_.Abandon(a.owner_id);
   a.task = Task<void>();  // destroys the whole coroutine chain mid-step
   a.pending = nullptr;
-  a.unconfirmed_wait_until_ms = -1;
+  a.lagging_wait_until_ms = -1;
   // A dead process's connection closes and the server drops its open MULTI;
   // a connection handed back to a pool must not keep it either.
   if (feed_.InMulti(a.slot) && a.conn && a.conn->alive()) {

@@ -106,12 +106,13 @@ Result<FailoverOutcome> Simulation::FailoverServer(int lag) {
   harness_conn_.reset();
   last_clock_written_ = -1;
   // A WAIT still waiting for the lagging replica was in flight: it fails
-  // with the connection rather than answer 0 at its end (its caller's next
-  // steps, decided on that 0, are discarded with its loop).
+  // with the connection rather than answer at its end (0 after a timeout,
+  // or the count once the replica caught up; its caller's next steps,
+  // decided on that answer, are discarded with its loop).
   for (auto& actor : actors_) {
     Actor& a = *actor;
-    if (a.unconfirmed_wait_until_ms <= now_ || a.state != ActorState::kReady || a.pending == nullptr) continue;
-    a.unconfirmed_wait_until_ms = -1;
+    if (a.lagging_wait_until_ms <= now_ || a.state != ActorState::kReady || a.pending == nullptr) continue;
+    a.lagging_wait_until_ms = -1;
     trace_.Add(now_, a.name, LineKind::kRedis, "WAIT (waiting for the lagging replica)",
                "!io-error (the failover cut it: the connection died with the server)",
                {.event = LineEvent::kIoError});

@@ -280,7 +280,7 @@ Status Simulation::AnswerLagging(Actor& a, Step& s, const FaultSpec& f, const Wa
     // writes before the WAIT stay unreplicated.
     waited_ms = timeout_ms;
     s.reply = Reply::Integer(0);
-    a.unconfirmed_wait_until_ms = now_ + timeout_ms;
+    a.lagging_wait_until_ms = now_ + timeout_ms;
     what = fmt::format(" !replica-lag (the replica lags: no acknowledgement within the {} ms timeout)", timeout_ms);
   } else {
     ++protocol_rtt_;
@@ -288,6 +288,7 @@ Status Simulation::AnswerLagging(Actor& a, Step& s, const FaultSpec& f, const Wa
     if (!r.ok()) return Status::Internal(fmt::format("{}: WAIT failed unexpectedly: {}", a.name, r.status().ToString()));
     s.reply = std::move(r).value();
     waited_ms = f.duration_ms;
+    a.lagging_wait_until_ms = now_ + waited_ms;
     what = fmt::format(" !replica-lag (the replica lags: answered {} ms later, once it caught up)", waited_ms);
   }
   trace_.Add(now_, a.name, LineKind::kFault, RequestText(s.argv), ReplyText(s.reply) + what,

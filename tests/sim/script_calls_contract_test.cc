@@ -284,6 +284,29 @@ end
   EXPECT_EQ(observed, "ok");
 }
 
+// WAIT n 0 (no timeout) under a lag is answered when the replica has caught
+// up, 2 s later: a failover in those 2 s cuts it too, where it would
+// otherwise answer 1 on a connection that died with its server.
+TEST_F(ScriptCallsContractTest, AFailoverDuringALaggingWaitWithoutTimeoutCutsItInsteadOfAnswering) {
+  std::string observed;
+  const std::vector<std::string> seen = Said(R"lua(
+function consumer(w)
+  if w:redis("GET", "started") then
+    say(w, "started again")
+    handle_all(w, 1)
+    return
+  end
+  w:redis("SET", "started", "1")
+  say(w, "answered", w:redis("WAIT", "1", "0"))
+  handle_all(w, 1)
+end
+)lua",
+                                             1, {"replica-lag w1 WAIT #1 2000ms", "failover lag:0 @1000ms"},
+                                             &observed, /*replicas=*/1);
+  EXPECT_EQ(seen, (std::vector<std::string>{"started again"}));
+  EXPECT_EQ(observed, "ok");
+}
+
 // w:read(id, opts) -> entries, err: the entries read (id, stream,
 // fields); nothing new is an empty list and no error, after a blocking
 // read has parked for block_ms; a pending entry whose payload was deleted
