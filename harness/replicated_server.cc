@@ -21,13 +21,18 @@ bool IsWait(std::span<const std::string_view> argv) { return ParseWait(argv).has
 // it applies every write so far to the replica and replies how many
 // replicas have them (all of them). A link that fails is an error reply
 // naming it, and the server keeps it (TakeWaitFailure: the case then fails
-// as the harness's failure, never a verdict).
+// as the harness's failure, never a verdict). A WAIT inside the
+// connection's MULTI goes to the server: it is queued, and EXEC answers it
+// at once with the replicas that acknowledged (the link acknowledges
+// nothing: 0), as a transaction never blocks.
 class WaitAnsweringConnection final : public ConnectionWrapper {
  public:
   WaitAnsweringConnection(std::unique_ptr<Connection> conn, ReplicatedServer* server)
       : ConnectionWrapper(std::move(conn)), server_(server) {}
   Result<Reply> Call(std::span<const std::string_view> argv) override {
-    if (!IsWait(argv)) return ConnectionWrapper::Call(argv);
+    const bool queued = in_multi_;
+    TrackMulti(argv);
+    if (queued || !IsWait(argv)) return ConnectionWrapper::Call(argv);
     if (!alive()) return Status::Closed("connection closed");
     Status s = server_->AnswerWait();
     if (!s.ok()) return Reply::Error("ERR xackly: the replication link failed: " + s.ToString());
@@ -38,11 +43,22 @@ class WaitAnsweringConnection final : public ConnectionWrapper {
     for (const std::vector<std::string_view>& argv : commands) {
       if (IsWait(argv)) return Connection::CallAll(commands);  // one by one, as Call
     }
+    for (const std::vector<std::string_view>& argv : commands) TrackMulti(argv);
     return ConnectionWrapper::CallAll(commands);
   }
 
  private:
+  // MULTI opens a transaction (a nested one is refused and leaves it open);
+  // EXEC and DISCARD close it, whatever they answer.
+  void TrackMulti(std::span<const std::string_view> argv) {
+    if (argv.empty()) return;
+    const std::string verb = Upper(argv[0]);
+    if (verb == "MULTI") in_multi_ = true;
+    if (verb == "EXEC" || verb == "DISCARD") in_multi_ = false;
+  }
+
   ReplicatedServer* server_;
+  bool in_multi_ = false;
 };
 
 }  // namespace

@@ -142,9 +142,11 @@ class SimScriptWorld final : public ScriptWorld {
 
 }  // namespace
 
-std::string RefusedCommand(const std::vector<std::string>& argv, const WorldNames& names, int replicas) {
+std::string RefusedCommand(const std::vector<std::string>& argv, const WorldNames& names, int replicas,
+                           bool in_multi) {
   const CommandInfo& info = CommandOf(argv);
   if (replicas > 0 && info.verb == "WAIT") {
+    if (in_multi) return "";  // EXEC answers it at once: a transaction never blocks
     // WAIT numreplicas 0 for more replicas than the run has would wait for
     // ever on a real server (a timeout T answers the count after T ms:
     // Simulation::ExecuteRedis holds the caller that long).

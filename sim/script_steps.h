@@ -32,7 +32,9 @@ Task<void> ScriptActorMain(Actor* actor, const ActorEnv* env, ScriptRole role);
 // commands (SUBSCRIBE, MONITOR, SHUTDOWN, DEBUG...) would break the harness;
 // writes to the effect ledger outside w:effect and EVAL would fake effects.
 // With `replicas` > 0 WAIT is sent: the harness answers it without blocking
-// (harness/replicated_server.h).
-std::string RefusedCommand(const std::vector<std::string>& argv, const WorldNames& names, int replicas = 0);
+// (harness/replicated_server.h), or, `in_multi` (queued in the caller's
+// MULTI), the server answers it at EXEC without blocking.
+std::string RefusedCommand(const std::vector<std::string>& argv, const WorldNames& names, int replicas = 0,
+                           bool in_multi = false);
 
 }  // namespace xackly

@@ -166,7 +166,7 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
     s.argv[2] = id.ToString();
   }
   if (s.op == Op::kCommand) {
-    std::string why = RefusedCommand(s.argv, names_, server_->replicas());
+    std::string why = RefusedCommand(s.argv, names_, server_->replicas(), feed_.InMulti(a.slot));
     if (!why.empty()) {
       s.reply = Reply::Error("ERR xackly: " + why);
       trace_.Add(now_, a.name, LineKind::kRedis, RequestText(s.argv), "(not sent) " + ReplyText(s.reply),
@@ -197,8 +197,11 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
       RequestFault(a, site, s.op == Op::kCommand ? ErrorReplies::kCanHappen : ErrorReplies::kNever);
   if (fault && fault->kind == FaultKind::kErrorReply) return AnswerWithError(a, s, *fault);  // the actor goes on
   // In a run with replicas the harness answers WAIT (ReplicatedServer);
-  // the simulator decides how long it keeps its caller.
-  const std::optional<WaitRequest> wait = server_->replicas() > 0 ? ParseWait(s.argv) : std::nullopt;
+  // the simulator decides how long it keeps its caller. A WAIT queued in a
+  // MULTI is the server's to answer at EXEC, at once: it holds nobody, and
+  // a replica-lag drawn there changes nothing.
+  const std::optional<WaitRequest> wait =
+      server_->replicas() > 0 && !feed_.InMulti(a.slot) ? ParseWait(s.argv) : std::nullopt;
   if (fault && fault->kind == FaultKind::kReplicaLag && wait) return AnswerLagging(a, s, *fault, *wait);
   // Only lost requests and replies are the connection's to inject (a
   // replica-lag at a malformed WAIT, which the server refuses, does nothing).

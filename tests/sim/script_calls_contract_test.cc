@@ -288,6 +288,35 @@ end
   }
 }
 
+// Inside MULTI a WAIT is queued like any command, and EXEC answers it at
+// once with the replicas that have acknowledged (a server never blocks in a
+// transaction; xackly's replication link acknowledges nothing by itself,
+// so 0): never the harness's own answer in place of QUEUED, with or
+// without a replica-lag fault at that WAIT.
+TEST_F(ScriptCallsContractTest, AWaitInsideMultiIsQueuedAndAnsweredByExecWithoutBlocking) {
+  for (const std::vector<std::string>& faults :
+       {std::vector<std::string>{}, std::vector<std::string>{"replica-lag w1 WAIT #1 2000ms"}}) {
+    SCOPED_TRACE(faults.empty() ? "no fault" : faults[0]);
+    std::string observed;
+    const std::vector<std::string> seen = Said(R"lua(
+function consumer(w)
+  w:redis("MULTI")
+  w:redis("SET", "k", "v")
+  local queued = w:redis("WAIT", "1", "0")
+  local queued_long = w:redis("WAIT", "2", "0")
+  local before = w:now()
+  local exec = w:redis("EXEC")
+  w:redis("PING")
+  say(w, "queued", queued, queued_long, "exec", #exec, exec[1], exec[2], exec[3], "held", w:now() - before > 100)
+  handle_all(w, 1)
+end
+)lua",
+                                               1, faults, &observed, /*replicas=*/1);
+    EXPECT_EQ(seen, (std::vector<std::string>{"queued QUEUED QUEUED exec 3 OK 0 0 held false"}));
+    EXPECT_EQ(observed, "ok");
+  }
+}
+
 // w:read(id, opts) -> entries, err: the entries read (id, stream,
 // fields); nothing new is an empty list and no error, after a blocking
 // read has parked for block_ms; a pending entry whose payload was deleted
