@@ -177,6 +177,31 @@ TEST_F(RedisServerTest, APooledConnectionComesBackWithoutAnOpenTransaction) {
   EXPECT_EQ(Render(*next, {"EXEC"}), "[+OK]");
 }
 
+// What the server answers follows the requests alone, not how much real
+// time passed between them: its cron runs on the virtual clock's deadlines
+// but wakes on real timeouts, so a pause after the clock moved lets it run
+// before the next request instead of after it. KEYS over a keyspace whose
+// table is being resized must come back the same either way. With
+// activerehashing on (the server's default), the pause changes the order:
+// the check below is what xackly's config prevents.
+TEST_F(RedisServerTest, ARealTimePauseBeforeARequestDoesNotChangeItsAnswer) {
+  auto keys_after = [&](bool pause, const std::vector<std::string>& extra) {
+    RedisServerOptions options = TestServerOptions();
+    options.extra_config = extra;
+    RedisServer* server = StartServer(options);
+    if (server == nullptr) return std::string();
+    std::unique_ptr<Connection> conn = ConnectTo(*server);
+    if (conn == nullptr) return std::string();
+    for (int i = 1; i <= 70; ++i) (void)conn->Call({"SET", "k" + std::to_string(i), "v"});
+    server->AdvanceClockMs(300);  // the cron's next deadline has passed
+    if (pause) ::usleep(400'000);  // longer than its real epoll timeout
+    return Render(*conn, {"KEYS", "k*"});
+  };
+  EXPECT_EQ(keys_after(false, {}), keys_after(true, {}));
+  EXPECT_NE(keys_after(false, {"activerehashing yes"}), keys_after(true, {"activerehashing yes"}))
+      << "the pause no longer lets the cron rehash first: this test shows nothing";
+}
+
 TEST_F(RedisServerTest, StopIsCleanAndRestartComesBack) {
   RedisServer* server = StartServer(Persistence::kAofAlways);
   ASSERT_NE(server, nullptr);
