@@ -972,17 +972,9 @@ std::string Search::FirstDifference(RunConfig config) {
   if (!twice[0].ok() || !twice[1].ok()) {
     out = "two more runs keeping their traces did not both finish";
   } else {
-    const std::vector<TraceLine>& a = twice[0]->trace;
-    const std::vector<TraceLine>& b = twice[1]->trace;
-    size_t i = 0;
-    while (i < a.size() && i < b.size() && Trace::Render(a[i]) == Trace::Render(b[i])) ++i;
-    auto shown = [](const std::vector<TraceLine>& lines, size_t at) {
-      return at >= lines.size() ? std::string("(the trace ends)") : ClipText(Trace::Render(lines[at]), 240);
-    };
-    out = i == a.size() && i == b.size()
-              ? "two more runs keeping their traces agreed: the difference comes and goes"
-              : fmt::format("two more runs first differ at trace line {}: `{}` then `{}`", i + 1, shown(a, i),
-                            shown(b, i));
+    const std::string where = FirstTraceDifference(twice[0]->trace, twice[1]->trace);
+    out = where.empty() ? "two more runs keeping their traces agreed: the difference comes and goes"
+                        : "two more runs " + where;
   }
   if (!config.protocol.consumer_command.empty()) {
     out += "; a real consumer must be a function of the replies it gets: no randomness xackly does not seed "

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "sim/stream.h"
+#include "sim/text.h"
 #include "sim/text_hash.h"
 
 namespace xackly {
@@ -197,5 +198,15 @@ std::string Trace::HashHex(uint64_t hash) {
   return buf;
 }
 
+
+std::string FirstTraceDifference(const std::vector<TraceLine>& a, const std::vector<TraceLine>& b) {
+  size_t i = 0;
+  while (i < a.size() && i < b.size() && Trace::Render(a[i]) == Trace::Render(b[i])) ++i;
+  if (i == a.size() && i == b.size()) return "";
+  auto shown = [](const std::vector<TraceLine>& lines, size_t at) {
+    return at >= lines.size() ? std::string("(the trace ends)") : ClipText(Trace::Render(lines[at]), 240);
+  };
+  return fmt::format("first differ at trace line {}: `{}` then `{}`", i + 1, shown(a, i), shown(b, i));
+}
 
 }  // namespace xackly

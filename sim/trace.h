@@ -128,4 +128,10 @@ class Trace {
   std::vector<TraceLine> lines_;
 };
 
+// Where two kept traces of one case first differ, for a nondeterminism
+// message: "first differ at trace line N: `a's line` then `b's line`" (each
+// line clipped to 240 characters; "(the trace ends)" past a trace's end), or
+// "" when they agree line for line.
+std::string FirstTraceDifference(const std::vector<TraceLine>& a, const std::vector<TraceLine>& b);
+
 }  // namespace xackly

@@ -264,10 +264,12 @@ int RunAndReport(const char* command, const Scenario& scenario, const std::strin
       return kExitHarnessFailure;
     }
     if (again->trace_hash != run->trace_hash) {
+      const std::string where = FirstTraceDifference(run->trace, again->trace);
       fmt::print(stderr,
                  "xackly {}: NONDETERMINISM: the same seed gave trace {} and then {} on a fresh "
-                 "server\n",
-                 command, run->TraceHashHex(), again->TraceHashHex());
+                 "server; the two runs {}\n",
+                 command, run->TraceHashHex(), again->TraceHashHex(),
+                 where.empty() ? "agree line for line" : where);
       return kExitHarnessFailure;
     }
     fmt::print(human, "determinism: a second run on a fresh server gave the same trace {}\n", run->TraceHashHex());

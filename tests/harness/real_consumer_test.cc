@@ -530,6 +530,12 @@ TEST(RealConsumerTest, ANondeterministicConsumerIsShownWhereItsRunsDiffer) {
   EXPECT_TRUE(Contains(run.output, "two more runs first differ at trace line")) << run.output;
   EXPECT_TRUE(Contains(run.output, "SET run-id ")) << run.output;
   EXPECT_TRUE(Contains(run.output, "a real consumer must be a function of the replies it gets")) << run.output;
+  // run --check-determinism says where, too, not only that the hashes differ.
+  CommandOutput twice = RunXackly({"run", "--scenario", dir.path() + "/drifts.toml", "--check-determinism"});
+  EXPECT_EQ(twice.exit_code, kExitHarnessFailure) << twice.output;
+  EXPECT_TRUE(Contains(twice.output, "NONDETERMINISM")) << twice.output;
+  EXPECT_TRUE(Contains(twice.output, "the two runs first differ at trace line")) << twice.output;
+  EXPECT_TRUE(Contains(twice.output, "SET run-id ")) << twice.output;
 }
 
 TEST(RealConsumerTest, AConsumerThatFailsIsAHarnessErrorThatShowsWhatItPrinted) {
