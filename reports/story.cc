@@ -354,7 +354,7 @@ class Teller {
       const TraceLine& t = *LineAt(c_, b.line);
       // "w2 waits 15 s for w1's transaction" already says where the time went.
       if (WaitedForATransaction(t) && gap - t.duration_ms < kRelativeTimeMs) time.clear();
-      return time + DecisivePhrase(b.actor, t) + ".";
+      return time + DecisivePhrase(b.actor, t, CutWaitAfterMs(b.line)) + ".";
     }
     auto [restart, restart_t_ms] = Restart(b);
     const bool acts = !b.expiry && !IsRunWide(b.facts) && b.kind != HistoryKind::kRestartLoss &&
@@ -459,9 +459,24 @@ class Teller {
     return "";
   }
 
+  // How long after a lagging WAIT (line `l`) a failover cut it, before the
+  // answer its line shows: its actor's next line is the cut's io-error,
+  // within the wait. -1: it was answered.
+  int64_t CutWaitAfterMs(int64_t l) const {
+    const TraceLine* wait = LineAt(c_, l);
+    if (wait == nullptr || wait->event != LineEvent::kReplicaLag) return -1;
+    for (int64_t k = l + 1; const TraceLine* next = LineAt(c_, k); ++k) {
+      if (next->actor != wait->actor) continue;
+      const bool cut = next->event == LineEvent::kIoError && next->t_ms < wait->t_ms + wait->duration_ms;
+      return cut ? next->t_ms - wait->t_ms : -1;
+    }
+    return -1;
+  }
+
   // A decisive step, from its trace line: "w1 sends SET done:order:1 1 NX
-  // and gets nil", "w1's COMMIT fails (error: ...)".
-  static std::string DecisivePhrase(const std::string& actor, const TraceLine& t) {
+  // and gets nil", "w1's COMMIT fails (error: ...)". `cut_after_ms` >= 0: a
+  // lagging WAIT that a failover cut that long after it was sent.
+  static std::string DecisivePhrase(const std::string& actor, const TraceLine& t, int64_t cut_after_ms = -1) {
     constexpr size_t kStepChars = 60;
     const std::string_view request = BusinessRequest(t);
     std::string step(request.substr(0, kStepChars));
@@ -483,6 +498,11 @@ class Teller {
       case LineEvent::kErrorReply:
         return fmt::format("{}'s {} never reaches its server: it is answered {}", actor, step, answer);
       case LineEvent::kReplicaLag:
+        if (cut_after_ms >= 0) {
+          return fmt::format("{}'s {} waits for a lagging replica and is cut by a failover {} later, before it "
+                             "answers: the writes before it are not confirmed",
+                             actor, step, FormatDuration(cut_after_ms));
+        }
         return fmt::format("{}'s {} waits {} for a lagging replica and is answered {}{}", actor, step,
                            FormatDuration(t.duration_ms), answer,
                            answer == "0" ? ": the writes before it are not confirmed" : "");

@@ -273,6 +273,36 @@ end
   EXPECT_TRUE(Contains(run.output, "crash")) << run.output;
 }
 
+// A failover that cuts a WAIT the lagging replica held is told as a cut,
+// not as the 0 the WAIT would have answered at its timeout (a new user's
+// story said "is answered 0" of a WAIT that never answered). The worker
+// restarts reading only new entries, so its entry stays pending: stuck.
+TEST(CliCommandsTest, AStoryTellsALaggingWaitCutByAFailoverAsCut) {
+  ScopedTempRoot root;
+  const std::string script = R"lua(
+function consumer(w)
+  while true do
+    for _, e in ipairs(w:read(">", {count = 5, block_ms = 1000})) do
+      if w:redis("SET", "done:" .. e.fields.event_id, "1", "NX") then
+        local acks = w:redis("WAIT", "1", "500")
+        while acks ~= 1 do acks = w:redis("WAIT", "1", "500") end
+        w:effect(e.fields.event_id, "external", {entry = e})
+      end
+      w:redis("XACK", w.stream, w.group, e.id)
+    end
+  end
+end
+)lua";
+  CommandOutput run = RunScriptScenario(root, "waited-mark-first", script,
+                                        "[server]\nreplicas = 1\n[workload]\nworkers = 1\nevents = 1\n"
+                                        "[schedule]\nfaults = [\"replica-lag w1 WAIT #1 2000ms\", "
+                                        "\"failover lag:0 @100ms\"]\n");
+  EXPECT_TRUE(Contains(run.output, "observed stuck")) << run.output;
+  EXPECT_TRUE(Contains(run.output, "WAIT 1 500 waits for a lagging replica and is cut by a failover 97 ms later"))
+      << run.output;
+  EXPECT_FALSE(Contains(run.output, "is answered 0")) << run.output;
+}
+
 // A worker ten minutes into its effect is busy, not stuck: the quiet window
 // counts from the end of work longer than the run's effect_ms (it ended the
 // run at 214 s and called this correct protocol `stuck`).
