@@ -942,7 +942,8 @@ Status Search::Run(const rc::Gen<GeneratedCase>& gen, const std::vector<int>& in
         }
       }
     }
-    progress_.cases_done = out_.cases_run;
+    progress_.cases_done = out_.cases_run + out_.cases_unjudged;
+    progress_.unjudged = out_.cases_unjudged;
     Report();
   }
   return Status::Ok();

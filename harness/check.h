@@ -138,8 +138,9 @@ RunConfig ApplyCase(const RunConfig& base, const GeneratedCase& c);
 bool IsHit(const Expectation& expected, const RunResult& result);
 
 struct CheckProgress {
-  int cases_done = 0;
+  int cases_done = 0;  // judged or stopped at a harness limit
   int hits = 0;
+  int unjudged = 0;    // ... of them stopped at a harness limit (the step guard, a timeout)
   bool covering = false;  // drawing cases aimed at sites that have not fired (CheckOptions::coverage_cap)
   int gaps = 0;           // ... how many are left
   bool shrinking = false;

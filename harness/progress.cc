@@ -35,13 +35,14 @@ void Progress::Begin(const std::string& label, int total) {
   started_ = last_draw_ = std::chrono::steady_clock::now();
 }
 
-void Progress::Update(int done, int found, const std::string& phase, const std::string& detail) {
+void Progress::Update(int done, int found, const std::string& phase, const std::string& detail, int unjudged) {
   if (quiet_) return;
   auto now = std::chrono::steady_clock::now();
   double elapsed = std::chrono::duration<double>(now - started_).count();
   double rate = elapsed > 0 ? done / elapsed : 0;
   std::string extra = phase.empty() ? "" : ", " + phase + (detail.empty() ? "" : " (" + detail + ")");
   std::string counts = fmt::format("{}/{} cases, {} violation{}", done, total_, found, found == 1 ? "" : "s");
+  if (unjudged > 0) counts += fmt::format(", {} stopped at a harness limit", unjudged);
   // Time left from the rate so far; while shrinking, the cases are done and
   // shrinking takes what it takes, so no estimate.
   std::string timing = fmt::format("{} elapsed", Duration(elapsed));

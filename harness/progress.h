@@ -22,9 +22,13 @@ class Progress {
   void Begin(const std::string& label, int total);
   // `done` of `total` finished, `found` violations so far. `phase` names
   // what is happening ("shrinking"; empty while searching) and `detail`
-  // says more ("3 smaller cases kept"). Plain output prints a line at every
-  // quarter of the work and at every change of phase.
-  void Update(int done, int found, const std::string& phase = "", const std::string& detail = "");
+  // says more ("3 smaller cases kept"). `unjudged` of the done ones were
+  // stopped at a harness limit: shown as soon as there is one, so a user
+  // waiting on a slow search knows why before its verdict says undecided.
+  // Plain output prints a line at every quarter of the work and at every
+  // change of phase.
+  void Update(int done, int found, const std::string& phase = "", const std::string& detail = "",
+              int unjudged = 0);
   // Clears the in-place line (TTY) so the caller can print a result line;
   // elsewhere prints the last state when the last plain line was older.
   void End();

@@ -454,7 +454,7 @@ std::optional<int> CheckSession::RunOneAtATime() {
           p.shrinking  ? fmt::format("{} kept of {} tried", Plural(p.shrink_steps, "smaller case"), p.shrink_runs)
           : p.covering ? fmt::format("{} not fired yet", Plural(p.gaps, "site"))
                        : "";
-      progress_->Update(p.cases_done, p.hits, phase, detail);
+      progress_->Update(p.cases_done, p.hits, phase, detail, p.unjudged);
     };
     TargetCheck checked{RunCheck(t.scenario.config, *pool_, own), ""};
     progress_->End();

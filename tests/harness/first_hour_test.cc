@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iterator>
 #include <regex>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -305,15 +306,13 @@ TEST(FirstHourTest, NoColorTurnsTheColourOff) {
 // Outside a TTY progress prints a few plain lines; the last one must be the
 // final state, not the one at the last quarter (issue 17: "0 smaller cases
 // kept" while the report said 27 shrinks).
-TEST(FirstHourTest, PlainProgressEndsWithTheFinalState) {
+// What plain (not a TTY) progress prints for the updates `drive` makes.
+std::string PlainProgressText(const std::function<void(Progress&)>& drive) {
   std::FILE* f = std::tmpfile();
-  ASSERT_NE(f, nullptr);
+  if (f == nullptr) return "(no temporary file)";
   {
     Progress progress(f, /*tty=*/false, /*quiet=*/false);
-    progress.Begin("no-dedupe (protocol 2 of 19)", 8);
-    for (int done = 1; done <= 8; ++done) progress.Update(done, 1);
-    progress.Update(8, 1, "shrinking", "0 smaller cases kept of 2 tried");
-    progress.Update(8, 1, "shrinking", "27 smaller cases kept of 40 tried");
+    drive(progress);
     progress.End();
   }
   std::rewind(f);
@@ -321,12 +320,35 @@ TEST(FirstHourTest, PlainProgressEndsWithTheFinalState) {
   char buffer[4096];
   for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, f)) > 0;) text.append(buffer, n);
   std::fclose(f);
+  return text;
+}
+
+TEST(FirstHourTest, PlainProgressEndsWithTheFinalState) {
+  const std::string text = PlainProgressText([](Progress& progress) {
+    progress.Begin("no-dedupe (protocol 2 of 19)", 8);
+    for (int done = 1; done <= 8; ++done) progress.Update(done, 1);
+    progress.Update(8, 1, "shrinking", "0 smaller cases kept of 2 tried");
+    progress.Update(8, 1, "shrinking", "27 smaller cases kept of 40 tried");
+  });
   const std::string last = text.substr(text.rfind('\n', text.size() - 2) + 1);
   EXPECT_TRUE(Contains(last, "27 smaller cases kept of 40 tried")) << text;
   EXPECT_TRUE(Contains(text, "no-dedupe (protocol 2 of 19): 4/8 cases")) << text;
   EXPECT_TRUE(Contains(text, " elapsed")) << text;
   EXPECT_TRUE(Contains(text, " left")) << text;  // an estimate while cases remain
   EXPECT_EQ(text.find('\r'), std::string::npos);
+}
+
+// A search whose cases stop at the step guard says so while it runs, not
+// only in its final undecided row (a new user watched "0 violations, about
+// 48 s left" for minutes, each case ending at the guard).
+TEST(FirstHourTest, ProgressSaysHowManyCasesStoppedAtAHarnessLimit) {
+  const std::string text = PlainProgressText([](Progress& progress) {
+    progress.Begin("retries", 8);
+    progress.Update(2, 0);
+    progress.Update(4, 0, "", "", 3);
+  });
+  EXPECT_TRUE(Contains(text, "retries: 2/8 cases, 0 violations, 0 s elapsed")) << text;
+  EXPECT_TRUE(Contains(text, "retries: 4/8 cases, 0 violations, 3 stopped at a harness limit,")) << text;
 }
 
 }  // namespace
