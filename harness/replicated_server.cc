@@ -30,9 +30,11 @@ class WaitAnsweringConnection final : public ConnectionWrapper {
   WaitAnsweringConnection(std::unique_ptr<Connection> conn, ReplicatedServer* server)
       : ConnectionWrapper(std::move(conn)), server_(server) {}
   Result<Reply> Call(std::span<const std::string_view> argv) override {
-    const bool queued = in_multi_;
-    TrackMulti(argv);
-    if (queued || !IsWait(argv)) return ConnectionWrapper::Call(argv);
+    if (in_multi_ || !IsWait(argv)) {
+      Result<Reply> r = ConnectionWrapper::Call(argv);
+      TrackMulti(argv, r);
+      return r;
+    }
     if (!alive()) return Status::Closed("connection closed");
     Status s = server_->AnswerWait();
     if (!s.ok()) return Reply::Error("ERR xackly: the replication link failed: " + s.ToString());
@@ -43,17 +45,23 @@ class WaitAnsweringConnection final : public ConnectionWrapper {
     for (const std::vector<std::string_view>& argv : commands) {
       if (IsWait(argv)) return Connection::CallAll(commands);  // one by one, as Call
     }
-    for (const std::vector<std::string_view>& argv : commands) TrackMulti(argv);
-    return ConnectionWrapper::CallAll(commands);
+    Result<std::vector<Reply>> replies = ConnectionWrapper::CallAll(commands);
+    for (size_t k = 0; k < commands.size(); ++k) {
+      TrackMulti(commands[k], replies.ok() && k < replies->size() ? Result<Reply>((*replies)[k])
+                                                                  : Result<Reply>(replies.status()));
+    }
+    return replies;
   }
 
  private:
-  // MULTI opens a transaction (a nested one is refused and leaves it open);
+  // A MULTI the server accepted opens a transaction (a refused one leaves
+  // things as they were: a nested MULTI's stays open, and a WAIT after a
+  // MULTI refused outright is the harness's again, never sent to block);
   // EXEC and DISCARD close it, whatever they answer.
-  void TrackMulti(std::span<const std::string_view> argv) {
+  void TrackMulti(std::span<const std::string_view> argv, const Result<Reply>& reply) {
     if (argv.empty()) return;
     const std::string verb = Upper(argv[0]);
-    if (verb == "MULTI") in_multi_ = true;
+    if (verb == "MULTI" && reply.ok() && !reply->is_error()) in_multi_ = true;
     if (verb == "EXEC" || verb == "DISCARD") in_multi_ = false;
   }
 
