@@ -59,7 +59,9 @@ class WaitAnsweringConnection final : public ConnectionWrapper {
   // MULTI refused outright is the harness's again, never sent to block);
   // EXEC and DISCARD close it, whatever they answer.
   void TrackMulti(std::span<const std::string_view> argv, const Result<Reply>& reply) {
-    if (argv.empty()) return;
+    // Every request of a replicated run passes here: only a word of MULTI's,
+    // EXEC's or DISCARD's length is upper-cased (a copy) and compared.
+    if (argv.empty() || argv[0].size() < 4 || argv[0].size() > 7) return;
     const std::string verb = Upper(argv[0]);
     if (verb == "MULTI" && reply.ok() && !reply->is_error()) in_multi_ = true;
     if (verb == "EXEC" || verb == "DISCARD") in_multi_ = false;
