@@ -854,9 +854,10 @@ class Search {
  private:
   // The determinism self-check of one batch: a rerun on (possibly) another
   // server must give the same trace, byte for byte.
-  // Where two runs of a case that gave two traces first differ (it runs
-  // the case twice more, keeping their traces), for the self-check's message.
-  std::string FirstDifference(RunConfig config);
+  // Where two runs of a case that gave two traces first differ, for the
+  // self-check's message: `pair_difference` (the two runs' own, when they
+  // kept their traces), then two more runs of the case, keeping theirs.
+  std::string FirstDifference(RunConfig config, const std::string& pair_difference);
   Status SelfCheck(const std::vector<Result<RunResult>>& results, size_t searched, const std::vector<size_t>& rechecked,
                    const std::vector<int>& batch, const std::vector<rc::Shrinkable<GeneratedCase>>& cases);
   // Greedy shrinking over RapidCheck's shrink tree: the first smaller case
@@ -895,7 +896,12 @@ Status Search::Run(const rc::Gen<GeneratedCase>& gen, const std::vector<int>& in
     for (int i : batch) {
       cases.push_back(NthCase(gen, options_.seed, i, CaseSize(i)));
       configs.push_back(ApplyCase(base_, cases.back().value()));
-      if (IsRecheckCase(options_.seed, i)) rechecked.push_back(configs.size() - 1);
+      if (IsRecheckCase(options_.seed, i)) {
+        rechecked.push_back(configs.size() - 1);
+        // A real consumer's run costs processes, not trace lines: its pair
+        // keeps them, so a difference that comes and goes is still shown.
+        if (!configs.back().protocol.consumer_command.empty()) configs.back().keep_trace = true;
+      }
     }
     const size_t searched = configs.size();
     for (size_t k : rechecked) configs.push_back(configs[k]);
@@ -958,24 +964,26 @@ Status Search::SelfCheck(const std::vector<Result<RunResult>>& results, size_t s
         fmt::format("case {} of seed {} ({})", batch[k], options_.seed, CaseText(base_, cases[k].value()));
     if (Status s = CompareRerun(results[k], results[searched + n], which); !s.ok()) {
       if (!results[k].ok() || !results[searched + n].ok()) return s;
-      return Status::Internal(s.message() + "; " + FirstDifference(ApplyCase(base_, cases[k].value())));
+      std::string where = FirstTraceDifference(results[k]->trace, results[searched + n]->trace);
+      if (!where.empty()) where = "the two runs " + where;
+      return Status::Internal(s.message() + "; " + FirstDifference(ApplyCase(base_, cases[k].value()), where));
     }
     if (results[k].ok()) ++out_.determinism_reruns;
   }
   return Status::Ok();
 }
 
-std::string Search::FirstDifference(RunConfig config) {
+std::string Search::FirstDifference(RunConfig config, const std::string& pair_difference) {
   // Searches keep no trace lines: run the case twice more, keeping them.
   config.keep_trace = true;
   std::vector<Result<RunResult>> twice = pool_.RunAll({config, config});
-  std::string out;
+  std::string out = pair_difference.empty() ? "" : pair_difference + "; ";
   if (!twice[0].ok() || !twice[1].ok()) {
-    out = "two more runs keeping their traces did not both finish";
+    out += "two more runs keeping their traces did not both finish";
   } else {
     const std::string where = FirstTraceDifference(twice[0]->trace, twice[1]->trace);
-    out = where.empty() ? "two more runs keeping their traces agreed: the difference comes and goes"
-                        : "two more runs " + where;
+    out += where.empty() ? "two more runs keeping their traces agreed: the difference comes and goes"
+                         : "two more runs " + where;
   }
   if (!config.protocol.consumer_command.empty()) {
     out += "; a real consumer must be a function of the replies it gets: no randomness xackly does not seed "
