@@ -348,9 +348,25 @@ static char* AppendDecimal(char* p, int64_t v) {
   return p;
 }
 
-/* Sends `verb` <ms> (XACKLY.SLEEP, XACKLY.WAIT) to the front on a
+/* Appends "$<len>\r\n<decimal v>\r\n" (a bulk string of v) to p. */
+static char* AppendBulkDecimal(char* p, int64_t v) {
+  char number[24];
+  char* end = AppendDecimal(number, v);
+  *p++ = '$';
+  p = AppendDecimal(p, end - number);
+  *p++ = '\r';
+  *p++ = '\n';
+  memcpy(p, number, (size_t)(end - number));
+  p += end - number;
+  *p++ = '\r';
+  *p++ = '\n';
+  return p;
+}
+
+/* Sends `verb` <ms> (XACKLY.SLEEP, XACKLY.COMMITTED), or `verb` <ms> <tid>
+ * when tid >= 0 (XACKLY.WAIT: the thread that waits), to the front on a
  * connection of its own and waits for its reply line. */
-static void FrontRoundTrip(const char* path, const char* verb, int64_t ms) {
+static void FrontRoundTrip(const char* path, const char* verb, int64_t ms, long tid) {
   long fd = syscall(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) DieFront("cannot open a socket to", path);
   struct sockaddr_un addr;
@@ -359,26 +375,19 @@ static void FrontRoundTrip(const char* path, const char* verb, int64_t ms) {
   if (strlen(path) >= sizeof addr.sun_path) DieFront("names too long a path:", path);
   memcpy(addr.sun_path, path, strlen(path) + 1);
   if (syscall(SYS_connect, fd, &addr, sizeof addr) != 0) DieFront("cannot connect to", path);
-  char number[24];
-  char* end = AppendDecimal(number, ms);
-  char frame[96];
+  char frame[128];
   char* p = frame;
-  memcpy(p, "*2\r\n$", 5);
+  memcpy(p, tid >= 0 ? "*3\r\n$" : "*2\r\n$", 5);
   p += 5;
   p = AppendDecimal(p, (int64_t)strlen(verb));
   *p++ = '\r';
   *p++ = '\n';
   memcpy(p, verb, strlen(verb));
   p += strlen(verb);
-  memcpy(p, "\r\n$", 3);
-  p += 3;
-  p = AppendDecimal(p, end - number);
   *p++ = '\r';
   *p++ = '\n';
-  memcpy(p, number, (size_t)(end - number));
-  p += end - number;
-  *p++ = '\r';
-  *p++ = '\n';
+  p = AppendBulkDecimal(p, ms);
+  if (tid >= 0) p = AppendBulkDecimal(p, tid);
   for (char* q = frame; q < p;) {
     long n = syscall(SYS_write, fd, q, (size_t)(p - q));
     if (n < 0 && errno == EINTR) continue;
@@ -398,7 +407,7 @@ static void FrontRoundTrip(const char* path, const char* verb, int64_t ms) {
 }
 
 static void VirtualSleepMs(const char* path, int64_t ms) {
-  if (ms > 0) FrontRoundTrip(path, "XACKLY.SLEEP", ms);
+  if (ms > 0) FrontRoundTrip(path, "XACKLY.SLEEP", ms, -1);
 }
 
 /* How long a sleep until `req` (absolute on `clock_id` when `absolute`)
@@ -582,7 +591,7 @@ static long WaitVirtually(int timeout_ms, LookFn look, void* ctx) {
     if (!VirtualNs(&now_ns)) return 0;
     const int64_t left_ms = deadline_ms - now_ns / 1000000;
     if (left_ms <= 0) return 0;
-    FrontRoundTrip(front, "XACKLY.WAIT", left_ms);
+    FrontRoundTrip(front, "XACKLY.WAIT", left_ms, syscall(SYS_gettid));
   }
 }
 
@@ -769,6 +778,6 @@ __attribute__((visibility("default"))) int sqlite3_step(void* stmt) {
   const int rc = step(stmt);
   const int ended = in_transaction && autocommit(db);          /* COMMIT, ROLLBACK */
   const int wrote_alone = !in_transaction && writes && rc == 101; /* SQLITE_DONE */
-  if (ended || wrote_alone) FrontRoundTrip(front, "XACKLY.COMMITTED", 0);
+  if (ended || wrote_alone) FrontRoundTrip(front, "XACKLY.COMMITTED", 0, -1);
   return rc;
 }

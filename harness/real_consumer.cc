@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <sqlite3.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +21,7 @@
 #include <optional>
 #include <sstream>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -97,6 +100,76 @@ std::string OutputTail(const std::string& path) {
 std::string LastLine(const std::string& text) {
   std::string line = text.substr(text.rfind('|') == std::string::npos ? 0 : text.rfind('|') + 1);
   return ClipText(line, 200);
+}
+
+// How long a thread asleep in a wait with a real-time timeout is taken as
+// mid-work (waited for) before it is taken as asleep.
+constexpr int64_t kTimedWaitGraceMs = 200;
+
+// One thread of a consumer's process tree.
+struct ThreadOfTree {
+  pid_t pid = 0;
+  pid_t tid = 0;
+};
+
+// The threads of `root` and of every process it started, recursively
+// (/proc/PID/task/TID/children); a process that has just exited is left out.
+std::vector<ThreadOfTree> ThreadsOfTree(pid_t root) {
+  std::vector<ThreadOfTree> out;
+  std::vector<pid_t> processes = {root};
+  for (size_t i = 0; i < processes.size() && processes.size() < 4096; ++i) {
+    std::error_code ec;
+    for (const auto& task : std::filesystem::directory_iterator(fmt::format("/proc/{}/task", processes[i]), ec)) {
+      pid_t tid = 0;
+      const std::string name = task.path().filename().string();
+      if (std::from_chars(name.data(), name.data() + name.size(), tid).ec != std::errc()) continue;
+      out.push_back({processes[i], tid});
+      std::ifstream children(task.path() / "children");
+      for (pid_t child = 0; children >> child;) processes.push_back(child);
+    }
+  }
+  return out;
+}
+
+// Whether a sleeping thread (its /proc/PID/task/TID/syscall) is in a call
+// that ends by itself in real time: a raw sleep, or a futex, poll, select or
+// epoll wait with a timeout (the clock preload's virtual waits reach the
+// kernel with none).
+bool InTimedWait(const std::string& syscall_path) {
+  std::ifstream in(syscall_path);
+  long nr = -1;
+  uint64_t a[6] = {};
+  in >> nr >> std::hex >> a[0] >> a[1] >> a[2] >> a[3] >> a[4] >> a[5];
+  if (!in) return false;  // "running", or not in a call
+  const auto timeout_int = [](uint64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(v)); };
+  switch (nr) {
+    case SYS_nanosleep:
+    case SYS_clock_nanosleep:
+      return true;
+    case SYS_futex: {
+      const uint64_t command = a[1] & 0x7f;  // without FUTEX_PRIVATE_FLAG and FUTEX_CLOCK_REALTIME
+      return (command == 0 /* FUTEX_WAIT */ || command == 9 /* FUTEX_WAIT_BITSET */) && a[3] != 0;
+    }
+#ifdef SYS_poll
+    case SYS_poll:
+      return timeout_int(a[2]) >= 0;
+#endif
+    case SYS_ppoll:
+      return a[2] != 0;
+#ifdef SYS_select
+    case SYS_select:
+      return a[4] != 0;
+#endif
+    case SYS_pselect6:
+      return a[4] != 0;
+#ifdef SYS_epoll_wait
+    case SYS_epoll_wait:
+#endif
+    case SYS_epoll_pwait:
+      return timeout_int(a[3]) >= 0;
+    default:
+      return false;
+  }
 }
 
 // One request a process sent: which of its connections, and the command.
@@ -237,38 +310,53 @@ class ConsumerProcess {
 
   std::string OutputTailText() const { return OutputTail(output_path_); }
 
-  // How many times each of the process's threads other than its main one
-  // has been switched out: unchanged between two snapshots, none of them
-  // ran in between.
+  // How many times each thread of the process tree (the process and every
+  // process it started: a wrapper's child, `sh -c node ...`) other than the
+  // one that waits has been switched out: unchanged between two snapshots,
+  // none of them ran in between.
   using ThreadSnapshot = std::map<std::string, std::string>;
 
-  // Waits until every thread but the main one sleeps (a thread pool done
-  // with its work: what it produced, an eventfd written, is ready before it
-  // sleeps again), then returns their snapshot. Fails when one keeps
-  // running for `timeout_ms` of wall time.
-  Result<ThreadSnapshot> QuietThreads(int64_t timeout_ms) const {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  // Waits until every thread of the process tree but `waiting_tid` sleeps
+  // with nothing it will end by itself (a thread pool done with its work:
+  // what it produced, an eventfd written, is ready before it sleeps again),
+  // then returns their snapshot. A thread asleep in a wait with a real-time
+  // timeout (a raw nanosleep, a timed futex or poll) is mid-work that ends
+  // on its own, so it is waited for, up to kTimedWaitGraceMs of wall time;
+  // longer, it is taken as asleep (a real-time timer is outside the
+  // scheduler, docs/real-consumers.md). Fails when one keeps running for
+  // `timeout_ms` of wall time.
+  Result<ThreadSnapshot> QuietThreads(pid_t waiting_tid, int64_t timeout_ms) const {
+    const auto start = std::chrono::steady_clock::now();
+    const auto deadline = start + std::chrono::milliseconds(timeout_ms);
+    std::optional<ThreadSnapshot> previous;
     for (;;) {
       ThreadSnapshot snapshot;
       std::string busy;
-      std::error_code ec;
-      const std::string tasks = fmt::format("/proc/{}/task", pid_);
-      for (const auto& task : std::filesystem::directory_iterator(tasks, ec)) {
-        const std::string tid = task.path().filename().string();
-        if (tid == std::to_string(pid_)) continue;
-        std::ifstream in(task.path() / "status");
+      const bool grace = std::chrono::steady_clock::now() < start + std::chrono::milliseconds(kTimedWaitGraceMs);
+      for (const ThreadOfTree& t : ThreadsOfTree(pid_)) {
+        if (t.tid == waiting_tid) continue;
+        const std::string dir = fmt::format("/proc/{}/task/{}", t.pid, t.tid);
+        std::ifstream in(dir + "/status");
         std::string line, state, switches;
         while (std::getline(in, line)) {
           if (line.starts_with("State:")) state = line.substr(line.find_first_not_of(" \t", 6));
           if (line.find("ctxt_switches:") != std::string::npos) switches += line + ";";
         }
         if (in.bad() || state.empty()) continue;  // it has just exited
-        if (state[0] != 'S' && state[0] != 'T' && state[0] != 't' && state[0] != 'Z' && state[0] != 'X') {
-          busy = fmt::format("thread {} is {}", tid, state);
+        const char s = state[0];
+        if (s != 'S' && s != 'T' && s != 't' && s != 'Z' && s != 'X') {
+          busy = fmt::format("thread {} is {}", t.tid, state);
+        } else if (s == 'S' && grace && InTimedWait(dir + "/syscall")) {
+          busy = fmt::format("thread {} is in a timed wait", t.tid);
         }
-        snapshot[tid] = switches;
+        snapshot[fmt::format("{}/{}", t.pid, t.tid)] = state.substr(0, 1) + switches;
       }
-      if (busy.empty()) return snapshot;
+      // One pass reads the threads one after another, so a thread read
+      // asleep may have woken before the pass ended: only two passes in a
+      // row that read the same are a snapshot.
+      if (busy.empty() && previous == snapshot) return snapshot;
+      previous = busy.empty() ? std::optional<ThreadSnapshot>(std::move(snapshot)) : std::nullopt;
+      if (busy.empty()) continue;
       if (std::chrono::steady_clock::now() > deadline) {
         return Status::Timeout(fmt::format(
             "a thread kept running for {} ms of wall time while the process waited ({}): a busy thread is not "
@@ -696,11 +784,16 @@ Task<Status> RealConsumer::Run(ScriptActorInfo info, ScriptWorld& world) const {
       }
       continue;
     }
+    // XACKLY.WAIT <ms> <tid>: the preload names the thread that waits.
     const bool wait = EqualsIgnoreCase(f.argv[0], "XACKLY.WAIT");
-    std::optional<int64_t> wait_ms = wait && f.argv.size() == 2 ? ParseMs(f.argv[1]) : std::nullopt;
-    if (wait && !wait_ms) co_return fail(fmt::format("sent XACKLY.WAIT without milliseconds 0..{}", kMaxDurationMs));
+    std::optional<int64_t> wait_ms = wait && f.argv.size() == 3 ? ParseMs(f.argv[1]) : std::nullopt;
+    std::optional<int64_t> waiting_tid = wait && f.argv.size() == 3 ? ParseMs(f.argv[2]) : std::nullopt;
+    if (wait && (!wait_ms || !waiting_tid || *waiting_tid > INT32_MAX)) {
+      co_return fail(fmt::format("sent XACKLY.WAIT without milliseconds 0..{} and a thread id", kMaxDurationMs));
+    }
     if (wait) {
-      Result<ConsumerProcess::ThreadSnapshot> threads = process.QuietThreads(options_.request_timeout_ms);
+      Result<ConsumerProcess::ThreadSnapshot> threads =
+          process.QuietThreads(static_cast<pid_t>(*waiting_tid), options_.request_timeout_ms);
       if (!threads.ok()) co_return fail(threads.status().message());
       if (!looked_again || *looked_again != *threads) {
         looked_again = std::move(threads).value();

@@ -34,8 +34,8 @@
 //   its timed waits    poll/ppoll/epoll_wait/epoll_pwait with a timeout that
 //                      find nothing ready send XACKLY.WAIT <ms>: answered at
 //                      once while something may still change (a reply since
-//                      its last request, a thread of its that ran), else a
-//                      sleep step of <ms>
+//                      its last request, a thread of its process tree that
+//                      ran), else a sleep step of <ms>
 //   its randomness     getrandom/getentropy draw from XACKLY_RANDOM_SEED
 // Commands the front answers itself, never forwarded:
 //   XACKLY.EFFECT <event> [KEY k] [KEY_TTL ms] [ENTRY id] [DURATION ms] [TIMEOUT ms]
@@ -57,8 +57,9 @@
 // step executor's, as for scripts); a crash is SIGKILL of the process group
 // at a step's crash point.
 //
-// Not yet (said, not hidden): condition-variable and semaphore timeouts
-// are real time; randomness read other than through getrandom/getentropy is not
+// Not yet (said, not hidden): condition-variable, semaphore and lock
+// timeouts do not work (a deadline on the virtual clock, waited for on the
+// kernel's); randomness read other than through getrandom/getentropy is not
 // controlled.
 #pragma once
 
