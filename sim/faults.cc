@@ -425,8 +425,16 @@ bool FaultPlan::Eligible(FaultKind kind, std::string_view site) const {
   return Contains(model_.SitesOf(kind), site);
 }
 
-bool FaultPlan::FiresAt(FaultKind kind, ErrorReplies errors) {
-  return errors == ErrorReplies::kCanHappen || InfoOf(kind).effect != PointEffect::kErrorReply;
+int FaultPlan::ConditionalIndex(FaultKind kind) {
+  switch (kind) {
+    case FaultKind::kErrorReply: return 0;
+    case FaultKind::kReplicaLag: return 1;
+    default: return -1;
+  }
+}
+
+uint8_t FaultPlan::Bits(VisitCan can) {
+  return static_cast<uint8_t>((can.error_reply ? 1 : 0) | (can.replica_lag ? 2 : 0));
 }
 
 Rng& FaultPlan::PointStream(std::string_view actor_slot) {
@@ -438,7 +446,7 @@ Rng& FaultPlan::PointStream(std::string_view actor_slot) {
 }
 
 std::optional<FaultSpec> FaultPlan::AtPoint(std::string_view actor_slot, std::string_view site,
-                                            SiteFamily family, int64_t now_ms, ErrorReplies errors) {
+                                            SiteFamily family, int64_t now_ms, VisitCan can) {
   // One hash lookup per visit: this runs before every command and step of
   // every worker. The key ("c" or "l", slot, '|', site) is built in a
   // reused buffer and copied only when new; a new key is also a site's
@@ -448,27 +456,31 @@ std::optional<FaultSpec> FaultPlan::AtPoint(std::string_view actor_slot, std::st
   key.assign(1, crash_point ? 'c' : 'l').append(actor_slot).append(1, '|').append(site);
   auto [visit, first] = visits_.try_emplace(key);
   if (first) (crash_point ? visited_crash_ : visited_lost_).emplace(site);
-  const bool could_err = errors == ErrorReplies::kCanHappen && !crash_point;
-  if (could_err && !visit->second.could_err) {
-    visit->second.could_err = true;
-    visited_erring_.emplace(site);
-  }
+  const uint8_t could = crash_point ? 0 : Bits(can);
+  // Records the sites a visit could take each conditional kind at, the
+  // first time each (bit) is new for this actor and site.
+  auto note = [&](uint8_t Visits::*seen, std::set<std::string, std::less<>>(&sites)[2]) {
+    const uint8_t fresh = static_cast<uint8_t>(could & ~(visit->second.*seen));
+    if (fresh == 0) return;
+    visit->second.*seen |= fresh;
+    for (int b = 0; b < 2; ++b) {
+      if (fresh & (1 << b)) sites[b].emplace(site);
+    }
+  };
+  note(&Visits::could, visited_conditional_);
   if (!enabled_) return std::nullopt;
   if (!visit->second.in_fault_phase) {
     visit->second.in_fault_phase = true;
     (crash_point ? fireable_crash_ : fireable_lost_).emplace(site);
   }
-  if (could_err && !visit->second.could_err_in_fault_phase) {
-    visit->second.could_err_in_fault_phase = true;
-    fireable_erring_.emplace(site);
-  }
+  note(&Visits::could_in_fault_phase, fireable_conditional_);
   int nth = ++visit->second.n;
   std::optional<FaultSpec> hit;
   if (explicit_) {
     for (size_t i = 0; i < point_specs_.size(); ++i) {
       const FaultSpec& s = point_specs_[i];
       if (InfoOf(s.kind).Sites() != family || s.actor != actor_slot || s.site != site) continue;
-      if (!FiresAt(s.kind, errors)) continue;
+      if (!Allows(could, s.kind)) continue;
       // A timed spec counts its own visits from at_ms on (every matching
       // one, also when another spec fires at it).
       const bool due = s.at_ms > 0 ? now_ms >= s.at_ms && ++visits_since_[i] == s.nth : s.nth == nth;
@@ -491,7 +503,7 @@ std::optional<FaultSpec> FaultPlan::AtPoint(std::string_view actor_slot, std::st
       const bool added_later = info.kind == FaultKind::kErrorReply || info.kind == FaultKind::kReplicaLag;
       if (added_later && !model_.Has(info.kind)) continue;
       bool chance = rng.ChancePpm(model_.*info.rate_ppm);
-      if (hit || !chance || !Eligible(info.kind, site) || !FiresAt(info.kind, errors)) continue;
+      if (hit || !chance || !Eligible(info.kind, site) || !Allows(could, info.kind)) continue;
       FaultSpec s;
       s.kind = info.kind;
       s.actor = std::string(actor_slot);
@@ -543,12 +555,14 @@ FaultCoverage FaultPlan::Coverage() const {
       c.enabled.insert(FaultKindName(k));
       continue;
     }
-    // An error reply reaches only the sites where one could be injected;
-    // replica-lag only WAIT: each is enabled only where a run visited it.
-    const bool erring = InfoOf(k).effect == PointEffect::kErrorReply;
+    // An error reply and a replica lag reach only the sites a visit could
+    // take them at (VisitCan): each is enabled only where a run visited so.
+    const int index = ConditionalIndex(k);
+    const bool conditional = index >= 0;
     const bool bound = k == FaultKind::kReplicaLag;
-    const std::set<std::string, std::less<>>& visited = erring ? visited_erring_ : VisitedSites(family);
-    const std::set<std::string, std::less<>>& fireable = erring                              ? fireable_erring_
+    const std::set<std::string, std::less<>>& visited =
+        conditional ? visited_conditional_[index] : VisitedSites(family);
+    const std::set<std::string, std::less<>>& fireable = conditional                         ? fireable_conditional_[index]
                                                          : family == SiteFamily::kCrashPoint ? fireable_crash_
                                                                                              : fireable_lost_;
     auto its_own = [&](const std::string& p) { return !bound || Contains(model_.SitesOf(k), p); };
@@ -556,7 +570,7 @@ FaultCoverage FaultPlan::Coverage() const {
     std::vector<std::string> enabled = family == SiteFamily::kCrashPoint && model_.crash_points.empty()
                                            ? std::vector<std::string>(visited.begin(), visited.end())
                                            : model_.SitesOf(k);
-    if (erring || bound) std::erase_if(enabled, [&](const std::string& p) { return !visited.contains(p); });
+    if (conditional) std::erase_if(enabled, [&](const std::string& p) { return !visited.contains(p); });
     for (const auto& p : enabled) c.enabled.insert(xackly::SiteKey(k, p));
     for (const auto& p : visited) {
       if (its_own(p)) c.reachable.insert(xackly::SiteKey(k, p));

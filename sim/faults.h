@@ -277,11 +277,17 @@ struct FaultCoverage {
   std::vector<std::string> Gaps() const;
 };
 
-// Whether a request can be answered with an injected error reply
-// (FaultPlan::AtPoint): a protocol's own Redis command (a script's, a real
-// consumer's) can; a built-in loop's step, whose error handling is not
-// modelled, and a business-store request cannot.
-enum class ErrorReplies : uint8_t { kCanHappen, kNever };
+// What a visit of a request site can take beyond what its site allows
+// (FaultPlan::AtPoint). An error reply: only a protocol's own Redis command
+// (a script's, a real consumer's); a built-in loop's step, whose error
+// handling is not modelled, and a business-store request cannot. A replica
+// lag: only a WAIT the harness answers (a run with replicas, outside
+// MULTI: a WAIT queued in a transaction is answered at EXEC and holds
+// nobody, so a lag there would change nothing).
+struct VisitCan {
+  bool error_reply = false;
+  bool replica_lag = false;
+};
 
 class FaultPlan {
  public:
@@ -297,10 +303,9 @@ class FaultPlan {
   // `family` at virtual time now_ms, or nullopt. Counts the visit. Never
   // fires once Disable() was called. A fault that fires is recorded
   // (fired()) as the visit it was (`nth` counted from the run's start, no
-  // time). error-reply fires only where `errors` is kCanHappen.
+  // time). error-reply and replica-lag fire only where `can` allows them.
   std::optional<FaultSpec> AtPoint(std::string_view actor_slot, std::string_view site,
-                                   SiteFamily family, int64_t now_ms = 0,
-                                   ErrorReplies errors = ErrorReplies::kNever);
+                                   SiteFamily family, int64_t now_ms = 0, VisitCan can = {});
   // Scheduled faults, in time order. REQUIRES: not modified by the caller.
   const std::vector<FaultSpec>& scheduled() const { return scheduled_; }
   bool IsPoison(int event) const { return poison_.count(event) > 0; }
@@ -325,8 +330,15 @@ class FaultPlan {
 
  private:
   bool Eligible(FaultKind kind, std::string_view site) const;
-  // Whether a point fault of `kind` can fire where `errors` holds.
-  static bool FiresAt(FaultKind kind, ErrorReplies errors);
+  // The kinds a visit can take only where it allows them (VisitCan): 0 for
+  // error-reply, 1 for replica-lag, -1 for every other kind. Bit 1 << index
+  // of Bits(can) says whether a visit allows it.
+  static int ConditionalIndex(FaultKind kind);
+  static uint8_t Bits(VisitCan can);
+  static bool Allows(uint8_t bits, FaultKind kind) {
+    const int index = ConditionalIndex(kind);
+    return index < 0 || (bits & (1 << index)) != 0;
+  }
   Rng& PointStream(std::string_view actor_slot);
 
   FaultModel model_;
@@ -342,8 +354,8 @@ class FaultPlan {
   struct Visits {
     int n = 0;                  // visits so far
     bool in_fault_phase = false;  // one of them while faults could fire
-    bool could_err = false;       // one of them could get an error reply (ErrorReplies)
-    bool could_err_in_fault_phase = false;
+    uint8_t could = 0;                 // conditional kinds one of them could take (Bits)
+    uint8_t could_in_fault_phase = 0;  // ... while faults could fire
   };
   std::unordered_map<std::string, Visits> visits_;  // "cw1|after-effect" -> its visits
   std::set<std::string, std::less<>> visited_crash_;
@@ -352,8 +364,10 @@ class FaultPlan {
   std::set<std::string, std::less<>> fireable_lost_;
   // Request sites visited where an error reply could be injected (a
   // protocol's own commands): error-reply's reachable and fireable sites.
-  std::set<std::string, std::less<>> visited_erring_;
-  std::set<std::string, std::less<>> fireable_erring_;
+  // Per conditional kind (ConditionalIndex), the sites a visit
+  // could take it at, and those visited so while faults could fire.
+  std::set<std::string, std::less<>> visited_conditional_[2];
+  std::set<std::string, std::less<>> fireable_conditional_[2];
   std::vector<FaultSpec> fired_;
 };
 

@@ -108,9 +108,9 @@ class Simulation : private FaultHost {
   // TTL, a failed effect, the effects it recorded).
   void ObserveBusiness(Actor& a, const Step& s, const std::string& result);
   // The request fault the fault plan draws at this visit of request site
-  // `site` by `a`, or nullopt (none, or no site). An error-reply only
-  // where `errors` allows it.
-  std::optional<FaultSpec> RequestFault(Actor& a, const std::string& site, ErrorReplies errors);
+  // `site` by `a`, or nullopt (none, or no site). An error-reply or a
+  // replica-lag only where `can` allows it.
+  std::optional<FaultSpec> RequestFault(Actor& a, const std::string& site, VisitCan can);
   // Answers `s` with the error-reply fault `f` instead of sending it: the
   // server never sees the request (inside MULTI, its transaction is made
   // to abort, as the server's own refusal would).

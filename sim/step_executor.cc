@@ -58,7 +58,7 @@ void Simulation::ObserveBusiness(Actor& a, const Step& s, const std::string& res
 
 bool Simulation::ExecuteBusiness(Actor& a, Step& s) {
   const std::string site = RequestSite(s);
-  const std::optional<FaultSpec> fault = RequestFault(a, site, ErrorReplies::kNever);
+  const std::optional<FaultSpec> fault = RequestFault(a, site, {});
   const PointEffect loss = fault ? InfoOf(fault->kind).effect : PointEffect::kNone;
   // How long the statement waited for another's transaction (NoteStoreWait); -1: it did not.
   const int64_t waited_ms = a.store_wait_since_ms >= 0 ? now_ - a.store_wait_since_ms : -1;
@@ -109,9 +109,9 @@ void Simulation::StartBusy(Actor& a, Step& s) {
   }
 }
 
-std::optional<FaultSpec> Simulation::RequestFault(Actor& a, const std::string& site, ErrorReplies errors) {
+std::optional<FaultSpec> Simulation::RequestFault(Actor& a, const std::string& site, VisitCan can) {
   if (site.empty()) return std::nullopt;
-  return plan_->AtPoint(a.process, site, SiteFamily::kRequest, now_, errors);
+  return plan_->AtPoint(a.process, site, SiteFamily::kRequest, now_, can);
 }
 
 Status Simulation::ObserveRedis(Actor& a, const Step& s, bool reply_lost) {
@@ -191,20 +191,20 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
   }
   // A janitor is the operator's, not the protocol's: no faults on its requests.
   const std::string site = a.kind != ActorKind::kJanitor ? RequestSite(s) : "";
+  // In a run with replicas the harness answers WAIT (ReplicatedServer);
+  // the simulator decides how long it keeps its caller. A WAIT queued in a
+  // MULTI is the server's to answer at EXEC, at once: it holds nobody, so
+  // no replica-lag is drawn there (nor at a malformed WAIT, which the
+  // server refuses).
+  const std::optional<WaitRequest> wait =
+      server_->replicas() > 0 && !feed_.InMulti(a.slot) ? ParseWait(s.argv) : std::nullopt;
   // Only a protocol's own commands can get an error reply: the built-in
   // loop's steps do not model how they would handle one.
   const std::optional<FaultSpec> fault =
-      RequestFault(a, site, s.op == Op::kCommand ? ErrorReplies::kCanHappen : ErrorReplies::kNever);
+      RequestFault(a, site, {.error_reply = s.op == Op::kCommand, .replica_lag = wait.has_value()});
   if (fault && fault->kind == FaultKind::kErrorReply) return AnswerWithError(a, s, *fault);  // the actor goes on
-  // In a run with replicas the harness answers WAIT (ReplicatedServer);
-  // the simulator decides how long it keeps its caller. A WAIT queued in a
-  // MULTI is the server's to answer at EXEC, at once: it holds nobody, and
-  // a replica-lag drawn there changes nothing.
-  const std::optional<WaitRequest> wait =
-      server_->replicas() > 0 && !feed_.InMulti(a.slot) ? ParseWait(s.argv) : std::nullopt;
-  if (fault && fault->kind == FaultKind::kReplicaLag && wait) return AnswerLagging(a, s, *fault, *wait);
-  // Only lost requests and replies are the connection's to inject (a
-  // replica-lag at a malformed WAIT, which the server refuses, does nothing).
+  if (fault && fault->kind == FaultKind::kReplicaLag) return AnswerLagging(a, s, *fault, *wait);
+  // Only lost requests and replies are the connection's to inject.
   const PointEffect effect = fault ? InfoOf(fault->kind).effect : PointEffect::kNone;
   const PointEffect loss =
       effect == PointEffect::kLoseRequest || effect == PointEffect::kLoseReply ? effect : PointEffect::kNone;

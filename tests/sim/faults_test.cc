@@ -80,9 +80,9 @@ TEST(FaultPlanTest, AnErrorReplyFiresOnlyWhereOneCanHappenAndCountsOnlyThoseSite
   // Explicit: the visit where no error reply can happen (a built-in step,
   // a store request) is counted, but the fault waits for its own visit.
   FaultPlan plan(FaultModel{}, {*ParseFaultSpec("error-reply w1 XACK #2 READONLY")});
-  EXPECT_FALSE(plan.AtPoint("w1", "XACK", SiteFamily::kRequest, 0, ErrorReplies::kCanHappen));
-  EXPECT_FALSE(plan.AtPoint("w1", "XACK", SiteFamily::kRequest, 0, ErrorReplies::kNever));  // 2nd visit: cannot
-  std::optional<FaultSpec> hit = plan.AtPoint("w1", "XACK", SiteFamily::kRequest, 0, ErrorReplies::kCanHappen);
+  EXPECT_FALSE(plan.AtPoint("w1", "XACK", SiteFamily::kRequest, 0, VisitCan{.error_reply = true}));
+  EXPECT_FALSE(plan.AtPoint("w1", "XACK", SiteFamily::kRequest, 0, VisitCan{}));  // 2nd visit: cannot
+  std::optional<FaultSpec> hit = plan.AtPoint("w1", "XACK", SiteFamily::kRequest, 0, VisitCan{.error_reply = true});
   EXPECT_FALSE(hit);  // the 3rd visit is not the 2nd
   // Rates: every visit could fire; only those where one can happen do, and
   // coverage reaches only them.
@@ -92,8 +92,8 @@ TEST(FaultPlanTest, AnErrorReplyFiresOnlyWhereOneCanHappenAndCountsOnlyThoseSite
   m.error_reply_ppm = 1000000;
   m.error_reply_target = "BUSY";
   FaultPlan rates(m, Rng(7), 1000, 1);
-  EXPECT_FALSE(rates.AtPoint("p1", "XADD", SiteFamily::kRequest, 0, ErrorReplies::kNever));
-  std::optional<FaultSpec> fired = rates.AtPoint("w1", "XACK", SiteFamily::kRequest, 0, ErrorReplies::kCanHappen);
+  EXPECT_FALSE(rates.AtPoint("p1", "XADD", SiteFamily::kRequest, 0, VisitCan{}));
+  std::optional<FaultSpec> fired = rates.AtPoint("w1", "XACK", SiteFamily::kRequest, 0, VisitCan{.error_reply = true});
   ASSERT_TRUE(fired);
   EXPECT_EQ(fired->ToString(), "error-reply w1 XACK #1 BUSY");
   const FaultCoverage c = rates.Coverage();
@@ -103,8 +103,10 @@ TEST(FaultPlanTest, AnErrorReplyFiresOnlyWhereOneCanHappenAndCountsOnlyThoseSite
 }
 
 // replica-lag fires at WAIT only, whatever sites the model lists for the
-// lost-* kinds, and its coverage names WAIT only once a run visited it: a
-// protocol that never waits has no replica-lag site to miss.
+// lost-* kinds, and only at a WAIT the harness answers (VisitCan: not one
+// queued in MULTI, where a lag would change nothing and the evidence would
+// overstate it); its coverage names WAIT only once a run visited one that
+// could lag: a protocol that never waits so has no replica-lag site to miss.
 TEST(FaultPlanTest, AReplicaLagFiresAtWaitOnlyAndIsReachableOnlyThere) {
   FaultModel m;
   m.kinds = {FaultKind::kReplicaLag, FaultKind::kLostReply};
@@ -117,13 +119,20 @@ TEST(FaultPlanTest, AReplicaLagFiresAtWaitOnlyAndIsReachableOnlyThere) {
   EXPECT_FALSE(quiet.AtPoint("w1", "XACK", SiteFamily::kRequest));
   EXPECT_TRUE(quiet.Coverage().enabled.count("replica-lag@WAIT") == 0) << "enabled before any WAIT";
   EXPECT_TRUE(quiet.Coverage().Gaps().size() == 1) << "only lost-reply@XACK may be a gap";
-  std::optional<FaultSpec> fired = quiet.AtPoint("w1", "WAIT", SiteFamily::kRequest);
+  EXPECT_FALSE(quiet.AtPoint("w1", "WAIT", SiteFamily::kRequest)) << "a WAIT inside MULTI";
+  EXPECT_TRUE(quiet.Coverage().enabled.count("replica-lag@WAIT") == 0) << "enabled by a WAIT that cannot lag";
+  EXPECT_TRUE(quiet.Coverage().reachable.count("replica-lag@WAIT") == 0) << "reached by a WAIT that cannot lag";
+  std::optional<FaultSpec> fired = quiet.AtPoint("w1", "WAIT", SiteFamily::kRequest, 0, {.replica_lag = true});
   ASSERT_TRUE(fired);
-  EXPECT_EQ(fired->ToString(), "replica-lag w1 WAIT #1 700ms");
+  EXPECT_EQ(fired->ToString(), "replica-lag w1 WAIT #2 700ms");
   const FaultCoverage c = quiet.Coverage();
   EXPECT_TRUE(c.reachable.contains("replica-lag@WAIT"));
   EXPECT_FALSE(c.reachable.contains("replica-lag@XACK"));
   EXPECT_EQ(c.fired.at("replica-lag@WAIT"), 1);
+  // Explicit: a spec naming a visit that cannot lag does not fire there.
+  FaultPlan plan(m, {*ParseFaultSpec("replica-lag w1 WAIT #1 700ms")});
+  EXPECT_FALSE(plan.AtPoint("w1", "WAIT", SiteFamily::kRequest));
+  EXPECT_TRUE(plan.fired().empty());
 }
 
 // Where a worker's own XACK can be cut: a handler that XACKs by itself has a

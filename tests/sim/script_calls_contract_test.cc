@@ -292,7 +292,8 @@ end
 // once with the replicas that have acknowledged (a server never blocks in a
 // transaction; xackly's replication link acknowledges nothing by itself,
 // so 0): never the harness's own answer in place of QUEUED, with or
-// without a replica-lag fault at that WAIT.
+// without a replica-lag fault named at that WAIT (it does not fire there:
+// FaultPlanTest.AReplicaLagFiresAtWaitOnlyAndIsReachableOnlyThere).
 TEST_F(ScriptCallsContractTest, AWaitInsideMultiIsQueuedAndAnsweredByExecWithoutBlocking) {
   for (const std::vector<std::string>& faults :
        {std::vector<std::string>{}, std::vector<std::string>{"replica-lag w1 WAIT #1 2000ms"}}) {
