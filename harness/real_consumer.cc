@@ -19,6 +19,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <utility>
 #include <vector>
@@ -105,6 +106,11 @@ std::string LastLine(const std::string& text) {
 // How long a thread asleep in a wait with a real-time timeout is taken as
 // mid-work (waited for) before it is taken as asleep.
 constexpr int64_t kTimedWaitGraceMs = 200;
+
+// How many timed waits in a row may be answered "look again" before the
+// run ends with an error: threads that never settle would otherwise keep
+// the process looking for ever, with no step and no timeout.
+constexpr int64_t kMaxLooksPerWait = 100000;
 
 // One thread of a consumer's process tree.
 struct ThreadOfTree {
@@ -316,7 +322,7 @@ class ConsumerProcess {
   // none of them ran in between.
   using ThreadSnapshot = std::map<std::string, std::string>;
 
-  // Waits until every thread of the process tree but `waiting_tid` sleeps
+  // Waits until every thread of the process tree but those in `waiting` sleeps
   // with nothing it will end by itself (a thread pool done with its work:
   // what it produced, an eventfd written, is ready before it sleeps again),
   // then returns their snapshot. A thread asleep in a wait with a real-time
@@ -325,7 +331,7 @@ class ConsumerProcess {
   // longer, it is taken as asleep (a real-time timer is outside the
   // scheduler, docs/real-consumers.md). Fails when one keeps running for
   // `timeout_ms` of wall time.
-  Result<ThreadSnapshot> QuietThreads(pid_t waiting_tid, int64_t timeout_ms) const {
+  Result<ThreadSnapshot> QuietThreads(const std::set<pid_t>& waiting, int64_t timeout_ms) const {
     const auto start = std::chrono::steady_clock::now();
     const auto deadline = start + std::chrono::milliseconds(timeout_ms);
     std::optional<ThreadSnapshot> previous;
@@ -334,7 +340,7 @@ class ConsumerProcess {
       std::string busy;
       const bool grace = std::chrono::steady_clock::now() < start + std::chrono::milliseconds(kTimedWaitGraceMs);
       for (const ThreadOfTree& t : ThreadsOfTree(pid_)) {
-        if (t.tid == waiting_tid) continue;
+        if (waiting.contains(t.tid)) continue;
         const std::string dir = fmt::format("/proc/{}/task/{}", t.pid, t.tid);
         std::ifstream in(dir + "/status");
         std::string line, state, switches;
@@ -354,9 +360,12 @@ class ConsumerProcess {
       // One pass reads the threads one after another, so a thread read
       // asleep may have woken before the pass ended: only two passes in a
       // row that read the same are a snapshot.
-      if (busy.empty() && previous == snapshot) return snapshot;
-      previous = busy.empty() ? std::optional<ThreadSnapshot>(std::move(snapshot)) : std::nullopt;
-      if (busy.empty()) continue;
+      const bool quiet = busy.empty();
+      if (quiet && previous == snapshot) return snapshot;
+      const bool first_quiet_pass = quiet && !previous;
+      previous = quiet ? std::optional<ThreadSnapshot>(std::move(snapshot)) : std::nullopt;
+      if (first_quiet_pass) continue;  // read again at once
+      if (quiet) busy = "they were asleep at each look but kept waking in between";
       if (std::chrono::steady_clock::now() > deadline) {
         return Status::Timeout(fmt::format(
             "a thread kept running for {} ms of wall time while the process waited ({}): a busy thread is not "
@@ -745,6 +754,17 @@ Task<Status> RealConsumer::Run(ScriptActorInfo info, ScriptWorld& world) const {
   // Its threads when it was last told to look again after a wait with
   // nothing ready (XACKLY.WAIT); none since its last request.
   std::optional<ConsumerProcess::ThreadSnapshot> looked_again;
+  // The threads that waited since its last request (each looked on its
+  // own, so each is left out of the snapshots: two waiting threads would
+  // otherwise keep each other's wait from ever passing), and how many
+  // waits were answered at once since.
+  std::set<pid_t> waiting;
+  int64_t looks = 0;
+  auto progressed = [&] {
+    looked_again.reset();
+    waiting.clear();
+    looks = 0;
+  };
   for (;;) {
     int exit_status = 0;
     // A process starting (an interpreter loading its modules on a busy
@@ -778,7 +798,7 @@ Task<Status> RealConsumer::Run(ScriptActorInfo info, ScriptWorld& world) const {
     // database (the preload's sqlite3_step); what it added is recorded
     // above, as effect steps, before this answer lets it go on.
     if (EqualsIgnoreCase(f.argv[0], "XACKLY.COMMITTED")) {
-      looked_again.reset();
+      progressed();
       if (Status sent = process.Send(f.connection, Reply::StatusText("OK"), options_.request_timeout_ms); !sent.ok()) {
         co_return fail(sent.message());
       }
@@ -792,10 +812,17 @@ Task<Status> RealConsumer::Run(ScriptActorInfo info, ScriptWorld& world) const {
       co_return fail(fmt::format("sent XACKLY.WAIT without milliseconds 0..{} and a thread id", kMaxDurationMs));
     }
     if (wait) {
-      Result<ConsumerProcess::ThreadSnapshot> threads =
-          process.QuietThreads(static_cast<pid_t>(*waiting_tid), options_.request_timeout_ms);
+      waiting.insert(static_cast<pid_t>(*waiting_tid));
+      Result<ConsumerProcess::ThreadSnapshot> threads = process.QuietThreads(waiting, options_.request_timeout_ms);
       if (!threads.ok()) co_return fail(threads.status().message());
       if (!looked_again || *looked_again != *threads) {
+        if (++looks > kMaxLooksPerWait) {
+          co_return fail(fmt::format(
+              "its timed waits were answered \"look again\" {} times in a row without a request: its threads never "
+              "settle (one that runs in real time, or one waiting in another pid namespace, is not under the "
+              "scheduler); {}",
+              kMaxLooksPerWait, process.OutputTailText()));
+        }
         looked_again = std::move(threads).value();
         if (Status sent = process.Send(f.connection, Reply::StatusText("OK"), options_.request_timeout_ms);
             !sent.ok()) {
@@ -804,7 +831,7 @@ Task<Status> RealConsumer::Run(ScriptActorInfo info, ScriptWorld& world) const {
         continue;
       }
     } else {
-      looked_again.reset();
+      progressed();
     }
     if (!wait) ++requests;
     Reply reply = Reply::StatusText("OK");

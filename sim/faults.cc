@@ -459,10 +459,11 @@ std::optional<FaultSpec> FaultPlan::AtPoint(std::string_view actor_slot, std::st
   const uint8_t could = crash_point ? 0 : Bits(can);
   // Records the sites a visit could take each conditional kind at, the
   // first time each (bit) is new for this actor and site.
+  Visits& visits = visit->second;  // named: clang before 16 cannot capture a structured binding
   auto note = [&](uint8_t Visits::*seen, std::set<std::string, std::less<>>(&sites)[2]) {
-    const uint8_t fresh = static_cast<uint8_t>(could & ~(visit->second.*seen));
+    const uint8_t fresh = static_cast<uint8_t>(could & ~(visits.*seen));
     if (fresh == 0) return;
-    visit->second.*seen |= fresh;
+    visits.*seen |= fresh;
     for (int b = 0; b < 2; ++b) {
       if (fresh & (1 << b)) sites[b].emplace(site);
     }

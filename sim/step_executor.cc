@@ -203,7 +203,7 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
   const std::optional<FaultSpec> fault =
       RequestFault(a, site, {.error_reply = s.op == Op::kCommand, .replica_lag = wait.has_value()});
   if (fault && fault->kind == FaultKind::kErrorReply) return AnswerWithError(a, s, *fault);  // the actor goes on
-  if (fault && fault->kind == FaultKind::kReplicaLag) return AnswerLagging(a, s, *fault, *wait);
+  if (fault && fault->kind == FaultKind::kReplicaLag && wait) return AnswerLagging(a, s, *fault, *wait);
   // Only lost requests and replies are the connection's to inject.
   const PointEffect effect = fault ? InfoOf(fault->kind).effect : PointEffect::kNone;
   const PointEffect loss =
