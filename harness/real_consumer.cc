@@ -124,13 +124,16 @@ std::vector<ThreadOfTree> ThreadsOfTree(pid_t root) {
   std::vector<ThreadOfTree> out;
   std::vector<pid_t> processes = {root};
   for (size_t i = 0; i < processes.size() && processes.size() < 4096; ++i) {
+    // increment(ec), never ++: a process that exits while its directory
+    // is read ends the listing instead of throwing.
     std::error_code ec;
-    for (const auto& task : std::filesystem::directory_iterator(fmt::format("/proc/{}/task", processes[i]), ec)) {
+    std::filesystem::directory_iterator task(fmt::format("/proc/{}/task", processes[i]), ec);
+    for (; !ec && task != std::filesystem::directory_iterator(); task.increment(ec)) {
       pid_t tid = 0;
-      const std::string name = task.path().filename().string();
+      const std::string name = task->path().filename().string();
       if (std::from_chars(name.data(), name.data() + name.size(), tid).ec != std::errc()) continue;
       out.push_back({processes[i], tid});
-      std::ifstream children(task.path() / "children");
+      std::ifstream children(task->path() / "children");
       for (pid_t child = 0; children >> child;) processes.push_back(child);
     }
   }
