@@ -434,7 +434,8 @@ int FaultPlan::ConditionalIndex(FaultKind kind) {
 }
 
 uint8_t FaultPlan::Bits(VisitCan can) {
-  return static_cast<uint8_t>((can.error_reply ? 1 : 0) | (can.replica_lag ? 2 : 0));
+  return static_cast<uint8_t>((can.error_reply ? 1 << ConditionalIndex(FaultKind::kErrorReply) : 0) |
+                              (can.replica_lag ? 1 << ConditionalIndex(FaultKind::kReplicaLag) : 0));
 }
 
 Rng& FaultPlan::PointStream(std::string_view actor_slot) {
@@ -560,25 +561,19 @@ FaultCoverage FaultPlan::Coverage() const {
     // take them at (VisitCan): each is enabled only where a run visited so.
     const int index = ConditionalIndex(k);
     const bool conditional = index >= 0;
-    const bool bound = k == FaultKind::kReplicaLag;
     const std::set<std::string, std::less<>>& visited =
         conditional ? visited_conditional_[index] : VisitedSites(family);
     const std::set<std::string, std::less<>>& fireable = conditional                         ? fireable_conditional_[index]
                                                          : family == SiteFamily::kCrashPoint ? fireable_crash_
                                                                                              : fireable_lost_;
-    auto its_own = [&](const std::string& p) { return !bound || Contains(model_.SitesOf(k), p); };
     // No list of crash points: every point is eligible (Eligible), so every visited one is enabled.
     std::vector<std::string> enabled = family == SiteFamily::kCrashPoint && model_.crash_points.empty()
                                            ? std::vector<std::string>(visited.begin(), visited.end())
                                            : model_.SitesOf(k);
     if (conditional) std::erase_if(enabled, [&](const std::string& p) { return !visited.contains(p); });
     for (const auto& p : enabled) c.enabled.insert(xackly::SiteKey(k, p));
-    for (const auto& p : visited) {
-      if (its_own(p)) c.reachable.insert(xackly::SiteKey(k, p));
-    }
-    for (const auto& p : fireable) {
-      if (its_own(p)) c.fireable.insert(xackly::SiteKey(k, p));
-    }
+    for (const auto& p : visited) c.reachable.insert(xackly::SiteKey(k, p));
+    for (const auto& p : fireable) c.fireable.insert(xackly::SiteKey(k, p));
   }
   return c;
 }
