@@ -262,12 +262,14 @@ def generate(root, count, seed, under=DEFAULT_DIRS):
 TEST_DEFINITION = re.compile(r"^\s*(?:TEST|TEST_F|TEST_P|TYPED_TEST|RC_GTEST_PROP|RC_GTEST_FIXTURE_PROP)\((\w+),", re.M)
 
 
-def targeted_tests(root, rel):
+def targeted_tests(root, rel, listed=()):
     """A ctest regex of the gtest suites a mutant of `rel` should meet
     first: the suites defined in test sources that include its header or
     are named after it (foo.cc: foo.h, foo_test.cc), else those of the test
-    folder that mirrors its source folder (sim/x.cc: tests/sim/). None when
-    there are none."""
+    folder that mirrors its source folder (sim/x.cc: tests/sim/), and the
+    `tests` of every mutant in `listed` (the list) that mutates `rel` too:
+    a test once written for a bug in a file is where the next bug in it is
+    likeliest caught, wherever that test lives. None when there are none."""
     stem = os.path.splitext(os.path.basename(rel))[0]
     mention = re.compile(r"\b" + re.escape(stem) + r"\.(h|cc)\b")
     tests = os.path.join(root, "tests")
@@ -287,7 +289,9 @@ def targeted_tests(root, rel):
         for path, text in by_file.items():
             if path.startswith(mirror):
                 suites.update(TEST_DEFINITION.findall(text))
-    if not suites:
-        return None
     # ctest's regex has no \w; a parameterized suite's tests are Prefix/Suite.Name/N.
-    return "^([A-Za-z0-9_]+/)?(" + "|".join(sorted(suites)) + ")\\."
+    regexes = ["^([A-Za-z0-9_]+/)?(" + "|".join(sorted(suites)) + ")\\."] if suites else []
+    regexes += sorted({m["tests"] for m in listed if m.get("file") == rel and m.get("tests")})
+    if not regexes:
+        return None
+    return regexes[0] if len(regexes) == 1 else "|".join("(" + r + ")" for r in regexes)
