@@ -294,4 +294,6 @@ def targeted_tests(root, rel, listed=()):
     regexes += sorted({m["tests"] for m in listed if m.get("file") == rel and m.get("tests")})
     if not regexes:
         return None
-    return regexes[0] if len(regexes) == 1 else "|".join("(" + r + ")" for r in regexes)
+    # Joined at the top level, unbracketed: CMake's regex engine takes at
+    # most ten groups, and `|` binds loosest anyway.
+    return "|".join(regexes)
