@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <hiredis/hiredis.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -116,8 +117,14 @@ class HiredisConnection final : public Connection {
  public:
   HiredisConnection(redisContext* context, std::string socket_path)
       : context_(context), socket_path_(std::move(socket_path)) {}
+  // The server sees the connection close at once (a crashed worker's is
+  // gone from CLIENT LIST, its MULTI discarded): shutdown(2) first, since
+  // close(2) ends the socket only with its last descriptor, and a process
+  // another thread is forking holds a copy of each until it execs.
   ~HiredisConnection() override {
-    if (context_ != nullptr) redisFree(context_);
+    if (context_ == nullptr) return;
+    if (context_->fd >= 0) ::shutdown(context_->fd, SHUT_RDWR);
+    redisFree(context_);
   }
   HiredisConnection(const HiredisConnection&) = delete;
   HiredisConnection& operator=(const HiredisConnection&) = delete;

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -181,11 +182,14 @@ bool InTimedWait(const std::string& syscall_path) {
   }
 }
 
-// One request a process sent: which of its connections, and the command.
+// One request a process sent: which of its connections (an id that stays
+// the connection's while it is open), and the command.
 struct Frame {
-  size_t connection = 0;
+  uint64_t connection = 0;
   std::vector<std::string> argv;
 };
+
+bool IsTimedWait(const Frame& f) { return EqualsIgnoreCase(f.argv[0], "XACKLY.WAIT"); }
 
 // One running consumer process and the front's side of its connections.
 // Destroying it SIGKILLs the process (with its process group) and removes
@@ -257,6 +261,11 @@ class ConsumerProcess {
   Result<std::optional<Frame>> Next(int64_t timeout_ms, int* exit_status) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
     for (;;) {
+      if (!drained_.empty()) {
+        Frame f = std::move(drained_.front());
+        drained_.pop_front();
+        return std::optional<Frame>(std::move(f));
+      }
       std::erase_if(connections_, [](const Connection& c) { return c.fd == -1; });
       for (size_t i = 0; i < connections_.size(); ++i) {
         Result<std::optional<Frame>> f = Parsed(i);
@@ -273,33 +282,66 @@ class ConsumerProcess {
             "and XREADGROUP BLOCK run on the virtual clock ({} sets this limit); {}",
             timeout_ms, kRequestTimeoutEnv, OutputTail(output_path_)));
       }
-      std::vector<pollfd> fds;
-      fds.push_back({listener_, POLLIN, 0});
-      for (const Connection& c : connections_) fds.push_back({c.fd, static_cast<short>(c.fd >= 0 ? POLLIN : 0), 0});
-      int n = ::poll(fds.data(), fds.size(), 20);
-      if (n < 0 && errno != EINTR) return Status::IoError(fmt::format("poll: {}", std::strerror(errno)));
-      if (n <= 0) continue;
-      if (fds[0].revents & POLLIN) Accept();
-      for (size_t i = 1; i < fds.size(); ++i) {
-        if (fds[i].fd >= 0 && fds[i].revents != 0) Receive(connections_[i - 1]);
-      }
+      if (Result<bool> got = ReceiveReady(20); !got.ok()) return got.status();
     }
   }
+
+  // Reads every frame the process has sent by now into the queue Next
+  // takes from first, in the order Next would have returned them. Called
+  // once every thread of the process is asleep: each has written what it
+  // sent before it slept (another thread's timed wait, or a request sent
+  // before the wait being answered), and this reads all of it.
+  Status Drain() {
+    for (int round = 0; round < kMaxDrainRounds; ++round) {
+      Result<bool> got = ReceiveReady(0);
+      if (!got.ok()) return got.status();
+      if (!*got) break;  // a new connection's bytes are read the round after its accept
+    }
+    for (size_t i = 0; i < connections_.size(); ++i) {
+      for (;;) {
+        Result<std::optional<Frame>> f = Parsed(i);
+        if (!f.ok()) return f.status();
+        if (!f->has_value()) break;
+        drained_.push_back(std::move(**f));
+      }
+    }
+    return Status::Ok();
+  }
+
+  // Removes the drained timed waits (XACKLY.WAIT) from the queue and
+  // returns them, in order.
+  std::vector<Frame> TakeDrainedWaits() {
+    std::vector<Frame> waits;
+    std::deque<Frame> rest;
+    for (Frame& f : drained_) {
+      if (IsTimedWait(f)) {
+        waits.push_back(std::move(f));
+      } else {
+        rest.push_back(std::move(f));
+      }
+    }
+    drained_ = std::move(rest);
+    return waits;
+  }
+
+  // Whether a drained frame is still queued for Next.
+  bool HasDrainedFrames() const { return !drained_.empty(); }
 
   // Sends `reply` on the connection a frame came from. A connection the
   // process has closed takes nothing (it will not read it). Fails when the
   // process reads none of it for `timeout_ms` of wall time (it is writing a
   // pipeline larger than the socket buffers before it reads any reply).
-  Status Send(size_t connection, const Reply& reply, int64_t timeout_ms) {
-    if (connection >= connections_.size() || connections_[connection].fd < 0) return Status::Ok();
+  Status Send(uint64_t connection, const Reply& reply, int64_t timeout_ms) {
+    const Connection* c = Find(connection);
+    if (c == nullptr || c->fd < 0) return Status::Ok();
     std::string bytes;
     AppendResp2(&bytes, reply);
     size_t sent = 0;
     while (sent < bytes.size()) {
-      ssize_t n = ::send(connections_[connection].fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+      ssize_t n = ::send(c->fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-        pollfd p{connections_[connection].fd, POLLOUT, 0};
+        pollfd p{c->fd, POLLOUT, 0};
         if (::poll(&p, 1, static_cast<int>(std::min<int64_t>(timeout_ms, INT32_MAX))) == 0) {
           return Status::Timeout(fmt::format("read none of a reply for {} ms of wall time", timeout_ms));
         }
@@ -313,22 +355,25 @@ class ConsumerProcess {
 
   // Closes a connection as a reset would: the process sees it close, and
   // frames it had sent on it and not yet read are dropped with it.
-  void Cut(size_t connection) {
-    if (connection < connections_.size()) Close(connections_[connection]);
+  void Cut(uint64_t connection) {
+    if (Connection* c = Find(connection); c != nullptr) Close(*c);
+    std::erase_if(drained_, [connection](const Frame& f) { return f.connection == connection; });
   }
 
   std::string OutputTailText() const { return OutputTail(output_path_); }
 
   // How many times each thread of the process tree (the process and every
   // process it started: a wrapper's child, `sh -c node ...`) other than the
-  // one that waits has been switched out: unchanged between two snapshots,
+  // ones that wait has been switched out: unchanged between two snapshots,
   // none of them ran in between.
   using ThreadSnapshot = std::map<std::string, std::string>;
 
-  // Waits until every thread of the process tree but those in `waiting` sleeps
-  // with nothing it will end by itself (a thread pool done with its work:
-  // what it produced, an eventfd written, is ready before it sleeps again),
-  // then returns their snapshot. A thread asleep in a wait with a real-time
+  // Waits until every thread of the process tree sleeps with nothing it
+  // will end by itself (a thread pool done with its work: what it produced,
+  // an eventfd written, is ready before it sleeps again; a thread that
+  // waits, blocked on the front's answer), then returns the snapshot of
+  // those not in `waiting` (which look, and so run, between two of their
+  // waits). A thread asleep in a wait with a real-time
   // timeout (a raw nanosleep, a timed futex or poll) is mid-work that ends
   // on its own, so it is waited for, up to kTimedWaitGraceMs of wall time;
   // longer, it is taken as asleep (a real-time timer is outside the
@@ -339,11 +384,11 @@ class ConsumerProcess {
     const auto deadline = start + std::chrono::milliseconds(timeout_ms);
     std::optional<ThreadSnapshot> previous;
     for (;;) {
+      ThreadSnapshot pass;  // every thread: two passes in a row must read the same
       ThreadSnapshot snapshot;
       std::string busy;
       const bool grace = std::chrono::steady_clock::now() < start + std::chrono::milliseconds(kTimedWaitGraceMs);
       for (const ThreadOfTree& t : ThreadsOfTree(pid_)) {
-        if (waiting.contains(t.tid)) continue;
         const std::string dir = fmt::format("/proc/{}/task/{}", t.pid, t.tid);
         std::ifstream in(dir + "/status");
         std::string line, state, switches;
@@ -358,15 +403,17 @@ class ConsumerProcess {
         } else if (s == 'S' && grace && InTimedWait(dir + "/syscall")) {
           busy = fmt::format("thread {} is in a timed wait", t.tid);
         }
-        snapshot[fmt::format("{}/{}", t.pid, t.tid)] = state.substr(0, 1) + switches;
+        const std::string name = fmt::format("{}/{}", t.pid, t.tid);
+        pass[name] = state.substr(0, 1) + switches;
+        if (!waiting.contains(t.tid)) snapshot[name] = pass[name];
       }
       // One pass reads the threads one after another, so a thread read
       // asleep may have woken before the pass ended: only two passes in a
       // row that read the same are a snapshot.
       const bool quiet = busy.empty();
-      if (quiet && previous == snapshot) return snapshot;
+      if (quiet && previous == pass) return snapshot;
       const bool first_quiet_pass = quiet && !previous;
-      previous = quiet ? std::optional<ThreadSnapshot>(std::move(snapshot)) : std::nullopt;
+      previous = quiet ? std::optional<ThreadSnapshot>(std::move(pass)) : std::nullopt;
       if (first_quiet_pass) continue;  // read again at once
       if (quiet) busy = "they were asleep at each look but kept waking in between";
       if (std::chrono::steady_clock::now() > deadline) {
@@ -381,12 +428,46 @@ class ConsumerProcess {
 
  private:
   struct Connection {
+    uint64_t id = 0;
     int fd = -1;
     redisReader* reader = nullptr;
   };
 
+  // How many rounds of reading a drain takes at most (each reads what is
+  // ready; a round reads nothing once the process has sent all it will).
+  static constexpr int kMaxDrainRounds = 1000;
+
+  Connection* Find(uint64_t id) {
+    auto it = std::find_if(connections_.begin(), connections_.end(), [id](const Connection& c) { return c.id == id; });
+    return it == connections_.end() ? nullptr : &*it;
+  }
+
+  // Waits up to `timeout_ms` for the listener or a connection to be ready,
+  // then accepts and reads what is; false when nothing was.
+  Result<bool> ReceiveReady(int timeout_ms) {
+    std::vector<pollfd> fds;
+    fds.push_back({listener_, POLLIN, 0});
+    for (const Connection& c : connections_) fds.push_back({c.fd, static_cast<short>(c.fd >= 0 ? POLLIN : 0), 0});
+    int n = ::poll(fds.data(), fds.size(), timeout_ms);
+    if (n < 0 && errno != EINTR) return Status::IoError(fmt::format("poll: {}", std::strerror(errno)));
+    if (n < 0) return true;  // interrupted: look again
+    if (n == 0) return false;
+    if (fds[0].revents & POLLIN) Accept();
+    for (size_t i = 1; i < fds.size(); ++i) {
+      if (fds[i].fd >= 0 && fds[i].revents != 0) Receive(connections_[i - 1]);
+    }
+    return true;
+  }
+
+  // Closes the front's end of a connection; the process sees it close at
+  // once. shutdown(2) first: close(2) alone ends the socket only with its
+  // last descriptor, and a process another thread is forking (a case of
+  // `check -j 2` starting its server or consumer) holds a copy of every
+  // descriptor until it execs: the process would see the close that much
+  // later, after a timed wait the front took as seeing nothing.
   static void Close(Connection& c) {
     if (c.reader != nullptr) redisReaderFree(c.reader);
+    if (c.fd >= 0) ::shutdown(c.fd, SHUT_RDWR);
     if (c.fd >= 0) ::close(c.fd);  // -2: closed already; -1: dropped
     c.reader = nullptr;
     c.fd = -1;
@@ -397,6 +478,7 @@ class ConsumerProcess {
       int fd = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
       if (fd < 0) return;
       Connection c;
+      c.id = next_connection_id_++;
       c.fd = fd;
       c.reader = redisReaderCreate();
       connections_.push_back(c);
@@ -435,7 +517,7 @@ class ConsumerProcess {
     }
     std::unique_ptr<redisReply, void (*)(void*)> reply(static_cast<redisReply*>(raw), freeReplyObject);
     Frame f;
-    f.connection = i;
+    f.connection = c.id;
     if (reply->type != REDIS_REPLY_ARRAY || reply->elements == 0) {
       return Status::ProtocolError("sent a request that is not an array of bulk strings (inline commands are not supported)");
     }
@@ -455,6 +537,114 @@ class ConsumerProcess {
   int listener_ = -1;
   pid_t pid_ = -1;
   std::vector<Connection> connections_;
+  uint64_t next_connection_id_ = 1;
+  // Frames a drain read, which Next returns before any other.
+  std::deque<Frame> drained_;
+};
+
+// The front's side of a consumer's timed waits (XACKLY.WAIT <ms> <tid>: a
+// thread's poll, epoll_wait or select found nothing ready, and <ms> of its
+// timeout are left). A thread that sends one blocks until it is answered,
+// then looks again. The process sleeps on the virtual clock (a sleep step)
+// only when nothing can change before a timeout ends:
+//   - every thread of it sleeps: each that waits is blocked on its answer,
+//     every other asleep with nothing it ends by itself (QuietThreads);
+//   - no request of it is waiting to be read (it was sent before a wait);
+//   - each thread that waits has looked since the last request or commit
+//     (a reply it was sent is read), and no other thread has run since the
+//     last "look again" answer (a thread pool's work ends in a descriptor).
+// Then it sleeps until the earliest timeout of all its waiting threads, as
+// a kernel would, and every one of them is answered and looks again (those
+// whose timeout has not come send what is left). Otherwise every waiting
+// thread is answered at once, and looks again.
+class TimedWaits {
+ public:
+  struct Held {
+    uint64_t connection = 0;
+    pid_t tid = 0;
+    int64_t ms = 0;
+  };
+  struct Decision {
+    std::vector<Held> held;          // the waits to answer, `first` and every other one sent by now
+    std::optional<int64_t> sleep_ms;  // nullopt: answer at once
+  };
+
+  // A request or a commit: what a waiting thread saw may have changed.
+  void Progressed() {
+    looked_again_.reset();
+    waiting_.clear();
+    answered_.clear();
+    looks_ = 0;
+  }
+
+  // Decides what `first`, a timed wait Next returned, and every other one
+  // the process has sent by now, are answered. Fails on a malformed wait,
+  // on a thread that keeps running for `timeout_ms` of wall time, or when
+  // the process's threads never settle.
+  Result<Decision> Decide(ConsumerProcess& process, Frame first, int64_t timeout_ms) {
+    Decision d;
+    if (Status held = Hold(std::move(first), &d); !held.ok()) return held;
+    Result<ConsumerProcess::ThreadSnapshot> threads = process.QuietThreads(waiting_, timeout_ms);
+    if (!threads.ok()) return threads.status();
+    // Every thread sleeps, so each has written what it sent before it slept.
+    if (Status drained = process.Drain(); !drained.ok()) return drained;
+    const size_t known = waiting_.size();
+    for (Frame& other : process.TakeDrainedWaits()) {
+      if (Status held = Hold(std::move(other), &d); !held.ok()) return held;
+    }
+    if (waiting_.size() != known) {  // a snapshot without the threads just found waiting
+      threads = process.QuietThreads(waiting_, timeout_ms);
+      if (!threads.ok()) return threads.status();
+    }
+    const bool all_looked = std::all_of(d.held.begin(), d.held.end(), [&](const Held& h) {
+      return answered_.contains(h.tid);
+    });
+    if (all_looked && !process.HasDrainedFrames() && looked_again_ == *threads) {
+      d.sleep_ms = std::min_element(d.held.begin(), d.held.end(), [](const Held& a, const Held& b) {
+                     return a.ms < b.ms;
+                   })->ms;
+      return d;
+    }
+    if (++looks_ > kMaxLooksPerWait) {
+      return Status::Timeout(fmt::format(
+          "its timed waits were answered \"look again\" {} times in a row without a request: its threads never "
+          "settle (one that runs in real time, or one waiting in another pid namespace, is not under the "
+          "scheduler); {}",
+          kMaxLooksPerWait, process.OutputTailText()));
+    }
+    looked_again_ = std::move(threads).value();
+    return d;
+  }
+
+  // The held waits were answered: each of their threads looks after this.
+  void Answered(const Decision& d) {
+    for (const Held& h : d.held) answered_.insert(h.tid);
+  }
+
+ private:
+  Status Hold(Frame f, Decision* d) {
+    std::optional<int64_t> ms = f.argv.size() == 3 ? ParseMs(f.argv[1]) : std::nullopt;
+    std::optional<int64_t> tid = f.argv.size() == 3 ? ParseMs(f.argv[2]) : std::nullopt;
+    if (!ms || !tid || *tid > INT32_MAX) {
+      return Status::InvalidArgument(
+          fmt::format("sent XACKLY.WAIT without milliseconds 0..{} and a thread id", kMaxDurationMs));
+    }
+    d->held.push_back({f.connection, static_cast<pid_t>(*tid), *ms});
+    waiting_.insert(static_cast<pid_t>(*tid));
+    return Status::Ok();
+  }
+
+  // The snapshot of the threads that do not wait when the waiting ones
+  // were last answered "look again"; none since the last request.
+  std::optional<ConsumerProcess::ThreadSnapshot> looked_again_;
+  // The threads that waited since the last request (each looks, and so
+  // runs, between two of its waits: it is left out of the snapshots).
+  std::set<pid_t> waiting_;
+  // The threads answered since the last request: their next wait was sent
+  // after a look that saw every reply sent before it.
+  std::set<pid_t> answered_;
+  // How many times in a row the waits were answered at once.
+  int64_t looks_ = 0;
 };
 
 // The run's SQLite database, shared by every consumer process of the run
@@ -754,20 +944,7 @@ Task<Status> RealConsumer::Run(ScriptActorInfo info, ScriptWorld& world) const {
       process.Start(options_, program_, info, options_.clock_library, db.path(), info.epoch_ms + world.NowMs());
   if (!started.ok()) co_return fail("cannot start: " + started.message());
   int64_t requests = 0;
-  // Its threads when it was last told to look again after a wait with
-  // nothing ready (XACKLY.WAIT); none since its last request.
-  std::optional<ConsumerProcess::ThreadSnapshot> looked_again;
-  // The threads that waited since its last request (each looked on its
-  // own, so each is left out of the snapshots: two waiting threads would
-  // otherwise keep each other's wait from ever passing), and how many
-  // waits were answered at once since.
-  std::set<pid_t> waiting;
-  int64_t looks = 0;
-  auto progressed = [&] {
-    looked_again.reset();
-    waiting.clear();
-    looks = 0;
-  };
+  TimedWaits waits;
   for (;;) {
     int exit_status = 0;
     // A process starting (an interpreter loading its modules on a busy
@@ -790,59 +967,36 @@ Task<Status> RealConsumer::Run(ScriptActorInfo info, ScriptWorld& world) const {
       co_return fail(how);  // only a world that cannot take it down gets here
     }
     Frame f = std::move(**frame);
-    // XACKLY.WAIT <ms>: a timed wait of the process's that found nothing
-    // ready (the preload's poll/epoll_wait). The wait is virtual (a sleep
-    // step) only when the process has looked again since its last request
-    // and nothing can have changed since: no reply of the front's on the
-    // way (every request is answered by now) and none of its own threads
-    // ran (a thread pool's file read ends in a descriptor it polls).
-    // Otherwise it is answered at once, no step, and the process looks again.
+    // XACKLY.WAIT <ms> <tid>: a timed wait of one of its threads that found
+    // nothing ready (the preload's poll/epoll_wait/select): TimedWaits.
     // XACKLY.COMMITTED: the process has just committed to its SQLite
     // database (the preload's sqlite3_step); what it added is recorded
     // above, as effect steps, before this answer lets it go on.
+    if (IsTimedWait(f)) {
+      Result<TimedWaits::Decision> decision = waits.Decide(process, std::move(f), options_.request_timeout_ms);
+      if (!decision.ok()) co_return fail(decision.status().message());
+      if (decision->sleep_ms) {
+        co_await world.Sleep(*decision->sleep_ms);
+        process.SetClock(info.epoch_ms + world.ReadyAtMs());
+      }
+      for (const TimedWaits::Held& h : decision->held) {
+        if (Status sent = process.Send(h.connection, Reply::StatusText("OK"), options_.request_timeout_ms);
+            !sent.ok()) {
+          co_return fail(sent.message());
+        }
+      }
+      waits.Answered(*decision);
+      continue;
+    }
+    waits.Progressed();
     if (EqualsIgnoreCase(f.argv[0], "XACKLY.COMMITTED")) {
-      progressed();
       if (Status sent = process.Send(f.connection, Reply::StatusText("OK"), options_.request_timeout_ms); !sent.ok()) {
         co_return fail(sent.message());
       }
       continue;
     }
-    // XACKLY.WAIT <ms> <tid>: the preload names the thread that waits.
-    const bool wait = EqualsIgnoreCase(f.argv[0], "XACKLY.WAIT");
-    std::optional<int64_t> wait_ms = wait && f.argv.size() == 3 ? ParseMs(f.argv[1]) : std::nullopt;
-    std::optional<int64_t> waiting_tid = wait && f.argv.size() == 3 ? ParseMs(f.argv[2]) : std::nullopt;
-    if (wait && (!wait_ms || !waiting_tid || *waiting_tid > INT32_MAX)) {
-      co_return fail(fmt::format("sent XACKLY.WAIT without milliseconds 0..{} and a thread id", kMaxDurationMs));
-    }
-    if (wait) {
-      waiting.insert(static_cast<pid_t>(*waiting_tid));
-      Result<ConsumerProcess::ThreadSnapshot> threads = process.QuietThreads(waiting, options_.request_timeout_ms);
-      if (!threads.ok()) co_return fail(threads.status().message());
-      if (!looked_again || *looked_again != *threads) {
-        if (++looks > kMaxLooksPerWait) {
-          co_return fail(fmt::format(
-              "its timed waits were answered \"look again\" {} times in a row without a request: its threads never "
-              "settle (one that runs in real time, or one waiting in another pid namespace, is not under the "
-              "scheduler); {}",
-              kMaxLooksPerWait, process.OutputTailText()));
-        }
-        looked_again = std::move(threads).value();
-        if (Status sent = process.Send(f.connection, Reply::StatusText("OK"), options_.request_timeout_ms);
-            !sent.ok()) {
-          co_return fail(sent.message());
-        }
-        continue;
-      }
-    } else {
-      progressed();
-    }
-    if (!wait) ++requests;
-    Reply reply = Reply::StatusText("OK");
-    if (wait) {
-      co_await world.Sleep(*wait_ms);
-    } else {
-      reply = co_await Perform(world, std::move(f.argv));
-    }
+    ++requests;
+    Reply reply = co_await Perform(world, std::move(f.argv));
     // The process reads the clock as soon as it has the reply: set it first.
     process.SetClock(info.epoch_ms + world.ReadyAtMs());
     if (world.ConnectionWasCut()) {  // a lost request or reply: it sees the connection close

@@ -34,8 +34,9 @@
 //   its timed waits    poll/ppoll/epoll_wait/epoll_pwait with a timeout that
 //                      find nothing ready send XACKLY.WAIT <ms>: answered at
 //                      once while something may still change (a reply since
-//                      its last request, a thread of its process tree that
-//                      ran), else a sleep step of <ms>
+//                      its last request, a request not yet read, a thread
+//                      of its process tree that ran), else a sleep step to
+//                      the earliest timeout of every thread waiting then
 //   its randomness     getrandom/getentropy draw from XACKLY_RANDOM_SEED
 // Commands the front answers itself, never forwarded:
 //   XACKLY.EFFECT <event> [KEY k] [KEY_TTL ms] [ENTRY id] [DURATION ms] [TIMEOUT ms]

@@ -410,6 +410,84 @@ TEST(RealConsumerTest, AThreadMidJobInARealTimeWaitIsWaitedForNotSleptPast) {
   }
 }
 
+// Two threads of one process in timed waits at once: the process sleeps
+// until the earlier timeout, as a kernel would wake it, whichever thread's
+// wait the front reads first. A ticker thread waits 10 s three times while
+// the main thread waits 60 s: the ticks come at 10, 20 and 30 s and the
+// main thread wakes at 60 s, in four sleeps, run after run.
+TEST(RealConsumerTest, TwoThreadsInTimedWaitsWakeAtTheEarlierTimeoutEachTime) {
+  RequirePythonRedis();
+  ScopedTempRoot dir;
+  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/ticks.py",
+                                  "import os, select, threading, time, redis\n"
+                                  "r = redis.Redis.from_url(os.environ['REDIS_URL'])\n"
+                                  "r.echo('start')\n"
+                                  "start = time.monotonic()\n"
+                                  "ticks = []\n"
+                                  "def ticker():\n"
+                                  "    for i in range(3):\n"
+                                  "        select.select([], [], [], 10)\n"
+                                  "        ticks.append(round(time.monotonic() - start))\n"
+                                  "threading.Thread(target=ticker).start()\n"
+                                  "select.select([], [], [], 60)\n"
+                                  "r.echo(f'main woke after {round(time.monotonic() - start)} s, ticks at {ticks}')\n")
+                  .ok());
+  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/ticks.toml",
+                                  "name = \"ticks\"\nexpect = \"lost\"\n[workload]\nworkers = 1\nevents = 1\n"
+                                  "[protocol]\ncommand = [\"/usr/bin/python3\", \"ticks.py\"]\n[faults]\nkinds = []\n")
+                  .ok());
+  CommandOutput run = RunXackly(
+      {"run", "--scenario", dir.path() + "/ticks.toml", "--trace", dir.path() + "/t", "--check-determinism"});
+  ASSERT_EQ(run.exit_code, kExitOk) << run.output;
+  Result<std::string> trace = ReadFile(dir.path() + "/t");
+  ASSERT_TRUE(trace.ok());
+  EXPECT_TRUE(Contains(*trace, "ECHO \"main woke after 60 s, ticks at [10, 20, 30]\"")) << *trace;
+  std::vector<std::string> sleeps;
+  for (size_t at = trace->find(" sleep "); at != std::string::npos; at = trace->find(" sleep ", at + 1)) {
+    sleeps.push_back(trace->substr(at + 7, trace->find('\n', at) - at - 7));
+  }
+  // The main thread began its wait 1 ms before the ticker thread its first.
+  EXPECT_EQ(sleeps, (std::vector<std::string>{"10000 ms", "10000 ms", "10000 ms", "29999 ms"})) << *trace;
+}
+
+// A lost request resets its connection: the process sees it close at once,
+// even while another thread of xackly is forking (check -j 2 starting a
+// case's server or consumers; each fork holds a copy of every descriptor
+// until it execs). The consumer sends a request that is lost, then waits
+// for its reply with a 10 s timeout: it must see the close before any time
+// passes, never wait out the timeout (the close arriving a fork's lifetime
+// late, after the front took its wait as seeing nothing).
+TEST(RealConsumerTest, AResetConnectionIsSeenClosedAtOnceWhileXacklyForks) {
+  RequirePythonRedis();
+  ScopedTempRoot dir;
+  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/lost.py",
+                                  "import os, select, socket, subprocess, time, redis\n"
+                                  "s = socket.socket(socket.AF_UNIX)\n"
+                                  "s.connect(os.environ['XACKLY_FRONT_SOCKET'])\n"
+                                  "# older than a fork's copy: 0.2 s of real time\n"
+                                  "subprocess.run(['/bin/sleep', '0.2'], env={})\n"
+                                  "s.sendall(b'*1\\r\\n$4\\r\\nPING\\r\\n')\n"
+                                  "start = time.monotonic()\n"
+                                  "ready = select.select([s], [], [], 10)[0]\n"
+                                  "closed = bool(ready) and s.recv(100) == b''\n"
+                                  "r = redis.Redis.from_url(os.environ['REDIS_URL'])\n"
+                                  "r.echo(f'closed: {closed} after {round(time.monotonic() - start)} s')\n")
+                  .ok());
+  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/lost.toml",
+                                  "name = \"lost\"\nexpect = \"lost\"\n[workload]\nworkers = 1\nevents = 1\n"
+                                  "[protocol]\ncommand = [\"/usr/bin/python3\", \"lost.py\"]\n[faults]\nkinds = []\n"
+                                  "[schedule]\nfaults = [\"lost-request w1 PING #1\"]\n")
+                  .ok());
+  CommandOutput run = RunXackly({"run", "--scenario", dir.path() + "/lost.toml", "--trace", dir.path() + "/t"},
+                                {std::string("LD_PRELOAD=") + XACKLY_TEST_FORKER_LIB});
+  ASSERT_EQ(run.exit_code, kExitOk) << run.output;
+  Result<std::string> trace = ReadFile(dir.path() + "/t");
+  ASSERT_TRUE(trace.ok());
+  EXPECT_TRUE(Contains(*trace, "PING -> !lost-request")) << *trace;
+  EXPECT_TRUE(Contains(*trace, "ECHO \"closed: True after 0 s\"")) << *trace;
+  EXPECT_FALSE(Contains(*trace, " sleep ")) << *trace;
+}
+
 TEST(RealConsumerTest, OneSeedGivesOneTraceByteForByte) {
   RequirePythonRedis();
   ScopedTempRoot dir;
