@@ -23,7 +23,7 @@ bool IsXtrimTarget(std::string_view s) {
 // The writes a failover's promoted replica misses: lag:0 .. lag:1000.
 bool IsFailoverTarget(std::string_view s) {
   int64_t n = 0;
-  return s.starts_with("lag:") && ParseDecimal(s.substr(4), &n) && n >= 0 && n <= 1000;
+  return s.starts_with("lag:") && ParseDecimal(s.substr(4), &n) && n >= 0 && n <= kMaxFailoverLag;
 }
 
 bool IsErrorReplyTarget(std::string_view s) { return s == "LOADING" || s == "READONLY" || s == "BUSY"; }
@@ -71,11 +71,14 @@ constexpr std::array<FaultKindInfo, kFaultKindCount> kKinds = {{
      "never treated as done",
      false, "lost", "sends {site} about {ids}, but it is answered -{detail} and never runs"},
     {FaultKind::kReplicaLag, "replica-lag", FaultClass::kPoint, PointEffect::kReplicaLag,
-     "replica-lag <actor> WAIT #<n> <duration>ms [@<time>ms]", "duration", "replica_lag_ms", &M::replica_lag_ms,
+     "replica-lag <actor> WAIT #<n> <duration>ms [failover] [@<time>ms]", "duration", "replica_lag_ms",
+     &M::replica_lag_ms,
      nullptr, nullptr, "", &M::replica_lag_ppm, SearchScale::kModelValue, "replica-lag",
      "the replica falls behind while a WAIT waits for it: WAIT n <timeout> answers 0 when its timeout "
      "passes, with the writes before it still unreplicated (a later failover may drop them); WAIT n 0 "
-     "answers once the replica caught up, duration_ms later (a run with replicas; WAIT only)",
+     "answers once the replica caught up, duration_ms later (a run with replicas; WAIT only); with "
+     "`failover`, the primary then fails over to that lagging replica when the WAIT answers, and every write "
+     "no WAIT confirmed is gone",
      "WAIT's answer is the only confirmation: a reply below the replicas asked for means the writes are "
      "unconfirmed, and a failover may drop them",
      false, "stall", "asks WAIT about {ids}, but the replica lags{for} and does not confirm them"},
@@ -205,7 +208,8 @@ std::string FaultSpec::ToString() const {
     case FaultClass::kPoint: {
       const std::string from = at_ms > 0 ? fmt::format(" @{}ms", at_ms) : "";
       if (parameter == "duration") {
-        return fmt::format("{} {} {} #{} {}ms{}", info.name, actor, site, nth, duration_ms, from);
+        const std::string then = target.empty() ? "" : " " + target;  // replica-lag's failover
+        return fmt::format("{} {} {} #{} {}ms{}{}", info.name, actor, site, nth, duration_ms, then, from);
       }
       if (parameter == "target") return fmt::format("{} {} {} #{} {}{}", info.name, actor, site, nth, target, from);
       return fmt::format("{} {} {} #{}{}", info.name, actor, site, nth, from);
@@ -278,6 +282,9 @@ Status ValidateFaultSpec(const FaultSpec& s) {
       if (s.nth < 1) return invalid("nth must be >= 1");
       const SiteFamily family = info.Sites();
       if (s.kind == FaultKind::kReplicaLag && s.site != "WAIT") return invalid("replica-lag fires at WAIT only");
+      if (s.kind == FaultKind::kReplicaLag && !s.target.empty() && s.target != kThenFailover) {
+        return invalid(fmt::format("replica-lag takes nothing or `{}` after its duration", kThenFailover));
+      }
       if (!IsSiteName(s.site, family)) {
         const bool crash_point = family == SiteFamily::kCrashPoint;
         const auto& valid = crash_point ? AllCrashPoints() : AllLostSites();
@@ -337,7 +344,11 @@ Result<FaultSpec> ParseFaultSpec(std::string_view text) {
       // An optional last word "@<time>ms": the nth visit at or after it.
       const bool timed = w.size() >= 2 && w.back().starts_with('@');
       if (timed && !parse_ms(w.back(), "@", &s.at_ms)) return bad(expected);
-      const size_t words = (parameter.empty() ? 4 : 5) + (timed ? 1 : 0);
+      // replica-lag's optional "failover" after its duration.
+      const bool then_failover = s.kind == FaultKind::kReplicaLag && w.size() == 6u + (timed ? 1 : 0) &&
+                                 w[5] == kThenFailover;
+      if (then_failover) s.target = kThenFailover;
+      const size_t words = (parameter.empty() ? 4 : 5) + (timed ? 1 : 0) + (then_failover ? 1 : 0);
       if (w.size() != words || !parse_nth(w[3], &s.nth) ||
           (parameter == "duration" && !parse_ms(w[4], "", &s.duration_ms))) {
         return bad(expected);
@@ -372,6 +383,13 @@ Result<FaultSpec> ParseFaultSpec(std::string_view text) {
 }
 
 std::string FaultPlan::SiteKey(const FaultSpec& spec) { return xackly::SiteKey(spec.kind, spec.site); }
+
+void FaultPlan::ScheduleLater(FaultSpec spec) {
+  XACKLY_CHECK(InfoOf(spec.kind).fault_class == FaultClass::kScheduled);
+  auto at = std::upper_bound(scheduled_.begin(), scheduled_.end(), spec.at_ms,
+                             [](int64_t t, const FaultSpec& s) { return t < s.at_ms; });
+  scheduled_.insert(at, std::move(spec));
+}
 
 FaultPlan::FaultPlan(const FaultModel& model, Rng rng, int64_t fault_phase_ms, int events)
     : model_(model), rng_(rng), point_root_(rng.Split("point-faults")) {

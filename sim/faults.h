@@ -162,6 +162,12 @@ bool ParseFaultKind(std::string_view name, FaultKind* out);
 std::string FaultKindList();
 bool IsPointFault(FaultKind k);      // crash, stall, lost-request, lost-reply
 
+// A replica-lag's target that has the primary fail over to the lagging
+// replica when the WAIT answers (the replica promoted had none of the
+// writes no WAIT confirmed: failover lag:kMaxFailoverLag).
+inline constexpr std::string_view kThenFailover = "failover";
+inline constexpr int kMaxFailoverLag = 1000;
+
 struct FaultSpec {
   FaultKind kind = FaultKind::kCrash;
   std::string actor;       // point faults: "w2" (worker slot 2, any incarnation) or "p1"
@@ -175,8 +181,9 @@ struct FaultSpec {
   int64_t at_ms = 0;
   int64_t duration_ms = 0; // stall length, clock-jump size, store-outage length
   // xdel: unread|pending|acked; xtrim: maxlen:N|minid:last-delivered;
-  // failover: lag:N; error-reply: the error (LOADING|READONLY|BUSY)
-  // (replica-lag's duration_ms: how long a WAIT without timeout waits)
+  // failover: lag:N; error-reply: the error (LOADING|READONLY|BUSY);
+  // replica-lag: "" or kThenFailover (replica-lag's duration_ms: how long
+  // a WAIT without timeout waits)
   std::string target;
   int event = 0;           // poison: event number, 1-based
 
@@ -187,6 +194,7 @@ struct FaultSpec {
   //   lost-reply w1 XACK #2
   //   error-reply w1 XACK #1 LOADING
   //   replica-lag w1 WAIT #1 2000ms
+  //   replica-lag p1 WAIT #3 2000ms failover
   //   xdel pending @1200ms
   //   clock-jump +60000ms @3000ms
   //   failover lag:1 @2500ms
@@ -308,6 +316,11 @@ class FaultPlan {
                                    SiteFamily family, int64_t now_ms = 0, VisitCan can = {});
   // Scheduled faults, in time order. REQUIRES: not modified by the caller.
   const std::vector<FaultSpec>& scheduled() const { return scheduled_; }
+  // Adds a scheduled fault a fired one brought about (a replica-lag's
+  // failover), after every one due at or before its time.
+  // REQUIRES: spec is scheduled, and its time is not before any fault the
+  // caller has injected.
+  void ScheduleLater(FaultSpec spec);
   bool IsPoison(int event) const { return poison_.count(event) > 0; }
 
   // Ends the fault phase.

@@ -294,6 +294,16 @@ Status Simulation::AnswerLagging(Actor& a, Step& s, const FaultSpec& f, const Wa
     a.lagging_wait_until_ms = now_ + waited_ms;
     what = fmt::format(" !replica-lag (the replica lags: answered {} ms later, once it caught up)", waited_ms);
   }
+  if (f.target == kThenFailover) {
+    // The lagging replica is promoted when the WAIT answers (its caller has
+    // the answer): it never received what no WAIT confirmed.
+    FaultSpec failover;
+    failover.kind = FaultKind::kFailover;
+    failover.target = fmt::format("lag:{}", kMaxFailoverLag);
+    failover.at_ms = now_ + waited_ms;
+    plan_->ScheduleLater(failover);
+    what += fmt::format("; the primary fails over to it at {} ms", failover.at_ms);
+  }
   trace_.Add(now_, a.name, LineKind::kFault, RequestText(s.argv), ReplyText(s.reply) + what,
              {.event = LineEvent::kReplicaLag, .argv = &s.argv, .reply = &s.reply, .site = f.site,
               .duration_ms = waited_ms});

@@ -25,6 +25,7 @@ TEST(FaultSpecTest, EveryKindRoundTripsThroughItsTextForm) {
       "store-outage 3000ms @40ms",       "poison event 3",
       "error-reply w1 XACK #1 LOADING",  "error-reply w2 EXEC #2 BUSY @5000ms",
       "replica-lag w1 WAIT #1 2000ms",   "replica-lag p1 WAIT #3 500ms @100ms",
+      "replica-lag p1 WAIT #2 500ms failover", "replica-lag w2 WAIT #1 2000ms failover @300ms",
       "failover lag:0 @1500ms",          "failover lag:1000 @20ms",  // a replica's lag: 0 .. 1000 writes
   };
   for (const char* line : lines) {
@@ -55,6 +56,9 @@ TEST(FaultSpecTest, BadSpecsAreRefusedWithTheReason) {
       {"error-reply w1 XACK #1", "expected 'error-reply <actor> <site> #<n> <error> [@<time>ms]'"},
       {"replica-lag w1 XACK #1 2000ms", "replica-lag fires at WAIT only"},
       {"replica-lag w1 WAIT #1 0ms", "positive duration"},
+      {"replica-lag w1 WAIT #1 2000ms promote",
+       "expected 'replica-lag <actor> WAIT #<n> <duration>ms [failover] [@<time>ms]'"},
+      {"lost-reply w1 XACK #1 failover", "expected 'lost-reply <actor> <site> #<n> [@<time>ms]'"},
   };
   for (const Case& c : cases) {
     Result<FaultSpec> spec = ParseFaultSpec(c.text);

@@ -261,6 +261,35 @@ end
   EXPECT_EQ(observed, "ok");
 }
 
+// replica-lag ... failover: when the lagging WAIT answers 0, the primary
+// fails over to that replica, which never received what no WAIT confirmed
+// (the SET before it): the worker's connection dies, it starts again, and
+// finds the key gone. Without `failover`, the key stays and it goes on.
+// (It sleeps first: the producer's own WAIT, after its XADD, would confirm
+// the SET, as any WAIT confirms every write before it.)
+TEST_F(ScriptCallsContractTest, ALagThenFailoverPromotesTheLaggingReplicaWhenTheWaitAnswers) {
+  const std::string consumer = R"lua(
+function consumer(w)
+  if w:redis("GET", "started") then
+    say(w, "the key was kept")
+    handle_all(w, 1)
+    return
+  end
+  w:sleep(100)
+  w:redis("SET", "started", "1")
+  say(w, "answered", w:redis("WAIT", "1", "500"))
+  handle_all(w, 1)
+end
+)lua";
+  std::string observed;
+  EXPECT_EQ(Said(consumer, 1, {"replica-lag w1 WAIT #1 2000ms"}, &observed, /*replicas=*/1),
+            (std::vector<std::string>{"answered 0"}));
+  EXPECT_EQ(observed, "ok");
+  EXPECT_EQ(Said(consumer, 1, {"replica-lag w1 WAIT #1 2000ms failover"}, &observed, /*replicas=*/1),
+            (std::vector<std::string>{"answered 0", "answered 1"}));
+  EXPECT_EQ(observed, "ok");
+}
+
 // A failover while a lagging replica holds a WAIT cuts it, as it cuts any
 // request in flight: WAIT 1 5000 would otherwise answer 0 after its
 // timeout, and WAIT 1 0 (answered once the replica caught up, 2 s later)
