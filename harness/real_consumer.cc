@@ -219,7 +219,7 @@ class ConsumerProcess {
     addr.sun_family = AF_UNIX;
     std::memcpy(addr.sun_path, socket_path.c_str(), socket_path.size() + 1);  // ServerDir checked the length
     if (listener_ < 0 || ::bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-        ::listen(listener_, 16) != 0) {
+        ::listen(listener_, SOMAXCONN) != 0) {  // each timed wait connects: none may block in connect()
       return Status::IoError(fmt::format("cannot listen on {}: {}", socket_path, std::strerror(errno)));
     }
     const char* preload = std::getenv("LD_PRELOAD");
@@ -552,7 +552,9 @@ class ConsumerProcess {
 //   - no request of it is waiting to be read (it was sent before a wait);
 //   - each thread that waits has looked since the last request or commit
 //     (a reply it was sent is read), and no other thread has run since the
-//     last "look again" answer (a thread pool's work ends in a descriptor).
+//     last "look again" answer (a thread pool's work ends in a descriptor;
+//     a thread that waited before and now does something else counts as
+//     any other: only the threads waiting in this decision are left out).
 // Then it sleeps until the earliest timeout of all its waiting threads, as
 // a kernel would, and every one of them is answered and looks again (those
 // whose timeout has not come send what is left). Otherwise every waiting
@@ -572,7 +574,6 @@ class TimedWaits {
   // A request or a commit: what a waiting thread saw may have changed.
   void Progressed() {
     looked_again_.reset();
-    waiting_.clear();
     answered_.clear();
     looks_ = 0;
   }
@@ -583,17 +584,18 @@ class TimedWaits {
   // the process's threads never settle.
   Result<Decision> Decide(ConsumerProcess& process, Frame first, int64_t timeout_ms) {
     Decision d;
-    if (Status held = Hold(std::move(first), &d); !held.ok()) return held;
-    Result<ConsumerProcess::ThreadSnapshot> threads = process.QuietThreads(waiting_, timeout_ms);
+    std::set<pid_t> waiting;  // the threads of d.held: each looks, and so runs, between two of its waits
+    if (Status held = Hold(std::move(first), &d, &waiting); !held.ok()) return held;
+    Result<ConsumerProcess::ThreadSnapshot> threads = process.QuietThreads(waiting, timeout_ms);
     if (!threads.ok()) return threads.status();
     // Every thread sleeps, so each has written what it sent before it slept.
     if (Status drained = process.Drain(); !drained.ok()) return drained;
-    const size_t known = waiting_.size();
+    const size_t known = waiting.size();
     for (Frame& other : process.TakeDrainedWaits()) {
-      if (Status held = Hold(std::move(other), &d); !held.ok()) return held;
+      if (Status held = Hold(std::move(other), &d, &waiting); !held.ok()) return held;
     }
-    if (waiting_.size() != known) {  // a snapshot without the threads just found waiting
-      threads = process.QuietThreads(waiting_, timeout_ms);
+    if (waiting.size() != known) {  // a snapshot without the threads just found waiting
+      threads = process.QuietThreads(waiting, timeout_ms);
       if (!threads.ok()) return threads.status();
     }
     const bool all_looked = std::all_of(d.held.begin(), d.held.end(), [&](const Held& h) {
@@ -622,7 +624,7 @@ class TimedWaits {
   }
 
  private:
-  Status Hold(Frame f, Decision* d) {
+  Status Hold(Frame f, Decision* d, std::set<pid_t>* waiting) {
     std::optional<int64_t> ms = f.argv.size() == 3 ? ParseMs(f.argv[1]) : std::nullopt;
     std::optional<int64_t> tid = f.argv.size() == 3 ? ParseMs(f.argv[2]) : std::nullopt;
     if (!ms || !tid || *tid > INT32_MAX) {
@@ -630,16 +632,13 @@ class TimedWaits {
           fmt::format("sent XACKLY.WAIT without milliseconds 0..{} and a thread id", kMaxDurationMs));
     }
     d->held.push_back({f.connection, static_cast<pid_t>(*tid), *ms});
-    waiting_.insert(static_cast<pid_t>(*tid));
+    waiting->insert(static_cast<pid_t>(*tid));
     return Status::Ok();
   }
 
-  // The snapshot of the threads that do not wait when the waiting ones
+  // The snapshot of the threads that did not wait when the waiting ones
   // were last answered "look again"; none since the last request.
   std::optional<ConsumerProcess::ThreadSnapshot> looked_again_;
-  // The threads that waited since the last request (each looks, and so
-  // runs, between two of its waits: it is left out of the snapshots).
-  std::set<pid_t> waiting_;
   // The threads answered since the last request: their next wait was sent
   // after a look that saw every reply sent before it.
   std::set<pid_t> answered_;

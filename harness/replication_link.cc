@@ -93,7 +93,10 @@ Result<std::unique_ptr<ReplicationLink>> ReplicationLink::Open(const std::string
   return link;
 }
 
-ReplicationLink::~ReplicationLink() { ::close(fd_); }
+ReplicationLink::~ReplicationLink() {
+  ::shutdown(fd_, SHUT_RDWR);  // the primary drops this replica at once, whatever fork holds a copy
+  ::close(fd_);
+}
 
 Status ReplicationLink::Send(const std::vector<std::string_view>& argv) {
   std::string out = fmt::format("*{}\r\n", argv.size());

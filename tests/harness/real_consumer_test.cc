@@ -450,6 +450,46 @@ TEST(RealConsumerTest, TwoThreadsInTimedWaitsWakeAtTheEarlierTimeoutEachTime) {
   EXPECT_EQ(sleeps, (std::vector<std::string>{"10000 ms", "10000 ms", "10000 ms", "29999 ms"})) << *trace;
 }
 
+// A thread that waited, and after its wait ran (wrote a pipe another
+// thread waits on), is seen running before that other thread's wait is
+// slept: the reader sees the byte when it was written, at 1 s, never at
+// its own 5 s timeout (review of 1e97dd8: threads that had waited since
+// the last request were left out of the snapshot, so the main thread's
+// write went unseen whenever the reader looked before it ran).
+TEST(RealConsumerTest, AThreadThatWaitedAndThenRanIsSeenBeforeAnotherWaitIsSlept) {
+  RequirePythonRedis();
+  ScopedTempRoot dir;
+  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/pipe.py",
+                                  "import os, select, threading, time, redis\n"
+                                  "r = redis.Redis.from_url(os.environ['REDIS_URL'])\n"
+                                  "r.echo('start')\n"
+                                  "start = time.monotonic()\n"
+                                  "rd, wr = os.pipe()\n"
+                                  "seen = []\n"
+                                  "def reader():\n"
+                                  "    ready = select.select([rd], [], [], 5)[0]\n"
+                                  "    seen.append(f'{len(ready)} after {round(time.monotonic() - start)} s')\n"
+                                  "t = threading.Thread(target=reader)\n"
+                                  "t.start()\n"
+                                  "select.select([], [], [], 1)\n"
+                                  "os.write(wr, b'x')\n"
+                                  "t.join()\n"
+                                  "r.echo(f'reader saw {seen[0]}')\n")
+                  .ok());
+  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/pipe.toml",
+                                  "name = \"pipe\"\nexpect = \"lost\"\n[workload]\nworkers = 1\nevents = 1\n"
+                                  "[protocol]\ncommand = [\"/usr/bin/python3\", \"pipe.py\"]\n[faults]\nkinds = []\n")
+                  .ok());
+  for (int attempt = 0; attempt < 3; ++attempt) {  // the race it closes was lost in most runs, not all
+    CommandOutput run = RunXackly(
+        {"run", "--scenario", dir.path() + "/pipe.toml", "--trace", dir.path() + "/t", "--check-determinism"});
+    ASSERT_EQ(run.exit_code, kExitOk) << run.output;
+    Result<std::string> trace = ReadFile(dir.path() + "/t");
+    ASSERT_TRUE(trace.ok());
+    EXPECT_TRUE(Contains(*trace, "ECHO \"reader saw 1 after 1 s\"")) << *trace;
+  }
+}
+
 // A lost request resets its connection: the process sees it close at once,
 // even while another thread of xackly is forking (check -j 2 starting a
 // case's server or consumers; each fork holds a copy of every descriptor
