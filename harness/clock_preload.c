@@ -301,11 +301,12 @@ static int RawClockGettime(clockid_t clock_id, struct timespec* ts) {
  * Only in a consumer process that xackly runs behind its RESP front
  * (harness/real_consumer.h), which sets XACKLY_FRONT_SOCKET to the front's
  * socket. Its monotonic clocks are the virtual clock too, and a sleep
- * (nanosleep, clock_nanosleep, usleep, sleep) is not slept: it is sent to
- * the front as XACKLY.SLEEP <ms> on a connection of its own, which the
- * scheduler runs as a sleep step on the virtual clock; the call returns once
- * the front answers. A sleep that cannot reach the front ends the process
- * (status 71): a silently real sleep would make the run nondeterministic. */
+ * (nanosleep, clock_nanosleep, usleep, sleep) is not slept: it is a timed
+ * wait with nothing to look at (below), sent to the front as XACKLY.WAIT on
+ * a connection of its own, which the scheduler runs as sleep steps on the
+ * virtual clock; the call returns once the whole sleep has passed there. A
+ * sleep that cannot reach the front ends the process (status 71): a
+ * silently real sleep would make the run nondeterministic. */
 
 enum { kExitNoFront = 71 };
 
@@ -363,7 +364,7 @@ static char* AppendBulkDecimal(char* p, int64_t v) {
   return p;
 }
 
-/* Sends `verb` <ms> (XACKLY.SLEEP, XACKLY.COMMITTED), or `verb` <ms> <tid>
+/* Sends `verb` <ms> (XACKLY.COMMITTED), or `verb` <ms> <tid>
  * when tid >= 0 (XACKLY.WAIT: the thread that waits), to the front on a
  * connection of its own and waits for its reply line. */
 static void FrontRoundTrip(const char* path, const char* verb, int64_t ms, long tid) {
@@ -406,8 +407,27 @@ static void FrontRoundTrip(const char* path, const char* verb, int64_t ms, long 
   syscall(SYS_close, fd);
 }
 
-static void VirtualSleepMs(const char* path, int64_t ms) {
-  if (ms > 0) FrontRoundTrip(path, "XACKLY.SLEEP", ms, -1);
+/* What a timed wait looks at, with a zero timeout: the number of ready
+ * descriptors, 0 for none, -1 with errno on failure. */
+typedef long (*LookFn)(void* ctx);
+static long WaitVirtually(int timeout_ms, LookFn look, void* ctx);
+
+/* A sleep looks at nothing. */
+static long LookAtNothing(void* ctx) {
+  (void)ctx;
+  return 0;
+}
+
+/* A sleep is a timed wait with nothing to look at (WaitVirtually): its
+ * thread's timer is one of the process's timers, and the front sleeps to
+ * the earliest of them, as a kernel wakes whichever thread's comes first
+ * (a heartbeat thread's select(1 s) beside a time.sleep(5)). */
+static void VirtualSleepMs(int64_t ms) {
+  while (ms > 0) {
+    const int part = ms > 0x7fffffff ? 0x7fffffff : (int)ms;
+    WaitVirtually(part, LookAtNothing, NULL);
+    ms -= part;
+  }
 }
 
 /* How long a sleep until `req` (absolute on `clock_id` when `absolute`)
@@ -423,7 +443,7 @@ __attribute__((visibility("default"))) int clock_nanosleep(clockid_t clock_id, i
     return rc == 0 ? 0 : errno;  /* clock_nanosleep returns the error number */
   }
   if (req->tv_sec < 0 || req->tv_nsec < 0 || req->tv_nsec >= 1000000000) return EINVAL;
-  VirtualSleepMs(front, SleepMs(clock_id, (flags & TIMER_ABSTIME) != 0, req));
+  VirtualSleepMs(SleepMs(clock_id, (flags & TIMER_ABSTIME) != 0, req));
   if (rem != NULL && (flags & TIMER_ABSTIME) == 0) memset(rem, 0, sizeof *rem);
   return 0;
 }
@@ -567,10 +587,6 @@ static int TimeoutMsOf(const struct timespec* ts) {
   int64_t ms = (int64_t)ts->tv_sec * 1000 + (ts->tv_nsec + 999999) / 1000000;
   return ms > 0x7fffffff ? 0x7fffffff : (int)ms;
 }
-
-/* What a timed wait looks at, with a zero timeout: the number of ready
- * descriptors, 0 for none, -1 with errno on failure. */
-typedef long (*LookFn)(void* ctx);
 
 /* A wait of `timeout_ms` (> 0) on the virtual clock: looks, and while
  * nothing is ready and the virtual deadline is still ahead, sends the time

@@ -450,6 +450,40 @@ TEST(RealConsumerTest, TwoThreadsInTimedWaitsWakeAtTheEarlierTimeoutEachTime) {
   EXPECT_EQ(sleeps, (std::vector<std::string>{"10000 ms", "10000 ms", "10000 ms", "29999 ms"})) << *trace;
 }
 
+// A sleep is one of the process's timers too: a heartbeat thread's
+// select(1 s) beside the main thread's time.sleep(5) beats at 1, 2, 3 and
+// 4 s, and the main thread wakes at 5 s (before, the sleep was one step
+// of 5 s whatever the heartbeat waited for, and the beats came late, at
+// times that depended on which frame the front read first).
+TEST(RealConsumerTest, ASleepAndAnotherThreadsTimedWaitWakeAtTheEarlierEachTime) {
+  RequirePythonRedis();
+  ScopedTempRoot dir;
+  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/beat.py",
+                                  "import os, select, threading, time, redis\n"
+                                  "r = redis.Redis.from_url(os.environ['REDIS_URL'])\n"
+                                  "r.echo('start')\n"
+                                  "start = time.monotonic()\n"
+                                  "beats = []\n"
+                                  "def heartbeat():\n"
+                                  "    for i in range(4):\n"
+                                  "        select.select([], [], [], 1)\n"
+                                  "        beats.append(round(time.monotonic() - start))\n"
+                                  "threading.Thread(target=heartbeat).start()\n"
+                                  "time.sleep(5)\n"
+                                  "r.echo(f'slept {round(time.monotonic() - start)} s, beats at {beats}')\n")
+                  .ok());
+  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/beat.toml",
+                                  "name = \"beat\"\nexpect = \"lost\"\n[workload]\nworkers = 1\nevents = 1\n"
+                                  "[protocol]\ncommand = [\"/usr/bin/python3\", \"beat.py\"]\n[faults]\nkinds = []\n")
+                  .ok());
+  CommandOutput run = RunXackly(
+      {"run", "--scenario", dir.path() + "/beat.toml", "--trace", dir.path() + "/t", "--check-determinism"});
+  ASSERT_EQ(run.exit_code, kExitOk) << run.output;
+  Result<std::string> trace = ReadFile(dir.path() + "/t");
+  ASSERT_TRUE(trace.ok());
+  EXPECT_TRUE(Contains(*trace, "ECHO \"slept 5 s, beats at [1, 2, 3, 4]\"")) << *trace;
+}
+
 // A thread that waited, and after its wait ran (wrote a pipe another
 // thread waits on), is seen running before that other thread's wait is
 // slept: the reader sees the byte when it was written, at 1 s, never at
