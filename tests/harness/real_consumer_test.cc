@@ -77,6 +77,31 @@ FaultedRun RunConsumerPy(const ScopedTempRoot& dir, int workers, int events, con
   return r;
 }
 
+// `xackly run` of `source` as a one-worker Python consumer (script.py in
+// `dir`), with no faults drawn, the scheduled `faults` only, and `env` set
+// for xackly; twice on fresh servers (--check-determinism) unless `once`.
+FaultedRun RunPythonScript(const ScopedTempRoot& dir, const std::string& source,
+                           const std::vector<std::string>& faults = {}, const std::vector<std::string>& env = {},
+                           bool once = false) {
+  std::string list;
+  for (const std::string& f : faults) list += (list.empty() ? "\"" : ", \"") + f + "\"";
+  EXPECT_TRUE(WriteFileAtomically(dir.path() + "/script.py", source).ok());
+  const std::string scenario = dir.path() + "/script.toml";
+  EXPECT_TRUE(WriteFileAtomically(scenario, fmt::format("name = \"script\"\nexpect = \"lost\"\n[workload]\n"
+                                                        "workers = 1\nevents = 1\n[protocol]\ncommand = "
+                                                        "[\"/usr/bin/python3\", \"script.py\"]\n[faults]\n"
+                                                        "kinds = []\n[schedule]\nfaults = [{}]\n",
+                                                        list))
+                  .ok());
+  std::vector<std::string> args = {"run", "--scenario", scenario, "--trace", dir.path() + "/t"};
+  if (!once) args.push_back("--check-determinism");
+  FaultedRun r{RunXackly(args, env), ""};
+  Result<std::string> trace = ReadFile(dir.path() + "/t");
+  EXPECT_TRUE(trace.ok()) << r.run.output;
+  if (trace.ok()) r.trace = *trace;
+  return r;
+}
+
 struct Judged {
   CommandOutput run;
   report::CheckReport row;
@@ -418,36 +443,27 @@ TEST(RealConsumerTest, AThreadMidJobInARealTimeWaitIsWaitedForNotSleptPast) {
 TEST(RealConsumerTest, TwoThreadsInTimedWaitsWakeAtTheEarlierTimeoutEachTime) {
   RequirePythonRedis();
   ScopedTempRoot dir;
-  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/ticks.py",
-                                  "import os, select, threading, time, redis\n"
-                                  "r = redis.Redis.from_url(os.environ['REDIS_URL'])\n"
-                                  "r.echo('start')\n"
-                                  "start = time.monotonic()\n"
-                                  "ticks = []\n"
-                                  "def ticker():\n"
-                                  "    for i in range(3):\n"
-                                  "        select.select([], [], [], 10)\n"
-                                  "        ticks.append(round(time.monotonic() - start))\n"
-                                  "threading.Thread(target=ticker).start()\n"
-                                  "select.select([], [], [], 60)\n"
-                                  "r.echo(f'main woke after {round(time.monotonic() - start)} s, ticks at {ticks}')\n")
-                  .ok());
-  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/ticks.toml",
-                                  "name = \"ticks\"\nexpect = \"lost\"\n[workload]\nworkers = 1\nevents = 1\n"
-                                  "[protocol]\ncommand = [\"/usr/bin/python3\", \"ticks.py\"]\n[faults]\nkinds = []\n")
-                  .ok());
-  CommandOutput run = RunXackly(
-      {"run", "--scenario", dir.path() + "/ticks.toml", "--trace", dir.path() + "/t", "--check-determinism"});
-  ASSERT_EQ(run.exit_code, kExitOk) << run.output;
-  Result<std::string> trace = ReadFile(dir.path() + "/t");
-  ASSERT_TRUE(trace.ok());
-  EXPECT_TRUE(Contains(*trace, "ECHO \"main woke after 60 s, ticks at [10, 20, 30]\"")) << *trace;
+  FaultedRun r = RunPythonScript(dir,
+                                 "import os, select, threading, time, redis\n"
+                                 "r = redis.Redis.from_url(os.environ['REDIS_URL'])\n"
+                                 "r.echo('start')\n"
+                                 "start = time.monotonic()\n"
+                                 "ticks = []\n"
+                                 "def ticker():\n"
+                                 "    for i in range(3):\n"
+                                 "        select.select([], [], [], 10)\n"
+                                 "        ticks.append(round(time.monotonic() - start))\n"
+                                 "threading.Thread(target=ticker).start()\n"
+                                 "select.select([], [], [], 60)\n"
+                                 "r.echo(f'main woke after {round(time.monotonic() - start)} s, ticks at {ticks}')\n");
+  ASSERT_EQ(r.run.exit_code, kExitOk) << r.run.output;
+  EXPECT_TRUE(Contains(r.trace, "ECHO \"main woke after 60 s, ticks at [10, 20, 30]\"")) << r.trace;
   std::vector<std::string> sleeps;
-  for (size_t at = trace->find(" sleep "); at != std::string::npos; at = trace->find(" sleep ", at + 1)) {
-    sleeps.push_back(trace->substr(at + 7, trace->find('\n', at) - at - 7));
+  for (size_t at = r.trace.find(" sleep "); at != std::string::npos; at = r.trace.find(" sleep ", at + 1)) {
+    sleeps.push_back(r.trace.substr(at + 7, r.trace.find('\n', at) - at - 7));
   }
   // The main thread began its wait 1 ms before the ticker thread its first.
-  EXPECT_EQ(sleeps, (std::vector<std::string>{"10000 ms", "10000 ms", "10000 ms", "29999 ms"})) << *trace;
+  EXPECT_EQ(sleeps, (std::vector<std::string>{"10000 ms", "10000 ms", "10000 ms", "29999 ms"})) << r.trace;
 }
 
 // A sleep is one of the process's timers too: a heartbeat thread's
@@ -458,30 +474,21 @@ TEST(RealConsumerTest, TwoThreadsInTimedWaitsWakeAtTheEarlierTimeoutEachTime) {
 TEST(RealConsumerTest, ASleepAndAnotherThreadsTimedWaitWakeAtTheEarlierEachTime) {
   RequirePythonRedis();
   ScopedTempRoot dir;
-  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/beat.py",
-                                  "import os, select, threading, time, redis\n"
-                                  "r = redis.Redis.from_url(os.environ['REDIS_URL'])\n"
-                                  "r.echo('start')\n"
-                                  "start = time.monotonic()\n"
-                                  "beats = []\n"
-                                  "def heartbeat():\n"
-                                  "    for i in range(4):\n"
-                                  "        select.select([], [], [], 1)\n"
-                                  "        beats.append(round(time.monotonic() - start))\n"
-                                  "threading.Thread(target=heartbeat).start()\n"
-                                  "time.sleep(5)\n"
-                                  "r.echo(f'slept {round(time.monotonic() - start)} s, beats at {beats}')\n")
-                  .ok());
-  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/beat.toml",
-                                  "name = \"beat\"\nexpect = \"lost\"\n[workload]\nworkers = 1\nevents = 1\n"
-                                  "[protocol]\ncommand = [\"/usr/bin/python3\", \"beat.py\"]\n[faults]\nkinds = []\n")
-                  .ok());
-  CommandOutput run = RunXackly(
-      {"run", "--scenario", dir.path() + "/beat.toml", "--trace", dir.path() + "/t", "--check-determinism"});
-  ASSERT_EQ(run.exit_code, kExitOk) << run.output;
-  Result<std::string> trace = ReadFile(dir.path() + "/t");
-  ASSERT_TRUE(trace.ok());
-  EXPECT_TRUE(Contains(*trace, "ECHO \"slept 5 s, beats at [1, 2, 3, 4]\"")) << *trace;
+  FaultedRun r = RunPythonScript(dir,
+                                 "import os, select, threading, time, redis\n"
+                                 "r = redis.Redis.from_url(os.environ['REDIS_URL'])\n"
+                                 "r.echo('start')\n"
+                                 "start = time.monotonic()\n"
+                                 "beats = []\n"
+                                 "def heartbeat():\n"
+                                 "    for i in range(4):\n"
+                                 "        select.select([], [], [], 1)\n"
+                                 "        beats.append(round(time.monotonic() - start))\n"
+                                 "threading.Thread(target=heartbeat).start()\n"
+                                 "time.sleep(5)\n"
+                                 "r.echo(f'slept {round(time.monotonic() - start)} s, beats at {beats}')\n");
+  ASSERT_EQ(r.run.exit_code, kExitOk) << r.run.output;
+  EXPECT_TRUE(Contains(r.trace, "ECHO \"slept 5 s, beats at [1, 2, 3, 4]\"")) << r.trace;
 }
 
 // A thread that waited, and after its wait ran (wrote a pipe another
@@ -493,34 +500,25 @@ TEST(RealConsumerTest, ASleepAndAnotherThreadsTimedWaitWakeAtTheEarlierEachTime)
 TEST(RealConsumerTest, AThreadThatWaitedAndThenRanIsSeenBeforeAnotherWaitIsSlept) {
   RequirePythonRedis();
   ScopedTempRoot dir;
-  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/pipe.py",
-                                  "import os, select, threading, time, redis\n"
-                                  "r = redis.Redis.from_url(os.environ['REDIS_URL'])\n"
-                                  "r.echo('start')\n"
-                                  "start = time.monotonic()\n"
-                                  "rd, wr = os.pipe()\n"
-                                  "seen = []\n"
-                                  "def reader():\n"
-                                  "    ready = select.select([rd], [], [], 5)[0]\n"
-                                  "    seen.append(f'{len(ready)} after {round(time.monotonic() - start)} s')\n"
-                                  "t = threading.Thread(target=reader)\n"
-                                  "t.start()\n"
-                                  "select.select([], [], [], 1)\n"
-                                  "os.write(wr, b'x')\n"
-                                  "t.join()\n"
-                                  "r.echo(f'reader saw {seen[0]}')\n")
-                  .ok());
-  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/pipe.toml",
-                                  "name = \"pipe\"\nexpect = \"lost\"\n[workload]\nworkers = 1\nevents = 1\n"
-                                  "[protocol]\ncommand = [\"/usr/bin/python3\", \"pipe.py\"]\n[faults]\nkinds = []\n")
-                  .ok());
   for (int attempt = 0; attempt < 3; ++attempt) {  // the race it closes was lost in most runs, not all
-    CommandOutput run = RunXackly(
-        {"run", "--scenario", dir.path() + "/pipe.toml", "--trace", dir.path() + "/t", "--check-determinism"});
-    ASSERT_EQ(run.exit_code, kExitOk) << run.output;
-    Result<std::string> trace = ReadFile(dir.path() + "/t");
-    ASSERT_TRUE(trace.ok());
-    EXPECT_TRUE(Contains(*trace, "ECHO \"reader saw 1 after 1 s\"")) << *trace;
+    FaultedRun r = RunPythonScript(dir,
+                                   "import os, select, threading, time, redis\n"
+                                   "r = redis.Redis.from_url(os.environ['REDIS_URL'])\n"
+                                   "r.echo('start')\n"
+                                   "start = time.monotonic()\n"
+                                   "rd, wr = os.pipe()\n"
+                                   "seen = []\n"
+                                   "def reader():\n"
+                                   "    ready = select.select([rd], [], [], 5)[0]\n"
+                                   "    seen.append(f'{len(ready)} after {round(time.monotonic() - start)} s')\n"
+                                   "t = threading.Thread(target=reader)\n"
+                                   "t.start()\n"
+                                   "select.select([], [], [], 1)\n"
+                                   "os.write(wr, b'x')\n"
+                                   "t.join()\n"
+                                   "r.echo(f'reader saw {seen[0]}')\n");
+    ASSERT_EQ(r.run.exit_code, kExitOk) << r.run.output;
+    EXPECT_TRUE(Contains(r.trace, "ECHO \"reader saw 1 after 1 s\"")) << r.trace;
   }
 }
 
@@ -534,32 +532,24 @@ TEST(RealConsumerTest, AThreadThatWaitedAndThenRanIsSeenBeforeAnotherWaitIsSlept
 TEST(RealConsumerTest, AResetConnectionIsSeenClosedAtOnceWhileXacklyForks) {
   RequirePythonRedis();
   ScopedTempRoot dir;
-  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/lost.py",
-                                  "import os, select, socket, subprocess, time, redis\n"
-                                  "s = socket.socket(socket.AF_UNIX)\n"
-                                  "s.connect(os.environ['XACKLY_FRONT_SOCKET'])\n"
-                                  "# older than a fork's copy: 0.2 s of real time\n"
-                                  "subprocess.run(['/bin/sleep', '0.2'], env={})\n"
-                                  "s.sendall(b'*1\\r\\n$4\\r\\nPING\\r\\n')\n"
-                                  "start = time.monotonic()\n"
-                                  "ready = select.select([s], [], [], 10)[0]\n"
-                                  "closed = bool(ready) and s.recv(100) == b''\n"
-                                  "r = redis.Redis.from_url(os.environ['REDIS_URL'])\n"
-                                  "r.echo(f'closed: {closed} after {round(time.monotonic() - start)} s')\n")
-                  .ok());
-  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/lost.toml",
-                                  "name = \"lost\"\nexpect = \"lost\"\n[workload]\nworkers = 1\nevents = 1\n"
-                                  "[protocol]\ncommand = [\"/usr/bin/python3\", \"lost.py\"]\n[faults]\nkinds = []\n"
-                                  "[schedule]\nfaults = [\"lost-request w1 PING #1\"]\n")
-                  .ok());
-  CommandOutput run = RunXackly({"run", "--scenario", dir.path() + "/lost.toml", "--trace", dir.path() + "/t"},
-                                {std::string("LD_PRELOAD=") + XACKLY_TEST_FORKER_LIB});
-  ASSERT_EQ(run.exit_code, kExitOk) << run.output;
-  Result<std::string> trace = ReadFile(dir.path() + "/t");
-  ASSERT_TRUE(trace.ok());
-  EXPECT_TRUE(Contains(*trace, "PING -> !lost-request")) << *trace;
-  EXPECT_TRUE(Contains(*trace, "ECHO \"closed: True after 0 s\"")) << *trace;
-  EXPECT_FALSE(Contains(*trace, " sleep ")) << *trace;
+  FaultedRun r = RunPythonScript(dir,
+                                 "import os, select, socket, subprocess, time, redis\n"
+                                 "s = socket.socket(socket.AF_UNIX)\n"
+                                 "s.connect(os.environ['XACKLY_FRONT_SOCKET'])\n"
+                                 "# older than a fork's copy: 0.2 s of real time\n"
+                                 "subprocess.run(['/bin/sleep', '0.2'], env={})\n"
+                                 "s.sendall(b'*1\\r\\n$4\\r\\nPING\\r\\n')\n"
+                                 "start = time.monotonic()\n"
+                                 "ready = select.select([s], [], [], 10)[0]\n"
+                                 "closed = bool(ready) and s.recv(100) == b''\n"
+                                 "r = redis.Redis.from_url(os.environ['REDIS_URL'])\n"
+                                 "r.echo(f'closed: {closed} after {round(time.monotonic() - start)} s')\n",
+                                 {"lost-request w1 PING #1"}, {std::string("LD_PRELOAD=") + XACKLY_TEST_FORKER_LIB},
+                                 /*once=*/true);
+  ASSERT_EQ(r.run.exit_code, kExitOk) << r.run.output;
+  EXPECT_TRUE(Contains(r.trace, "PING -> !lost-request")) << r.trace;
+  EXPECT_TRUE(Contains(r.trace, "ECHO \"closed: True after 0 s\"")) << r.trace;
+  EXPECT_FALSE(Contains(r.trace, " sleep ")) << r.trace;
 }
 
 TEST(RealConsumerTest, OneSeedGivesOneTraceByteForByte) {
