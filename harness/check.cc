@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/real_consumer.h"
 #include "reports/model.h"
 #include "sim/actor_name.h"
 #include "sim/commands.h"
@@ -993,12 +994,7 @@ std::string Search::FirstDifference(RunConfig config, const std::string& pair_di
     out += where.empty() ? "two more runs keeping their traces agreed: the difference comes and goes"
                          : "two more runs " + where;
   }
-  if (!config.protocol.consumer_command.empty()) {
-    out += "; a real consumer must be a function of the replies it gets: no randomness xackly does not seed "
-           "(getrandom and getentropy are seeded; reads of /dev/urandom, raw syscalls and OpenSSL's own source are "
-           "not), no pid or real-time counter, no thread that races its main one, and no reply it reads from a "
-           "server command that differs per run (docs/real-consumers.md)";
-  }
+  if (!config.protocol.consumer_command.empty()) out += "; " + NondeterministicConsumerHint();
   return out;
 }
 

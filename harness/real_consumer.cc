@@ -904,6 +904,15 @@ Result<std::string> ResolveProgram(const std::string& name, const std::string& d
 
 }  // namespace
 
+std::string NondeterministicConsumerHint() {
+  return "a real consumer must be a function of the replies it gets: no randomness xackly does not seed "
+         "(getrandom and getentropy are seeded; reads of /dev/urandom, raw syscalls and OpenSSL's own source are "
+         "not), no pid or real-time counter, no reply it reads from a server command that differs per run, and no "
+         "two threads that each send requests (a heartbeat that sends a command beside the main loop: the front "
+         "serves their requests in the order it reads them; a thread that only sleeps or waits is fine) "
+         "(docs/real-consumers.md)";
+}
+
 std::string EncodeResp2(const Reply& reply) {
   std::string out;
   AppendResp2(&out, reply);

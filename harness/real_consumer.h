@@ -125,4 +125,8 @@ class RealConsumer final : public ProtocolScript {
 // The RESP2 encoding of `reply` (what a client reads).
 std::string EncodeResp2(const Reply& reply);
 
+// What a real consumer whose two runs of one seed differ most likely does
+// (the determinism checks' hint, docs/real-consumers.md).
+std::string NondeterministicConsumerHint();
+
 }  // namespace xackly

@@ -20,6 +20,7 @@
 #include "harness/cli/out_dir.h"
 #include "harness/cli/shared_flags.h"
 #include "harness/files.h"
+#include "harness/real_consumer.h"
 #include "harness/results.h"
 #include "reports/report.h"
 
@@ -265,11 +266,13 @@ int RunAndReport(const char* command, const Scenario& scenario, const std::strin
     }
     if (again->trace_hash != run->trace_hash) {
       const std::string where = FirstTraceDifference(run->trace, again->trace);
+      const std::string hint =
+          config.protocol.consumer_command.empty() ? "" : "; " + NondeterministicConsumerHint();
       fmt::print(stderr,
                  "xackly {}: NONDETERMINISM: the same seed gave trace {} and then {} on a fresh "
-                 "server; the two runs {}\n",
+                 "server; the two runs {}{}\n",
                  command, run->TraceHashHex(), again->TraceHashHex(),
-                 where.empty() ? "agree line for line" : where);
+                 where.empty() ? "agree line for line" : where, hint);
       return kExitHarnessFailure;
     }
     fmt::print(human, "determinism: a second run on a fresh server gave the same trace {}\n", run->TraceHashHex());

@@ -724,6 +724,7 @@ TEST(RealConsumerTest, ANondeterministicConsumerIsShownWhereItsRunsDiffer) {
   EXPECT_TRUE(Contains(twice.output, "NONDETERMINISM")) << twice.output;
   EXPECT_TRUE(Contains(twice.output, "the two runs first differ at trace line")) << twice.output;
   EXPECT_TRUE(Contains(twice.output, "SET run-id ")) << twice.output;
+  EXPECT_TRUE(Contains(twice.output, "no two threads that each send requests")) << twice.output;
 }
 
 TEST(RealConsumerTest, AConsumerThatFailsIsAHarnessErrorThatShowsWhatItPrinted) {
