@@ -109,7 +109,8 @@ void DescribeServer(V& v) {
   v.Int("replicas", &RunConfig::replicas, 0, kMaxReplicas,
         "replicas following the primary: failover faults promote one");
   v.Bool("producer_waits", &RunConfig::producer_waits,
-         "with a replica: the producer waits (WAIT 1 0) until its XADD reached it");
+         "with a replica: xackly's own producer waits (WAIT 1 0) until its XADD reached it (a script's "
+         "producer(w) does what it does)");
 }
 
 // [workload] (members of RunConfig)
