@@ -28,7 +28,8 @@
 //   its clocks         gettimeofday, time and clock_gettime (REALTIME and
 //                      MONOTONIC) read the run's virtual clock, and its
 //                      sleeps (nanosleep, clock_nanosleep, usleep, sleep) are
-//                      sleep steps on it: the clock preload that redis-server
+//                      timed waits with nothing to look at (below): the
+//                      clock preload that redis-server
 //                      runs with, in consumer mode (XACKLY_FRONT_SOCKET,
 //                      harness/clock_preload.c); PYTHONHASHSEED=0
 //   its timed waits    poll/ppoll/epoll_wait/epoll_pwait with a timeout that
