@@ -169,6 +169,23 @@ TEST(ParallelTest, ChecksRunTwoAtATimeReportExactlyWhatOneAtATimeReports) {
   EXPECT_EQ(tables[1], tables[0]);
 }
 
+// Two checks share -j 2 by running at once, one thread each; with -j 1
+// they run one after the other. The progress line says which (seed 1 of
+// the generated mutants, 2026-12-07: two checks ran one at a time under
+// -j 2 and no test noticed).
+TEST(ParallelTest, TwoChecksRunAtOnceWhenThereAreTwoThreads) {
+  ScopedTempRoot dir;
+  const std::string scripts = std::string(XACKLY_SOURCE_DIR) + "/scenarios/catalog/scripts/";
+  for (const std::string jobs : {"2", "1"}) {
+    CommandOutput check = RunXackly({"check", "--scenario", scripts + "ack-first.toml", "--scenario",
+                                     scripts + "no-dedupe.toml", "--cases", "3", "--max-shrinks", "0", "-j", jobs,
+                                     "--out", dir.path() + "/j" + jobs});
+    EXPECT_EQ(check.exit_code, kExitOk) << check.output;
+    EXPECT_EQ(Contains(check.output, "2 checks, 2 at once"), jobs == "2") << jobs << "\n" << check.output;
+    EXPECT_EQ(Contains(check.output, "(protocol 1 of 2)"), jobs == "1") << jobs << "\n" << check.output;
+  }
+}
+
 TEST(ParallelTest, MergeRefusesShardsThatDoNotBelongTogether) {
   report::CheckReport k;
   k.name = "no-dedupe";
