@@ -302,7 +302,9 @@ Status Simulation::AnswerLagging(Actor& a, Step& s, const FaultSpec& f, const Wa
     failover.target = fmt::format("lag:{}", kMaxFailoverLag);
     failover.at_ms = now_ + waited_ms;
     plan_->ScheduleLater(failover);
-    what += fmt::format("; the primary fails over to it at {} ms", failover.at_ms);
+    // Scheduled faults fire only while faults are on: a lag near the end of
+    // the fault phase may promise a failover that never comes.
+    what += fmt::format("; the primary fails over to it at {} ms, if faults are still on then", failover.at_ms);
   }
   trace_.Add(now_, a.name, LineKind::kFault, RequestText(s.argv), ReplyText(s.reply) + what,
              {.event = LineEvent::kReplicaLag, .argv = &s.argv, .reply = &s.reply, .site = f.site,
