@@ -362,29 +362,27 @@ class ConsumerProcess {
 
   std::string OutputTailText() const { return OutputTail(output_path_); }
 
-  // How many times each thread of the process tree (the process and every
-  // process it started: a wrapper's child, `sh -c node ...`) other than the
-  // ones that wait has been switched out: unchanged between two snapshots,
-  // none of them ran in between.
-  using ThreadSnapshot = std::map<std::string, std::string>;
+  // Each thread of the process tree (the process and every process it
+  // started: a wrapper's child, `sh -c node ...`), by thread id: its state
+  // and how many times it has been switched out. Unchanged between two
+  // snapshots: it did not run in between.
+  using ThreadSnapshot = std::map<pid_t, std::string>;
 
   // Waits until every thread of the process tree sleeps with nothing it
   // will end by itself (a thread pool done with its work: what it produced,
   // an eventfd written, is ready before it sleeps again; a thread that
-  // waits, blocked on the front's answer), then returns the snapshot of
-  // those not in `waiting` (which look, and so run, between two of their
-  // waits). A thread asleep in a wait with a real-time
+  // waits, blocked on the front's answer), then returns their snapshot.
+  // A thread asleep in a wait with a real-time
   // timeout (a raw nanosleep, a timed futex or poll) is mid-work that ends
   // on its own, so it is waited for, up to kTimedWaitGraceMs of wall time;
   // longer, it is taken as asleep (a real-time timer is outside the
   // scheduler, docs/real-consumers.md). Fails when one keeps running for
   // `timeout_ms` of wall time.
-  Result<ThreadSnapshot> QuietThreads(const std::set<pid_t>& waiting, int64_t timeout_ms) const {
+  Result<ThreadSnapshot> QuietThreads(int64_t timeout_ms) const {
     const auto start = std::chrono::steady_clock::now();
     const auto deadline = start + std::chrono::milliseconds(timeout_ms);
     std::optional<ThreadSnapshot> previous;
     for (;;) {
-      ThreadSnapshot pass;  // every thread: two passes in a row must read the same
       ThreadSnapshot snapshot;
       std::string busy;
       const bool grace = std::chrono::steady_clock::now() < start + std::chrono::milliseconds(kTimedWaitGraceMs);
@@ -403,17 +401,15 @@ class ConsumerProcess {
         } else if (s == 'S' && grace && InTimedWait(dir + "/syscall")) {
           busy = fmt::format("thread {} is in a timed wait", t.tid);
         }
-        const std::string name = fmt::format("{}/{}", t.pid, t.tid);
-        pass[name] = state.substr(0, 1) + switches;
-        if (!waiting.contains(t.tid)) snapshot[name] = pass[name];
+        snapshot[t.tid] = state.substr(0, 1) + switches;
       }
       // One pass reads the threads one after another, so a thread read
       // asleep may have woken before the pass ended: only two passes in a
       // row that read the same are a snapshot.
       const bool quiet = busy.empty();
-      if (quiet && previous == pass) return snapshot;
+      if (quiet && previous == snapshot) return snapshot;
       const bool first_quiet_pass = quiet && !previous;
-      previous = quiet ? std::optional<ThreadSnapshot>(std::move(pass)) : std::nullopt;
+      previous = quiet ? std::optional<ThreadSnapshot>(std::move(snapshot)) : std::nullopt;
       if (first_quiet_pass) continue;  // read again at once
       if (quiet) busy = "they were asleep at each look but kept waking in between";
       if (std::chrono::steady_clock::now() > deadline) {
@@ -584,20 +580,17 @@ class TimedWaits {
   // the process's threads never settle.
   Result<Decision> Decide(ConsumerProcess& process, Frame first, int64_t timeout_ms) {
     Decision d;
-    std::set<pid_t> waiting;  // the threads of d.held: each looks, and so runs, between two of its waits
-    if (Status held = Hold(std::move(first), &d, &waiting); !held.ok()) return held;
-    Result<ConsumerProcess::ThreadSnapshot> threads = process.QuietThreads(waiting, timeout_ms);
+    if (Status held = Hold(std::move(first), &d); !held.ok()) return held;
+    Result<ConsumerProcess::ThreadSnapshot> threads = process.QuietThreads(timeout_ms);
     if (!threads.ok()) return threads.status();
     // Every thread sleeps, so each has written what it sent before it slept.
     if (Status drained = process.Drain(); !drained.ok()) return drained;
-    const size_t known = waiting.size();
     for (Frame& other : process.TakeDrainedWaits()) {
-      if (Status held = Hold(std::move(other), &d, &waiting); !held.ok()) return held;
+      if (Status held = Hold(std::move(other), &d); !held.ok()) return held;
     }
-    if (waiting.size() != known) {  // a snapshot without the threads just found waiting
-      threads = process.QuietThreads(waiting, timeout_ms);
-      if (!threads.ok()) return threads.status();
-    }
+    // The waiting threads look, and so run, between two of their waits:
+    // only the others' snapshot says whether anything else ran.
+    for (const Held& h : d.held) threads->erase(h.tid);
     const bool all_looked = std::all_of(d.held.begin(), d.held.end(), [&](const Held& h) {
       return answered_.contains(h.tid);
     });
@@ -624,7 +617,7 @@ class TimedWaits {
   }
 
  private:
-  Status Hold(Frame f, Decision* d, std::set<pid_t>* waiting) {
+  Status Hold(Frame f, Decision* d) {
     std::optional<int64_t> ms = f.argv.size() == 3 ? ParseMs(f.argv[1]) : std::nullopt;
     std::optional<int64_t> tid = f.argv.size() == 3 ? ParseMs(f.argv[2]) : std::nullopt;
     if (!ms || !tid || *tid > INT32_MAX) {
@@ -632,7 +625,6 @@ class TimedWaits {
           fmt::format("sent XACKLY.WAIT without milliseconds 0..{} and a thread id", kMaxDurationMs));
     }
     d->held.push_back({f.connection, static_cast<pid_t>(*tid), *ms});
-    waiting->insert(static_cast<pid_t>(*tid));
     return Status::Ok();
   }
 
