@@ -102,6 +102,14 @@ FaultedRun RunPythonScript(const ScopedTempRoot& dir, const std::string& source,
   return r;
 }
 
+// The start of the thread tests' Python consumers: a client `r`, one
+// request (so that later waits count from a reply), and `start`.
+constexpr char kThreadsPrelude[] =
+    "import os, select, threading, time, redis\n"
+    "r = redis.Redis.from_url(os.environ['REDIS_URL'])\n"
+    "r.echo('start')\n"
+    "start = time.monotonic()\n";
+
 struct Judged {
   CommandOutput run;
   report::CheckReport row;
@@ -444,10 +452,7 @@ TEST(RealConsumerTest, TwoThreadsInTimedWaitsWakeAtTheEarlierTimeoutEachTime) {
   RequirePythonRedis();
   ScopedTempRoot dir;
   FaultedRun r = RunPythonScript(dir,
-                                 "import os, select, threading, time, redis\n"
-                                 "r = redis.Redis.from_url(os.environ['REDIS_URL'])\n"
-                                 "r.echo('start')\n"
-                                 "start = time.monotonic()\n"
+                                 std::string(kThreadsPrelude) +
                                  "ticks = []\n"
                                  "def ticker():\n"
                                  "    for i in range(3):\n"
@@ -475,10 +480,7 @@ TEST(RealConsumerTest, ASleepAndAnotherThreadsTimedWaitWakeAtTheEarlierEachTime)
   RequirePythonRedis();
   ScopedTempRoot dir;
   FaultedRun r = RunPythonScript(dir,
-                                 "import os, select, threading, time, redis\n"
-                                 "r = redis.Redis.from_url(os.environ['REDIS_URL'])\n"
-                                 "r.echo('start')\n"
-                                 "start = time.monotonic()\n"
+                                 std::string(kThreadsPrelude) +
                                  "beats = []\n"
                                  "def heartbeat():\n"
                                  "    for i in range(4):\n"
@@ -502,10 +504,7 @@ TEST(RealConsumerTest, AThreadThatWaitedAndThenRanIsSeenBeforeAnotherWaitIsSlept
   ScopedTempRoot dir;
   for (int attempt = 0; attempt < 3; ++attempt) {  // the race it closes was lost in most runs, not all
     FaultedRun r = RunPythonScript(dir,
-                                   "import os, select, threading, time, redis\n"
-                                   "r = redis.Redis.from_url(os.environ['REDIS_URL'])\n"
-                                   "r.echo('start')\n"
-                                   "start = time.monotonic()\n"
+                                   std::string(kThreadsPrelude) +
                                    "rd, wr = os.pipe()\n"
                                    "seen = []\n"
                                    "def reader():\n"

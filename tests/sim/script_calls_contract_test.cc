@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "harness/replicated_server.h"
@@ -261,6 +262,27 @@ end
   EXPECT_EQ(observed, "ok");
 }
 
+// A consumer that, after `before` (Lua statements), SETs `started`, says
+// what WAIT 1 <timeout> answers, and handles one entry; started again
+// with the key still there, it says `restarted_with_key` instead.
+std::string WaitOnceConsumer(std::string_view timeout, std::string_view restarted_with_key,
+                             std::string_view before = "") {
+  return fmt::format(R"lua(
+function consumer(w)
+  if w:redis("GET", "started") then
+    say(w, "{}")
+    handle_all(w, 1)
+    return
+  end
+  {}
+  w:redis("SET", "started", "1")
+  say(w, "answered", w:redis("WAIT", "1", "{}"))
+  handle_all(w, 1)
+end
+)lua",
+                     restarted_with_key, before, timeout);
+}
+
 // replica-lag ... failover: when the lagging WAIT answers 0, the primary
 // fails over to that replica, which never received what no WAIT confirmed
 // (the SET before it): the worker's connection dies, it starts again, and
@@ -268,19 +290,7 @@ end
 // (It sleeps first: the producer's own WAIT, after its XADD, would confirm
 // the SET, as any WAIT confirms every write before it.)
 TEST_F(ScriptCallsContractTest, ALagThenFailoverPromotesTheLaggingReplicaWhenTheWaitAnswers) {
-  const std::string consumer = R"lua(
-function consumer(w)
-  if w:redis("GET", "started") then
-    say(w, "the key was kept")
-    handle_all(w, 1)
-    return
-  end
-  w:sleep(100)
-  w:redis("SET", "started", "1")
-  say(w, "answered", w:redis("WAIT", "1", "500"))
-  handle_all(w, 1)
-end
-)lua";
+  const std::string consumer = WaitOnceConsumer("500", "the key was kept", "w:sleep(100)");
   std::string observed;
   EXPECT_EQ(Said(consumer, 1, {"replica-lag w1 WAIT #1 2000ms"}, &observed, /*replicas=*/1),
             (std::vector<std::string>{"answered 0"}));
@@ -298,18 +308,7 @@ TEST_F(ScriptCallsContractTest, AFailoverDuringALaggingWaitCutsItInsteadOfAnswer
   for (const char* timeout : {"5000", "0"}) {
     SCOPED_TRACE(std::string("WAIT 1 ") + timeout);
     std::string observed;
-    const std::vector<std::string> seen = Said(R"lua(
-function consumer(w)
-  if w:redis("GET", "started") then
-    say(w, "started again")
-    handle_all(w, 1)
-    return
-  end
-  w:redis("SET", "started", "1")
-  say(w, "answered", w:redis("WAIT", "1", ")lua" + std::string(timeout) + R"lua("))
-  handle_all(w, 1)
-end
-)lua",
+    const std::vector<std::string> seen = Said(WaitOnceConsumer(timeout, "started again"),
                                                1, {"replica-lag w1 WAIT #1 2000ms", "failover lag:0 @1000ms"},
                                                &observed, /*replicas=*/1);
     EXPECT_EQ(seen, (std::vector<std::string>{"started again"}));
