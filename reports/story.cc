@@ -426,6 +426,45 @@ class Teller {
     return JoinNames(names);
   }
 
+  // Why a loss of entries no worker had read took events for good: "; no
+  // worker had read it: w1 was down (it crashed at before-XREADGROUP,
+  // 504 ms earlier)". A worker that had read an entry would have had its payload
+  // (and done its effect) whatever became of the entry after. The workers
+  // that were down (crashed, not started again) or stalled at the loss are
+  // named from the trace; a loss of entries some worker had read: "".
+  std::string NoWorkerReadIt(const Beat& b) {
+    for (const Subject& s : b.subjects) {
+      auto held = held_.find(s.event_id);
+      if (held != held_.end() && !held->second.empty()) return "";
+    }
+    const std::string text = b.subjects.size() == 1 ? "; no worker had read it" : "; no worker had read them";
+    if (b.line < 0 || b.line > static_cast<int64_t>(c_.trace.size())) return text;
+    struct Away {
+      const TraceLine* fault = nullptr;  // the crash or stall that took it away, if still away
+    };
+    std::map<std::string, Away, std::less<>> workers;  // slot → its state at the loss
+    for (int64_t l = 0; l < b.line; ++l) {
+      const TraceLine& t = c_.trace[static_cast<size_t>(l)];
+      if (DescribeActor(t.actor).role != ActorRole::kWorker) continue;
+      Away& w = workers[std::string(Slot(t.actor))];
+      if (t.event == LineEvent::kCrash || t.event == LineEvent::kStall) w.fault = &t;
+      if (t.event == LineEvent::kStart) w.fault = nullptr;
+    }
+    std::vector<std::string> away;
+    for (const auto& [slot, w] : workers) {
+      if (w.fault == nullptr) continue;
+      const TraceLine& f = *w.fault;
+      if (f.event == LineEvent::kCrash) {
+        away.push_back(fmt::format("{} was down (it crashed at {}, {} earlier)", slot, f.site,
+                                   FormatDuration(b.t_ms - f.t_ms)));
+      } else if (f.t_ms + f.duration_ms > b.t_ms) {
+        away.push_back(fmt::format("{} was stalled at {} (a {} stall that began {} earlier)", slot, f.site,
+                                   FormatDuration(f.duration_ms), FormatDuration(b.t_ms - f.t_ms)));
+      }
+    }
+    return away.empty() ? text : text + ": " + JoinNames(away);
+  }
+
   // The entries the subjects' events sit in, as delivered so far.
   std::string Held(const std::vector<Subject>& subjects) {
     std::vector<Subject> held;
@@ -711,10 +750,14 @@ class Teller {
         return {who, "writes " + Events(b.subjects) + " to the dead-letter stream"};
       case HistoryKind::kRestartLoss: {
         const std::string why = PersistenceNote(b.facts);
-        return {"the server restart", "loses " + Ids(b.subjects) + (why.empty() ? "" : " (" + why + ")")};
+        const std::string unread = NoWorkerReadIt(b);
+        return {"the server restart", "loses " + Ids(b.subjects) + (why.empty() ? "" : " (" + why + ")") + unread};
       }
-      case HistoryKind::kFailoverLoss:
-        return {"the failover", "loses " + Ids(b.subjects) + " (the promoted replica never received its XADD)"};
+      case HistoryKind::kFailoverLoss: {
+        const std::string unread = NoWorkerReadIt(b);
+        return {"the failover",
+                "loses " + Ids(b.subjects) + " (the promoted replica never received its XADD)" + unread};
+      }
       default:
         break;
     }

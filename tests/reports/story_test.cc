@@ -475,7 +475,7 @@ TEST(StoryTest, ARestartIsToldBeforeWhatItLost) {
   SCOPED_TRACE(Dump(story));
   ASSERT_EQ(story.size(), 3u);
   EXPECT_EQ(story[0], "an injected fault kills redis-server and restarts it (persistence none).");
-  EXPECT_EQ(story[1], "the server restart loses 1-0 (order:1) (persistence none).");
+  EXPECT_EQ(story[1], "the server restart loses 1-0 (order:1) (persistence none); no worker had read it.");
 }
 
 TEST(StoryTest, AReplacementUnderANewNameIsTold) {
