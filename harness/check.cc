@@ -50,6 +50,35 @@ rc::Gen<int64_t> Duration(int64_t lo, int64_t hi) {
   return rc::gen::resize(rc::kNominalSize, rc::gen::inRange<int64_t>(lo, std::max(lo, hi) + 1));
 }
 
+// `drawn`'s request faults, each for an actor that sends its request: when
+// the probe runs saw only a producer send it (`senders`), the producer;
+// when only workers, a worker (`worker`, unless it was one already). A
+// fault at a request both kinds (or neither: a site listed but never
+// probed) send keeps its drawn actor, and draws exactly as before. A
+// producer counts as a sender only when `producer_can_take` (an error
+// reply never reaches xackly's own producer).
+rc::Gen<FaultSpec> ToASender(rc::Gen<FaultSpec> drawn,
+                             const std::map<std::string, RequestSenders, std::less<>>& senders,
+                             bool producer_can_take, rc::Gen<std::string> worker) {
+  if (senders.empty()) return drawn;
+  return rc::gen::mapcat(std::move(drawn), [senders, producer_can_take, worker](FaultSpec s) {
+    auto sent = senders.find(s.site);
+    if (sent == senders.end()) return rc::gen::just(s);
+    const bool producer = sent->second.producer && producer_can_take;
+    if (producer == sent->second.worker) return rc::gen::just(s);
+    if (producer) {
+      s.actor = ActorName(ActorRole::kProducer, 1);
+      return rc::gen::just(s);
+    }
+    if (DescribeActor(s.actor).role == ActorRole::kWorker) return rc::gen::just(s);
+    return rc::gen::map(worker, [s](std::string actor) {
+      FaultSpec out = s;
+      out.actor = std::move(actor);
+      return out;
+    });
+  });
+}
+
 // One generator per fault kind of `kinds` (in that order); a case draws its
 // faults from them. Durations come from `r` (swarm) or the model's values.
 std::vector<rc::Gen<FaultSpec>> FaultGens(const RunConfig& base, const std::vector<FaultKind>& kinds,
@@ -136,14 +165,24 @@ std::vector<rc::Gen<FaultSpec>> FaultGens(const RunConfig& base, const std::vect
               s.target = std::get<4>(t);
               return s;
             });
-        if (base.replicas == 0 || family != SiteFamily::kRequest) {
+        if (family != SiteFamily::kRequest) {
+          gens.push_back(std::move(drawn));
+          break;
+        }
+        const bool script_producer =
+            base.protocol.script != nullptr && base.protocol.script->Defines(ScriptRole::kProducer);
+        drawn = ToASender(std::move(drawn), m.request_senders, kind != FaultKind::kErrorReply || script_producer,
+                          WorkerSlot(b.max_workers + base.TotalWorkers() - base.workers));
+        if (base.replicas == 0) {
           gens.push_back(std::move(drawn));
           break;
         }
         // With a replica, xackly's producer sends WAIT after each XADD: half
-        // of the draws at WAIT are its (a script's workers may WAIT too).
-        gens.push_back(rc::gen::mapcat(std::move(drawn), [](FaultSpec s) {
-          if (s.site != "WAIT") return rc::gen::just(s);
+        // of the draws at WAIT are its (a script's workers may WAIT too),
+        // unless the probes saw who sends WAIT (ToASender).
+        const bool wait_senders_known = m.request_senders.contains("WAIT");
+        gens.push_back(rc::gen::mapcat(std::move(drawn), [wait_senders_known](FaultSpec s) {
+          if (s.site != "WAIT" || wait_senders_known) return rc::gen::just(s);
           return rc::gen::map(rc::gen::inRange(0, 2), [s](int producer) {
             FaultSpec out = s;
             if (producer == 1) out.actor = ActorName(ActorRole::kProducer, 1);
@@ -711,6 +750,11 @@ Result<ProbedConfig> WithVisitedSites(const RunConfig& given, CasePool& pool, ui
       const std::optional<ParsedSiteKey> site = ParseSiteKey(key);
       if (!site) continue;
       (InfoOf(site->kind).Sites() == SiteFamily::kCrashPoint ? crash : lost).insert(site->site);
+    }
+    for (const auto& [site, sent] : r->request_senders) {
+      RequestSenders& senders = out.config.faults.request_senders[site];
+      senders.producer = senders.producer || sent.producer;
+      senders.worker = senders.worker || sent.worker;
     }
     if (i == kPoisonProbe) poison = WhatPoisonReaches(*r);
     business = business || r->business_requests > 0;

@@ -9,10 +9,13 @@
 // What is modelled: an asynchronous replica that lags by whole writes, a
 // promotion (the replica becomes the primary, the clients reconnect to it
 // as a Sentinel-aware client does), and the old primary coming back empty
-// as the new primary's replica. Not modelled: split brain (the old primary
-// accepting writes after the promotion), Sentinel's own election, a lag
-// measured in bytes or milliseconds, several replicas, WAIT timing out on a
-// lagging replica (a WAIT always finds the replica caught up), WAITAOF.
+// as the new primary's replica. A WAIT finds the replica caught up; a
+// replica that lags while a WAIT waits (the replica-lag fault) is the
+// simulator's: a WAIT with a timeout it answers 0 itself, with nothing
+// applied, and a WAIT without one it answers the fault's duration later. Not
+// modelled: split brain (the old primary accepting writes after the
+// promotion), Sentinel's own election, a lag measured in bytes or
+// milliseconds, several replicas, WAITAOF.
 //
 // The replica's copy is applied as a client of it (as kHarnessUser): the
 // propagated commands (XCLAIM ... FORCE JUSTID LASTID, XGROUP SETID ...

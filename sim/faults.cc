@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/actor_name.h"
 #include "sim/limits.h"
 #include "sim/stream.h"
 #include "sim/text.h"
@@ -388,6 +389,7 @@ void FaultPlan::ScheduleLater(FaultSpec spec) {
   XACKLY_CHECK(InfoOf(spec.kind).fault_class == FaultClass::kScheduled);
   auto at = std::upper_bound(scheduled_.begin(), scheduled_.end(), spec.at_ms,
                              [](int64_t t, const FaultSpec& s) { return t < s.at_ms; });
+  brought_about_.push_back(spec);
   scheduled_.insert(at, std::move(spec));
 }
 
@@ -474,7 +476,15 @@ std::optional<FaultSpec> FaultPlan::AtPoint(std::string_view actor_slot, std::st
   thread_local std::string key;
   key.assign(1, crash_point ? 'c' : 'l').append(actor_slot).append(1, '|').append(site);
   auto [visit, first] = visits_.try_emplace(key);
-  if (first) (crash_point ? visited_crash_ : visited_lost_).emplace(site);
+  if (first) {
+    (crash_point ? visited_crash_ : visited_lost_).emplace(site);
+    if (!crash_point) {
+      RequestSenders& senders = request_senders_[std::string(site)];
+      const ActorRole role = DescribeActor(actor_slot).role;
+      senders.producer = senders.producer || role == ActorRole::kProducer;
+      senders.worker = senders.worker || role == ActorRole::kWorker;
+    }
+  }
   const uint8_t could = crash_point ? 0 : Bits(can);
   // Records the sites a visit could take each conditional kind at, the
   // first time each (bit) is new for this actor and site.
@@ -531,6 +541,13 @@ std::optional<FaultSpec> FaultPlan::AtPoint(std::string_view actor_slot, std::st
       s.nth = nth;
       s.duration_ms = model_.ModelDurationMs(info.kind);
       s.target = model_.ModelTarget(info.kind);
+      // A lag in a model with failover has the primary fail over to the
+      // lagging replica when its WAIT answers, half of the time (as a swarm
+      // draws it): a failover at a random time comes right after a lag too
+      // rarely to show a protocol that ignores WAIT's answer.
+      if (info.kind == FaultKind::kReplicaLag && model_.Has(FaultKind::kFailover) && rng.ChancePpm(500000)) {
+        s.target = std::string(kThenFailover);
+      }
       hit = s;
     }
   }
@@ -538,7 +555,15 @@ std::optional<FaultSpec> FaultPlan::AtPoint(std::string_view actor_slot, std::st
   return hit;
 }
 
-void FaultPlan::RecordFired(const FaultSpec& spec) { fired_.push_back(spec); }
+void FaultPlan::RecordFired(const FaultSpec& spec) {
+  auto caused = std::find(brought_about_.begin(), brought_about_.end(), spec);
+  if (caused == brought_about_.end()) {
+    fired_.push_back(spec);
+    return;
+  }
+  brought_about_.erase(caused);
+  brought_about_fired_.push_back(spec);
+}
 
 void FaultCoverage::Add(const FaultCoverage& other) {
   for (const auto& [site, n] : other.fired) fired[site] += n;
@@ -569,6 +594,7 @@ std::vector<std::string> FaultCoverage::Gaps() const {
 FaultCoverage FaultPlan::Coverage() const {
   FaultCoverage c;
   for (const FaultSpec& s : fired_) c.fired[SiteKey(s)]++;
+  for (const FaultSpec& s : brought_about_fired_) c.fired[SiteKey(s)]++;
   for (FaultKind k : model_.kinds) {
     const SiteFamily family = InfoOf(k).Sites();
     if (family == SiteFamily::kNone) {

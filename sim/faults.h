@@ -203,6 +203,13 @@ struct FaultSpec {
   bool operator==(const FaultSpec&) const = default;
 };
 
+// Which kinds of actor sent a request (a request site's visitors).
+struct RequestSenders {
+  bool producer = false;
+  bool worker = false;  // a worker process or one of its handler lanes
+  bool operator==(const RequestSenders&) const = default;
+};
+
 // Rates and counts a plan is drawn from when no explicit list is given.
 struct FaultModel {
   std::set<FaultKind> kinds;                 // enabled kinds
@@ -230,6 +237,11 @@ struct FaultModel {
   // add what the protocol's own behaviour calls for (poison for a script
   // that dead-letters or retries).
   bool kinds_are_default = false;
+  // Who sent each request in `check`'s probe runs (WithVisitedSites; empty
+  // for a protocol that is not probed): a swarm draws a request site's
+  // faults only for the kinds of actor that send it. Never read from or
+  // written to a file.
+  std::map<std::string, RequestSenders, std::less<>> request_senders;
 
   bool Has(FaultKind k) const { return kinds.count(k) > 0; }
   // The model's value of `k`'s duration parameter (FaultKindInfo::
@@ -317,7 +329,9 @@ class FaultPlan {
   // Scheduled faults, in time order. REQUIRES: not modified by the caller.
   const std::vector<FaultSpec>& scheduled() const { return scheduled_; }
   // Adds a scheduled fault a fired one brought about (a replica-lag's
-  // failover), after every one due at or before its time.
+  // failover), after every one due at or before its time. When it fires,
+  // Coverage() counts it but fired() does not list it: the fault that
+  // brought it about brings it about again in a replay.
   // REQUIRES: spec is scheduled, and its time is not before any fault the
   // caller has injected.
   void ScheduleLater(FaultSpec spec);
@@ -329,7 +343,9 @@ class FaultPlan {
 
   // Records that `spec` fired (point faults record themselves).
   void RecordFired(const FaultSpec& spec);
-  // Everything that fired, in order: the explicit plan that replays this run.
+  // Everything that fired, in order: the explicit plan that replays this
+  // run. What a fired fault brought about (ScheduleLater) is left out, so
+  // that a replay of this list does not inject it twice.
   const std::vector<FaultSpec>& fired() const { return fired_; }
   FaultCoverage Coverage() const;
   // Every site of `family` visited so far, in either phase, sorted: the
@@ -337,6 +353,8 @@ class FaultPlan {
   const std::set<std::string, std::less<>>& VisitedSites(SiteFamily family) const {
     return family == SiteFamily::kCrashPoint ? visited_crash_ : visited_lost_;
   }
+  // Every request site visited so far, with who sent it.
+  const std::map<std::string, RequestSenders, std::less<>>& request_senders() const { return request_senders_; }
 
   // "crash@after-effect" (sim/sites.h SiteKey).
   static std::string SiteKey(const FaultSpec& spec);
@@ -373,6 +391,7 @@ class FaultPlan {
   std::unordered_map<std::string, Visits> visits_;  // "cw1|after-effect" -> its visits
   std::set<std::string, std::less<>> visited_crash_;
   std::set<std::string, std::less<>> visited_lost_;
+  std::map<std::string, RequestSenders, std::less<>> request_senders_;
   std::set<std::string, std::less<>> fireable_crash_;  // visited while enabled_
   std::set<std::string, std::less<>> fireable_lost_;
   // Request sites visited where an error reply could be injected (a
@@ -382,6 +401,8 @@ class FaultPlan {
   std::set<std::string, std::less<>> visited_conditional_[2];
   std::set<std::string, std::less<>> fireable_conditional_[2];
   std::vector<FaultSpec> fired_;
+  std::vector<FaultSpec> brought_about_;        // ScheduleLater's, not fired yet
+  std::vector<FaultSpec> brought_about_fired_;  // ... and fired: in Coverage() only
 };
 
 // Parses FaultSpec::ToString() output back. Errors name what was expected.

@@ -553,6 +553,7 @@ Result<RunResult> Simulation::Run() {
   result.harness_round_trips = harness_rtt_;
   result.fired = plan_->fired();
   result.coverage = plan_->Coverage();
+  result.request_senders = plan_->request_senders();
   result.picks = std::move(picks_);
   if (trace_.keeps_lines()) result.trace = std::move(trace_.lines());
   for (const FaultSpec& f : result.fired) {

@@ -176,6 +176,8 @@ struct RunResult {
   int64_t business_requests = 0;
   std::vector<FaultSpec> fired;  // the explicit plan that replays this run
   FaultCoverage coverage;
+  // Every request site the actors visited, with who sent it.
+  std::map<std::string, RequestSenders, std::less<>> request_senders;
   std::vector<std::string> picks;      // slots picked, one per step (when keep_trace)
   std::vector<TraceLine> trace;        // when keep_trace
   // History of every event named in a violation (for stories and timelines).

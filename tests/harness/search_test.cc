@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -15,6 +17,7 @@
 #include "harness/check_rc.h"
 #include "harness/exit_codes.h"
 #include "harness/files.h"
+#include "harness/scenario_files.h"
 #include "reports/report.h"
 #include "tests/harness/test_util.h"
 
@@ -41,6 +44,33 @@ TEST(SearchTest, SwarmRangesReachTheProtocolsOwnTimers) {
   // short-ttl-dedupe: the 10 s TTL expires inside the phase, and a claim follows.
   SwarmRanges ttl = SwarmRangesFor(Base("short-ttl-dedupe"), CaseBounds{});
   EXPECT_GE(ttl.fault_phase_ms, 10000 + 35000);
+}
+
+// The shortest timer a protocol can have: a 1 ms block and no claim. Half
+// of it rounds down to 0, yet every stall and clock jump a swarm draws is
+// at least 1 ms: a 0 ms one is refused as a spec (ValidateFaultSpec), so a
+// case that drew it could not run at all.
+TEST(SearchTest, EveryDrawnFaultIsValidEvenForAOneMillisecondTimer) {
+  RunConfig base = Base("no-claim");
+  ASSERT_FALSE(base.protocol.loop.claim);
+  base.protocol.loop.block_ms = 1;
+  base.protocol.dedupe_ttl_ms = 0;
+  base.faults.kinds = {FaultKind::kStall, FaultKind::kClockJump, FaultKind::kStoreOutage};
+  const SwarmRanges ranges = SwarmRangesFor(base, CaseBounds{});
+  EXPECT_EQ(ranges.stall_min_ms, 1);
+  EXPECT_EQ(ranges.clock_jump_min_ms, 1);
+  EXPECT_EQ(ranges.clock_jump_max_ms, 2);
+  rc::Gen<GeneratedCase> gen = GenCase(base, CaseBounds{});
+  int drawn = 0, shortest_jump = std::numeric_limits<int>::max();
+  for (int i = 0; i < 400; ++i) {
+    for (const FaultSpec& f : NthCase(gen, 1, i, CaseSize(i)).value().faults) {
+      ++drawn;
+      EXPECT_TRUE(ValidateFaultSpec(f).ok()) << f.ToString() << ": " << ValidateFaultSpec(f).ToString();
+      if (f.kind == FaultKind::kClockJump) shortest_jump = std::min<int>(shortest_jump, static_cast<int>(f.duration_ms));
+    }
+  }
+  EXPECT_GT(drawn, 200);
+  EXPECT_EQ(shortest_jump, 1) << "the range's lower end is drawn too";
 }
 
 TEST(SearchTest, SwarmCasesDrawTimingButKeepTheProtocolsSettings) {
@@ -149,6 +179,41 @@ TEST(SearchTest, AnErrorReplyAtXaddIsDrawnForAWorkerALostOneForTheProducer) {
   }
   EXPECT_GT(lost, 20);
   EXPECT_GT(erring, 20);
+}
+
+// A request fault is drawn for an actor that sends the request, as the
+// probe runs saw it. In failover-wait-ignored-producer only the producer
+// sends WAIT and only workers XACK; both send INSERT (the producer's
+// `published` row, the workers' dedupe row). Before, a quarter of the
+// faults at a worker's request went to the script's producer and most at
+// WAIT to a worker: faults that could never fire, which left a producer
+// that ignores WAIT's answer unfound by 4 of 10 seeds at defaults.
+TEST(SearchTest, ARequestFaultIsDrawnForAnActorThatSendsTheRequest) {
+  Result<Scenario> s =
+      LoadScenarioFile(std::string(XACKLY_SOURCE_DIR) + "/scenarios/examples/failover-wait-ignored-producer.toml");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  CasePool pool(1, TestServerOptions());
+  Result<ProbedConfig> probed = WithVisitedSites(s->config, pool, 1);
+  ASSERT_TRUE(probed.ok()) << probed.status().ToString();
+  const auto& senders = probed->config.faults.request_senders;
+  ASSERT_TRUE(senders.contains("WAIT") && senders.contains("XACK") && senders.contains("INSERT"));
+  EXPECT_EQ(senders.at("WAIT"), (RequestSenders{.producer = true, .worker = false}));
+  EXPECT_EQ(senders.at("XACK"), (RequestSenders{.producer = false, .worker = true}));
+  EXPECT_EQ(senders.at("INSERT"), (RequestSenders{.producer = true, .worker = true}));
+  rc::Gen<GeneratedCase> gen = GenCase(probed->config, CaseBounds{}, probed->timers);
+  std::map<std::string, std::set<char>> actors;  // site -> 'p' / 'w'
+  int at_wait = 0;
+  for (int i = 0; i < 400; ++i) {
+    for (const FaultSpec& f : NthCase(gen, 1, i, CaseSize(i)).value().faults) {
+      if (!IsPointFault(f.kind) || InfoOf(f.kind).Sites() != SiteFamily::kRequest) continue;
+      actors[f.site].insert(f.actor[0]);
+      at_wait += f.site == "WAIT";
+    }
+  }
+  EXPECT_GT(at_wait, 20);
+  EXPECT_EQ(actors["WAIT"], std::set<char>{'p'});
+  EXPECT_EQ(actors["XACK"], std::set<char>{'w'});
+  EXPECT_EQ(actors["INSERT"], (std::set<char>{'p', 'w'}));
 }
 
 // A scheduled fault (an outage, a trim, a restart) matters when it hits the

@@ -139,6 +139,32 @@ TEST(FaultPlanTest, AReplicaLagFiresAtWaitOnlyAndIsReachableOnlyThere) {
   EXPECT_TRUE(plan.fired().empty());
 }
 
+// Drawn from rates (`run` without a schedule), a lag in a model with
+// failover has the primary fail over to the lagging replica in about half
+// of the draws, as a swarm's do; without failover in the model, never.
+TEST(FaultPlanTest, ARatePlansLagFailsOverHalfOfTheTimeWhenTheModelHasFailover) {
+  for (bool failover : {false, true}) {
+    SCOPED_TRACE(failover ? "with failover" : "without failover");
+    FaultModel m;
+    m.kinds = {FaultKind::kReplicaLag};
+    if (failover) m.kinds.insert(FaultKind::kFailover);
+    m.replica_lag_ppm = 1000000;
+    int lags = 0, then_failover = 0;
+    for (uint64_t seed = 1; seed <= 200; ++seed) {
+      FaultPlan plan(m, Rng(seed), 1000, 1);
+      std::optional<FaultSpec> fired = plan.AtPoint("p1", "WAIT", SiteFamily::kRequest, 0, {.replica_lag = true});
+      ASSERT_TRUE(fired);
+      ++lags;
+      then_failover += fired->target == kThenFailover;
+    }
+    if (failover) {
+      EXPECT_NEAR(then_failover, lags / 2, lags / 8);
+    } else {
+      EXPECT_EQ(then_failover, 0);
+    }
+  }
+}
+
 // Where a worker's own XACK can be cut: a handler that XACKs by itself has a
 // crash after it and a lost XACK, whether or not its duplicate branch acks
 // (no-dedupe; dup-no-ack, whose only XACK is the handler's); one whose XACK

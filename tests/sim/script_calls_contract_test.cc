@@ -3,6 +3,7 @@
 // already done, failed, timed out, refused or unavailable. The scripts
 // record what they were given with RPUSH seen (a Redis step of their own),
 // and the test reads those requests back from the trace.
+#include <map>
 #include <string>
 #include <vector>
 
@@ -85,12 +86,19 @@ class ScriptCallsContractTest : public ServerTest {
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     if (!r.ok()) return {};
     if (observed != nullptr) *observed = r->observed;
+    last_fired_ = r->fired;
+    last_fired_totals_ = r->coverage.fired;
     std::vector<std::string> seen;
     for (const TraceLine& line : r->trace) {
       if (line.argv.size() == 3 && line.argv[0] == "RPUSH" && line.argv[1] == "seen") seen.push_back(line.argv[2]);
     }
     return seen;
   }
+
+  // The last Said run's fired list (the plan that replays it) and its
+  // count of fired faults by site.
+  std::vector<FaultSpec> last_fired_;
+  std::map<std::string, int> last_fired_totals_;
 
  private:
   RedisServer* server_ = nullptr;
@@ -288,16 +296,24 @@ end
 // (the SET before it): the worker's connection dies, it starts again, and
 // finds the key gone. Without `failover`, the key stays and it goes on.
 // (It sleeps first: the producer's own WAIT, after its XADD, would confirm
-// the SET, as any WAIT confirms every write before it.)
+// the SET, as any WAIT confirms every write before it.) The failover is
+// counted as fired but is not in the fired list, the plan that replays the
+// run: replayed from that list, the lag brings it about again, once.
 TEST_F(ScriptCallsContractTest, ALagThenFailoverPromotesTheLaggingReplicaWhenTheWaitAnswers) {
   const std::string consumer = WaitOnceConsumer("500", "the key was kept", "w:sleep(100)");
   std::string observed;
   EXPECT_EQ(Said(consumer, 1, {"replica-lag w1 WAIT #1 2000ms"}, &observed, /*replicas=*/1),
             (std::vector<std::string>{"answered 0"}));
   EXPECT_EQ(observed, "ok");
-  EXPECT_EQ(Said(consumer, 1, {"replica-lag w1 WAIT #1 2000ms failover"}, &observed, /*replicas=*/1),
+  const std::string lag_then_failover = "replica-lag w1 WAIT #1 2000ms failover";
+  EXPECT_EQ(Said(consumer, 1, {lag_then_failover}, &observed, /*replicas=*/1),
             (std::vector<std::string>{"answered 0", "answered 1"}));
   EXPECT_EQ(observed, "ok");
+  EXPECT_EQ(last_fired_totals_["failover"], 1);
+  EXPECT_EQ(last_fired_totals_["replica-lag@WAIT"], 1);
+  std::vector<std::string> replay;
+  for (const FaultSpec& f : last_fired_) replay.push_back(f.ToString());
+  EXPECT_EQ(replay, std::vector<std::string>{lag_then_failover});
 }
 
 // A failover while a lagging replica holds a WAIT cuts it, as it cuts any
