@@ -54,7 +54,7 @@ rc::Gen<int64_t> Duration(int64_t lo, int64_t hi) {
 // the probe runs saw only a producer send it (`senders`), the producer;
 // when only workers, a worker (`worker`, unless it was one already). A
 // fault at a request both kinds (or neither: a site listed but never
-// probed) send keeps its drawn actor, and draws exactly as before. A
+// probed) send keeps its drawn actor. A
 // producer counts as a sender only when `producer_can_take` (an error
 // reply never reaches xackly's own producer).
 rc::Gen<FaultSpec> ToASender(rc::Gen<FaultSpec> drawn,
@@ -179,10 +179,12 @@ std::vector<rc::Gen<FaultSpec>> FaultGens(const RunConfig& base, const std::vect
         }
         // With a replica, xackly's producer sends WAIT after each XADD: half
         // of the draws at WAIT are its (a script's workers may WAIT too),
-        // unless the probes saw who sends WAIT (ToASender).
-        const bool wait_senders_known = m.request_senders.contains("WAIT");
-        gens.push_back(rc::gen::mapcat(std::move(drawn), [wait_senders_known](FaultSpec s) {
-          if (s.site != "WAIT" || wait_senders_known) return rc::gen::just(s);
+        // unless the probes saw only one kind of actor send WAIT (then
+        // ToASender chose it).
+        auto wait = m.request_senders.find("WAIT");
+        const bool one_wait_sender = wait != m.request_senders.end() && wait->second.producer != wait->second.worker;
+        gens.push_back(rc::gen::mapcat(std::move(drawn), [one_wait_sender](FaultSpec s) {
+          if (s.site != "WAIT" || one_wait_sender) return rc::gen::just(s);
           return rc::gen::map(rc::gen::inRange(0, 2), [s](int producer) {
             FaultSpec out = s;
             if (producer == 1) out.actor = ActorName(ActorRole::kProducer, 1);

@@ -40,7 +40,10 @@ struct CaseReport {
   std::string trace_hash;        // 16 hex digits
   int64_t steps = 0;
   int64_t virtual_ms = 0;
-  std::vector<FaultSpec> fired;  // the faults that fired, in order
+  // The faults that fired, in order: the plan that replays the run. A fault
+  // another one brought about (a replica-lag's failover) is not in it; the
+  // coverage counts it, and the trace shows it.
+  std::vector<FaultSpec> fired;
   FaultCoverage coverage;
   std::vector<TraceLine> trace;  // may be empty when the trace was not kept
   // Per-event history of every event named in a violation (sim/oracle.h).

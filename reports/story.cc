@@ -439,26 +439,28 @@ class Teller {
     }
     const std::string text = b.subjects.size() == 1 ? "; no worker had read it" : "; no worker had read them";
     if (b.line < 0 || b.line > static_cast<int64_t>(c_.trace.size())) return text;
-    struct Away {
-      const TraceLine* fault = nullptr;  // the crash or stall that took it away, if still away
-    };
-    std::map<std::string, Away, std::less<>> workers;  // slot → its state at the loss
+    // Per worker process (its handler lanes share its fate: the lane the
+    // fault fired in comes first, the others' lines follow at the same
+    // instant), the crash or stall that took it away, if it is still away.
+    std::map<int, const TraceLine*> workers;
     for (int64_t l = 0; l < b.line; ++l) {
       const TraceLine& t = c_.trace[static_cast<size_t>(l)];
-      if (DescribeActor(t.actor).role != ActorRole::kWorker) continue;
-      Away& w = workers[std::string(Slot(t.actor))];
-      if (t.event == LineEvent::kCrash || t.event == LineEvent::kStall) w.fault = &t;
-      if (t.event == LineEvent::kStart) w.fault = nullptr;
+      const ActorIdentity who = DescribeActor(t.actor);
+      if (who.role != ActorRole::kWorker) continue;
+      const TraceLine*& fault = workers[who.number];
+      const bool away = t.event == LineEvent::kCrash || t.event == LineEvent::kStall;
+      if (away && (fault == nullptr || fault->t_ms != t.t_ms || fault->event != t.event)) fault = &t;
+      if (t.event == LineEvent::kStart) fault = nullptr;
     }
     std::vector<std::string> away;
-    for (const auto& [slot, w] : workers) {
-      if (w.fault == nullptr) continue;
-      const TraceLine& f = *w.fault;
+    for (const auto& [number, fault] : workers) {
+      if (fault == nullptr) continue;
+      const TraceLine& f = *fault;
       if (f.event == LineEvent::kCrash) {
-        away.push_back(fmt::format("{} was down (it crashed at {}, {} earlier)", slot, f.site,
+        away.push_back(fmt::format("{} was down (it crashed at {}, {} earlier)", f.actor, f.site,
                                    FormatDuration(b.t_ms - f.t_ms)));
       } else if (f.t_ms + f.duration_ms > b.t_ms) {
-        away.push_back(fmt::format("{} was stalled at {} (a {} stall that began {} earlier)", slot, f.site,
+        away.push_back(fmt::format("{} was stalled at {} (a {} stall that began {} earlier)", f.actor, f.site,
                                    FormatDuration(f.duration_ms), FormatDuration(b.t_ms - f.t_ms)));
       }
     }

@@ -544,8 +544,11 @@ std::optional<FaultSpec> FaultPlan::AtPoint(std::string_view actor_slot, std::st
       // A lag in a model with failover has the primary fail over to the
       // lagging replica when its WAIT answers, half of the time (as a swarm
       // draws it): a failover at a random time comes right after a lag too
-      // rarely to show a protocol that ignores WAIT's answer.
-      if (info.kind == FaultKind::kReplicaLag && model_.Has(FaultKind::kFailover) && rng.ChancePpm(500000)) {
+      // rarely to show a protocol that ignores WAIT's answer. The coin is
+      // its own stream (per actor and visit), so the actor's stream, and
+      // every later fault of it, is the one a model without failover draws.
+      if (info.kind == FaultKind::kReplicaLag && model_.Has(FaultKind::kFailover) &&
+          point_root_.Split(fmt::format("{}|lag-failover|{}", actor_slot, nth)).ChancePpm(500000)) {
         s.target = std::string(kThenFailover);
       }
       hit = s;

@@ -478,6 +478,42 @@ TEST(StoryTest, ARestartIsToldBeforeWhatItLost) {
   EXPECT_EQ(story[1], "the server restart loses 1-0 (order:1) (persistence none); no worker had read it.");
 }
 
+// A failover that loses an entry no worker had read says why nobody had:
+// each worker process that was down or stalled then, once, by the lane its
+// fault fired in (its other lanes went down with it), and not one that
+// had started again.
+TEST(StoryTest, ALossOfAnUnreadEntryNamesEachWorkerProcessThatWasAway) {
+  CaseReport c;
+  c.handlers = 2;
+  auto fault = [](int64_t t, const char* actor, LineEvent e, const char* site, int64_t ms = 0) {
+    TraceLine line{t, actor, LineKind::kFault, "!", ""};
+    line.event = e;
+    line.site = site;
+    line.duration_ms = ms;
+    return line;
+  };
+  TraceLine start{40, "w3", LineKind::kLifecycle, "starts again", ""};
+  start.event = LineEvent::kStart;
+  c.trace = {
+      fault(10, "w1#2", LineEvent::kCrash, "before-XREADGROUP"),
+      fault(10, "w1", LineEvent::kCrash, "before-XREADGROUP in w1#2 (the whole process went down)"),
+      fault(20, "w2", LineEvent::kStall, "after-effect", 60000),
+      fault(20, "w2#2", LineEvent::kStall, "after-effect in w2 (the whole process stalls)", 60000),
+      fault(30, "w3", LineEvent::kCrash, "before-XACK"),
+      start,
+      {510, "fault", LineKind::kFault, "!failover lag:1000 @510ms", "", LineEvent::kScheduledFault, {}, "", "failover"},
+  };
+  c.histories["order:1"] = {{HistoryKind::kFailoverLoss, 510, 6, "fault", "1-0", "lost by the failover"}};
+  c.violations = {{VerdictKind::kLost, "order:1", "failover", "x", 0}};
+  const std::vector<std::string> story = Story(c);
+  SCOPED_TRACE(Dump(story));
+  ASSERT_EQ(story.size(), 2u);
+  EXPECT_EQ(story[0],
+            "the failover loses 1-0 (order:1) (the promoted replica never received its XADD); no worker had read it: "
+            "w1#2 was down (it crashed at before-XREADGROUP, 500 ms earlier) and w2 was stalled at after-effect (a "
+            "60 s stall that began 490 ms earlier).");
+}
+
 TEST(StoryTest, AReplacementUnderANewNameIsTold) {
   CaseReport c;
   c.trace = {
