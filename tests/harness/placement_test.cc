@@ -44,6 +44,21 @@ RunConfig SmallCase(uint64_t seed) {
   return config;
 }
 
+// The placement line commands print: one CPU in the singular, a list of
+// them ("0-1", "0,2") in the plural, and what the kernel says either way.
+TEST(PlacementTest, APinnedThreadIsDescribedOnOneCpuAnUnpinnedOneOnItsList) {
+  const std::vector<int> allowed = AllowedCpus();
+  ASSERT_FALSE(allowed.empty());
+  {
+    ThreadPin pin(allowed.back());
+    ASSERT_TRUE(pin.pinned());
+    EXPECT_EQ(DescribeCallingThreadPlacement(), "CPU " + std::to_string(allowed.back()));
+  }
+  if (allowed.size() > 1) {
+    EXPECT_EQ(DescribeCallingThreadPlacement(), "CPUs " + CpusAllowedList(gettid()));
+  }
+}
+
 TEST(PlacementTest, TheServerRunsOnTheCpuOfTheCaseThreadThatDrivesIt) {
   const std::string before = ThisThreadCpus();
   ASSERT_FALSE(before.empty());
