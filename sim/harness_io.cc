@@ -93,6 +93,7 @@ Result<std::optional<StreamId>> Simulation::ReadLastDelivered(const char* actor)
 Status Simulation::RestartServer() {
   Status s = server_->CrashAndRestart();
   if (!s.ok()) return s;
+  replica_lags_until_ms_ = -1;  // the replica is seeded again from the primary
   ++generation_;  // every actor's connection is now dead
   harness_conn_.reset();
   last_clock_written_ = -1;
@@ -102,6 +103,7 @@ Status Simulation::RestartServer() {
 Result<FailoverOutcome> Simulation::FailoverServer(int lag) {
   Result<FailoverOutcome> out = server_->Failover(lag);
   if (!out.ok()) return out.status();
+  replica_lags_until_ms_ = -1;  // the old primary comes back as a replica that has caught up
   ++generation_;  // every actor's connection is now dead
   harness_conn_.reset();
   last_clock_written_ = -1;

@@ -115,11 +115,16 @@ class Simulation : private FaultHost {
   // server never sees the request (inside MULTI, its transaction is made
   // to abort, as the server's own refusal would).
   Status AnswerWithError(Actor& a, Step& s, const FaultSpec& f);
-  // Answers the WAIT `s` under the replica-lag fault `f`: with a timeout,
-  // 0 once the timeout has passed, without sending it (the replica gets
-  // none of the writes before it); with none (WAIT n 0), sends it (the
-  // replica catches up) and holds its reply for f.duration_ms.
-  Status AnswerLagging(Actor& a, Step& s, const FaultSpec& f, const WaitRequest& wait);
+  // Answers the WAIT `s` while the replica lags. `f`, the replica-lag
+  // fault that fired at it, starts the lag: for the WAIT's timeout, or
+  // for f->duration_ms when it has none (WAIT n 0). Without `f`, a WAIT
+  // made while an earlier lag lasts (replica_lags_until_ms_) finds the
+  // replica as far behind: a replica that acknowledged it would have
+  // released the lagging WAIT too. Either way a timeout that ends within
+  // the lag answers 0 once it has passed, without sending the WAIT (the
+  // replica gets none of the writes before it); any other WAIT is sent
+  // (the replica catches up) and its reply held until the lag ends.
+  Status AnswerLagging(Actor& a, Step& s, const FaultSpec* f, const WaitRequest& wait);
   // Tells the oracle what a Redis reply shows (OracleFeed), and wakes a
   // parked worker per entry produced. `reply_lost`: the caller never saw it
   // (an XADD's outcome is then unknown to the producer). Fails only when
@@ -327,6 +332,9 @@ class Simulation : private FaultHost {
   int64_t ledger_neutral_lines_ = 0;  // lines of steps that cannot change the ledger (LeavesTheLedgerAlone)
   // A probe's linger (RunConfig::probe): it ends at this time or step (-1: not settled yet).
   int64_t linger_until_ms_ = -1;
+  // Until then the replica acknowledges nothing (AnswerLagging); -1: it
+  // does not lag. A failover or a server restart ends the lag.
+  int64_t replica_lags_until_ms_ = -1;
   int64_t linger_until_step_ = -1;
   int64_t probed_key_expiry_ms_ = 0;  // the longest TTL a probe read after a script's EVAL
   size_t next_scheduled_ = 0;

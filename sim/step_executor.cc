@@ -203,7 +203,8 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
   const std::optional<FaultSpec> fault =
       RequestFault(a, site, {.error_reply = s.op == Op::kCommand, .replica_lag = wait.has_value()});
   if (fault && fault->kind == FaultKind::kErrorReply) return AnswerWithError(a, s, *fault);  // the actor goes on
-  if (fault && fault->kind == FaultKind::kReplicaLag && wait) return AnswerLagging(a, s, *fault, *wait);
+  if (fault && fault->kind == FaultKind::kReplicaLag && wait) return AnswerLagging(a, s, &*fault, *wait);
+  if (wait && now_ < replica_lags_until_ms_) return AnswerLagging(a, s, nullptr, *wait);
   // Only lost requests and replies are the connection's to inject.
   const PointEffect effect = fault ? InfoOf(fault->kind).effect : PointEffect::kNone;
   const PointEffect loss =
@@ -274,27 +275,37 @@ Status Simulation::AnswerWithError(Actor& a, Step& s, const FaultSpec& f) {
   return Status::Ok();
 }
 
-Status Simulation::AnswerLagging(Actor& a, Step& s, const FaultSpec& f, const WaitRequest& wait) {
+Status Simulation::AnswerLagging(Actor& a, Step& s, const FaultSpec* f, const WaitRequest& wait) {
   const int64_t timeout_ms = wait.timeout_ms;
+  const int64_t lag_ends_ms =
+      f != nullptr ? now_ + (timeout_ms > 0 ? timeout_ms : f->duration_ms) : replica_lags_until_ms_;
+  const std::string_view marker = f != nullptr ? " !replica-lag (the replica lags" : " (the replica still lags";
   std::string what;
   int64_t waited_ms = 0;
-  if (timeout_ms > 0) {
+  if (timeout_ms > 0 && now_ + timeout_ms <= lag_ends_ms) {
     // The replica never acknowledges in time: nothing is sent, so the
     // writes before the WAIT stay unreplicated.
     waited_ms = timeout_ms;
     s.reply = Reply::Integer(0);
-    a.lagging_wait_until_ms = now_ + timeout_ms;
-    what = fmt::format(" !replica-lag (the replica lags: no acknowledgement within the {} ms timeout)", timeout_ms);
+    what = fmt::format("{}: no acknowledgement within the {} ms timeout)", marker, timeout_ms);
   } else {
     ++protocol_rtt_;
     Result<Reply> r = Send(*a.conn, s.argv);  // the replica catches up now; the reply comes later
     if (!r.ok()) return Status::Internal(fmt::format("{}: WAIT failed unexpectedly: {}", a.name, r.status().ToString()));
     s.reply = std::move(r).value();
-    waited_ms = f.duration_ms;
-    a.lagging_wait_until_ms = now_ + waited_ms;
-    what = fmt::format(" !replica-lag (the replica lags: answered {} ms later, once it caught up)", waited_ms);
+    waited_ms = lag_ends_ms - now_;
+    what = fmt::format("{}: answered {} ms later, once it caught up)", marker, waited_ms);
   }
-  if (f.target == kThenFailover) {
+  a.lagging_wait_until_ms = now_ + waited_ms;
+  if (f == nullptr) {
+    trace_.Add(now_, a.name, LineKind::kRedis, RequestText(s.argv), ReplyText(s.reply) + what,
+               {.event = LineEvent::kReplicaLag, .argv = &s.argv, .reply = &s.reply, .duration_ms = waited_ms});
+    a.ready_at_ms = std::max(a.ready_at_ms, now_ + waited_ms);
+    return Status::Ok();
+  }
+  replica_lags_until_ms_ = std::max(replica_lags_until_ms_, lag_ends_ms);
+  const FaultSpec& fault = *f;
+  if (fault.target == kThenFailover) {
     // The lagging replica is promoted when the WAIT answers (its caller has
     // the answer): it never received what no WAIT confirmed.
     FaultSpec failover;
@@ -307,10 +318,10 @@ Status Simulation::AnswerLagging(Actor& a, Step& s, const FaultSpec& f, const Wa
     what += fmt::format("; the primary fails over to it at {} ms, if faults are still on then", failover.at_ms);
   }
   trace_.Add(now_, a.name, LineKind::kFault, RequestText(s.argv), ReplyText(s.reply) + what,
-             {.event = LineEvent::kReplicaLag, .argv = &s.argv, .reply = &s.reply, .site = f.site,
+             {.event = LineEvent::kReplicaLag, .argv = &s.argv, .reply = &s.reply, .site = fault.site,
               .duration_ms = waited_ms});
   SetOracleLine(trace_.size() - 1);
-  OracleOf(a).WorkerFault(HistoryKind::kReplicaLag, now_, a.name, f.site, EventsOf(s), waited_ms);
+  OracleOf(a).WorkerFault(HistoryKind::kReplicaLag, now_, a.name, fault.site, EventsOf(s), waited_ms);
   a.ready_at_ms = std::max(a.ready_at_ms, now_ + waited_ms);
   return Status::Ok();
 }

@@ -3,6 +3,7 @@
 // already done, failed, timed out, refused or unavailable. The scripts
 // record what they were given with RPUSH seen (a Redis step of their own),
 // and the test reads those requests back from the trace.
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -63,7 +64,7 @@ class ScriptCallsContractTest : public ServerTest {
     p.script_path = "contract.lua";
     p.script = *script;
     RunConfig c = RunConfig::For(p);
-    c.workers = 1;
+    c.workers = workers_;
     c.events = events;
     c.keep_trace = true;
     c.fault_schedule = std::vector<FaultSpec>{};
@@ -95,6 +96,7 @@ class ScriptCallsContractTest : public ServerTest {
     return seen;
   }
 
+  int workers_ = 1;  // the workers Said runs
   // The last Said run's fired list (the plan that replays it) and its
   // count of fired faults by site.
   std::vector<FaultSpec> last_fired_;
@@ -314,6 +316,44 @@ TEST_F(ScriptCallsContractTest, ALagThenFailoverPromotesTheLaggingReplicaWhenThe
   std::vector<std::string> replay;
   for (const FaultSpec& f : last_fired_) replay.push_back(f.ToString());
   EXPECT_EQ(replay, std::vector<std::string>{lag_then_failover});
+}
+
+// The replica lags, not one WAIT: while w1's WAIT 1 500 waits for a lagging
+// replica, w2's WAIT 1 100 times out too (0, after its 100 ms), and w2's
+// WAIT 1 0 answers 1 only when the lag ends, at 500 ms. A replica that
+// acknowledged w2 at once (as every WAIT without its own fault was
+// answered before) would have released w1's WAIT with it: no server
+// answers so.
+TEST_F(ScriptCallsContractTest, AWaitMadeWhileTheReplicaLagsFindsItAsFarBehind) {
+  workers_ = 2;
+  std::string observed;
+  const std::vector<std::string> seen = Said(R"lua(
+-- A WAIT's caller is held until its answer: the PING after it is sent then.
+local function waited(w, ...)
+  local answer = w:redis(...)
+  w:redis("PING")
+  return answer
+end
+function consumer(w)
+  local start = w:now()
+  if w.consumer == "w1" then
+    say(w, "w1", waited(w, "WAIT", "1", "500"), w:now() - start >= 500)
+  else
+    w:sleep(100)
+    local t0 = w:now()
+    local quick = waited(w, "WAIT", "1", "100")
+    local t1 = w:now()
+    local long = waited(w, "WAIT", "1", "0")
+    say(w, "w2", quick, t1 - t0 >= 100, long, w:now() - start >= 450)
+  end
+  handle_all(w, 1)
+end
+)lua",
+                                             1, {"replica-lag w1 WAIT #1 2000ms"}, &observed, /*replicas=*/1);
+  workers_ = 1;
+  std::vector<std::string> sorted = seen;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(sorted, (std::vector<std::string>{"w1 0 true", "w2 0 true 1 true"}));
 }
 
 // A failover while a lagging replica holds a WAIT cuts it, as it cuts any
