@@ -49,6 +49,25 @@ void ExpectSelfContained(const std::string& html) {
   }
 }
 
+// Each step on the violating path has a label under its glyph: an effect
+// by its number (a duplicate's second is "effect #2"), every other step by
+// what it did.
+TEST(HtmlTest, TheViolatingPathsStepsAreLabelledByWhatTheyDid) {
+  const std::string html = RenderHtml(NoDedupeReport());
+  std::vector<std::string> labels;
+  const std::regex label("class=\"step-label\">([^<]*)<");
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), label); it != std::sregex_iterator(); ++it) {
+    labels.push_back((*it)[1]);
+  }
+  SCOPED_TRACE(::testing::PrintToString(labels));
+  auto count = [&](const std::string& text) { return std::count(labels.begin(), labels.end(), text); };
+  EXPECT_EQ(count("effect #1"), 1);
+  EXPECT_EQ(count("effect #2"), 1);
+  EXPECT_EQ(count("crash after-effect"), 1);
+  EXPECT_GE(count("XREADGROUP &gt;"), 1);
+  EXPECT_EQ(count("effect"), 0) << "an effect always has its number";
+}
+
 TEST(HtmlTest, HasNoExternalReferences) {
   ExpectSelfContained(RenderHtml(NoDedupeReport()));
   ExpectSelfContained(RenderHtml(EverythingReport()));

@@ -87,6 +87,9 @@ std::vector<ErrorCase> Cases() {
        "  \"crash w1 after-efect #1\",\n]\n",
        "bad.toml:5: schedule.faults[1]: " +
            ParseFaultSpec("crash w1 after-efect #1").status().message()},
+      {"FaultsNotAnArray", "protocol = \"no-dedupe\"\n[schedule]\nfaults = \"crash w1 after-effect #1\"\n",
+       "bad.toml:3: schedule.faults: expected an array of fault strings like \"crash w1 after-effect #1\", got "
+       "'crash w1 after-effect #1'"},
       {"FaultForAWorkerTheRunLacks",
        "protocol = \"no-dedupe\"\n[schedule]\nfaults = [\"crash w9 after-effect #1\"]\n",
        "bad.toml:3: schedule.faults[0]: expected an actor of this run (p1, w1..w3), got 'w9' "

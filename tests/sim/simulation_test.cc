@@ -2,10 +2,14 @@
 // commands in the trace, the crash points the oracle names, and that both
 // forms of every catalog protocol (C++ coroutine and declarative steps)
 // behave identically.
+#include <string>
+#include <vector>
+
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "sim/limits.h"
+#include "sim/lua/script_actor.h"
 #include "sim/simulation.h"
 #include "tests/harness/test_util.h"
 
@@ -173,6 +177,28 @@ TEST_F(SimulationTest, ProducersAreAcceptedUpToTheirLimitAndNoMore) {
   EXPECT_NE(over.message().find(fmt::format("producers must be in 1..{} (got {})", kMaxProducers, kMaxProducers + 1)),
             std::string::npos)
       << over.ToString();
+}
+
+// A further group's name is refused when a RunConfig built in code (the
+// embedding API, which no scenario parser guards) has an empty, long or
+// unprintable one: a space or a control character would be one of the
+// trace's and the reports' words.
+TEST_F(SimulationTest, AFurtherGroupsNameMustBePrintableWithoutSpaces) {
+  auto script = LuaScript::Load({"groups.lua", "function consumer(w) end\nfunction indexer(w) end\n"});
+  ASSERT_TRUE(script.ok()) << script.status().ToString();
+  RunConfig c = Config("txn-dedupe");
+  c.protocol.script = *script;
+  c.protocol.script_path = "groups.lua";
+  c.groups = {ConsumerGroupSpec{.name = "search-index", .function = "indexer"}};
+  EXPECT_TRUE(ValidateGroups(c).ok()) << ValidateGroups(c).ToString();
+  for (const std::string& bad :
+       std::vector<std::string>{"", "search index", "tab\tbed", "del\x7f", std::string(65, 'g')}) {
+    c.groups[0].name = bad;
+    const Status refused = ValidateGroups(c);
+    EXPECT_NE(refused.message().find("groups.name must be 1..64 printable characters without spaces"),
+              std::string::npos)
+        << "'" << bad << "': " << refused.ToString();
+  }
 }
 
 TEST_F(SimulationTest, ExplicitPicksReplayTheScheduleWithoutTheSeed) {
