@@ -624,6 +624,32 @@ TEST(RealConsumerTest, ABusyLoopIsReportedOnceTheLimitPasses) {
   EXPECT_FALSE(Contains(run.output, "observed")) << run.output;
 }
 
+// A thread that computes forever while another waits on a timer is not
+// under the scheduler either: the wait is not slept past it, and once the
+// wall-clock limit passes the run says which thread kept running, never a
+// hang (a seed-3 generated mutant that re-read the threads at once after
+// every busy pass never reached the limit, and no test noticed).
+TEST(RealConsumerTest, ABusyThreadBesideATimedWaitIsReportedOnceTheLimitPasses) {
+  RequirePythonRedis();
+  ScopedTempRoot dir;
+  FaultedRun r = RunPythonScript(dir,
+                                 std::string(kThreadsPrelude) +
+                                 "go = threading.Event()\n"
+                                 "def spin():\n"
+                                 "    go.wait()\n"
+                                 "    while True:\n"
+                                 "        pass\n"
+                                 "threading.Thread(target=spin, daemon=True).start()\n"
+                                 "go.set()\n"
+                                 "select.select([], [], [], 5)\n"
+                                 "r.echo('woke')\n",
+                                 {}, {std::string(kRequestTimeoutEnv) + "=1500"}, /*once=*/true);
+  EXPECT_NE(r.run.exit_code, kExitOk) << r.run.output;
+  EXPECT_TRUE(Contains(r.run.output, "a thread kept running for 1500 ms of wall time while the process waited"))
+      << r.run.output;
+  EXPECT_FALSE(Contains(r.run.output, "observed")) << r.run.output;
+}
+
 // A replay file carries the consumer's own files with their hashes: replayed
 // after consumer.py changed, it says so and judges the recorded workload and
 // faults anew instead of reporting a trace that no longer applies.
