@@ -549,6 +549,12 @@ class Teller {
                            answer == "0" ? ": the writes before it are not confirmed" : "");
       case LineEvent::kIoError: return fmt::format("{}'s {} fails: the connection died with the server", actor, step);
       case LineEvent::kNotSent: return fmt::format("{}'s {} is not sent ({})", actor, step, t.reply);
+      // A crash or stall of the holder that no history item tells (it held
+      // none of the violating events then): told as the fault it is, not
+      // as its trace line.
+      case LineEvent::kCrash: return fmt::format("{} crashes at {}", actor, t.site);
+      case LineEvent::kStall:
+        return fmt::format("{} stalls at {} for {}", actor, t.site, FormatDuration(t.duration_ms));
       default: break;
     }
     if (t.kind == LineKind::kRedis) return fmt::format("{} sends {} and gets {}", actor, step, t.reply);

@@ -514,6 +514,33 @@ TEST(StoryTest, ALossOfAnUnreadEntryNamesEachWorkerProcessThatWasAway) {
             "60 s stall that began 490 ms earlier).");
 }
 
+// A crash or stall of the holder that no history item of the event tells
+// (here: after it acked, at a WAIT, in a new user's trial) is told as the
+// fault it is, never as its raw trace line ("w1: !crash at before-WAIT
+// (replacement starts in 100 ms) .").
+TEST(StoryTest, AHoldersCrashOrStallNoHistoryTellsIsToldAsTheFault) {
+  for (const bool crash : {true, false}) {
+    SCOPED_TRACE(crash ? "crash" : "stall");
+    CaseReport c;
+    TraceLine fault{4, "w1", LineKind::kFault,
+                    crash ? "!crash at before-WAIT (replacement starts in 100 ms)" : "!stall at before-WAIT for 3000 ms",
+                    ""};
+    fault.event = crash ? LineEvent::kCrash : LineEvent::kStall;
+    fault.site = "before-WAIT";
+    fault.duration_ms = crash ? 0 : 3000;
+    c.trace = {
+        {3, "w1", LineKind::kRedis, "XREADGROUP GROUP workers w1 COUNT 10 STREAMS events >", "[...]"},
+        fault,
+    };
+    c.histories["order:1"] = {{HistoryKind::kDelivered, 3, 0, "w1", "1-0", "XREADGROUP >", 0}};
+    c.violations = {{VerdictKind::kLost, "order:1", "x", "x", 0}};
+    const std::vector<std::string> story = Story(c);
+    SCOPED_TRACE(Dump(story));
+    ASSERT_EQ(story.size(), 3u);
+    EXPECT_EQ(story[1], crash ? "w1 crashes at before-WAIT." : "w1 stalls at before-WAIT for 3 s.");
+  }
+}
+
 TEST(StoryTest, AReplacementUnderANewNameIsTold) {
   CaseReport c;
   c.trace = {
