@@ -59,6 +59,7 @@ Result<RunResult> CaseExecutor::Run(const RunConfig& config, std::vector<TraceLi
     Result<ReplicatedServer*> started = Replicated(config.persistence);
     if (!started.ok()) return started.status();
     replicated = *started;
+    replicated->SetReplicaCount(config.replicas);
   } else {
     Result<RedisServer*> started = Server(config.persistence);
     if (!started.ok()) return started.status();

@@ -131,6 +131,14 @@ Status ReplicatedServer::Apply(size_t n) {
     }
   }
   link_->writes().erase(link_->writes().begin(), link_->writes().begin() + static_cast<ptrdiff_t>(n));
+  confirmed_by_others_ -= std::min(confirmed_by_others_, n);
+  return Status::Ok();
+}
+
+Status ReplicatedServer::ConfirmByOtherReplicas() {
+  if (replicas_ < 2) return Status::Ok();
+  if (Status s = ReadLink(); !s.ok()) return s;
+  confirmed_by_others_ = link_->writes().size();
   return Status::Ok();
 }
 
@@ -313,11 +321,13 @@ Status ReplicatedServer::Reset(int64_t start_epoch_ms) {
   // reached the link: both servers are empty now, so none of it applies.
   if (Status s = ReadLink(); !s.ok()) return s;
   link_->writes().clear();
+  confirmed_by_others_ = 0;
   return Status::Ok();
 }
 
 Status ReplicatedServer::Resync() {
   link_.reset();
+  confirmed_by_others_ = 0;
   if (Status s = replica_->Reset(primary_->ClockMs()); !s.ok()) return s;
   Result<std::unique_ptr<Connection>> from = primary_->ConnectHarness();
   if (!from.ok()) return from.status();
@@ -359,17 +369,20 @@ Status ReplicatedServer::CrashAndRestart() {
   return Resync();
 }
 
-Result<FailoverOutcome> ReplicatedServer::Failover(int lag) {
+Result<FailoverOutcome> ReplicatedServer::Failover(int lag, bool to_lagging) {
   if (Status s = ReadLink(); !s.ok()) return s;
   FailoverOutcome out;
-  // The last `lag` writes stay behind, counted from the end; a lone DEL is
-  // always replicated and never counted: it is how the primary propagates
-  // a key it expired, at a moment its expire cycle (real time) chooses, so
-  // counting it would let the kernel decide what a failover drops.
+  // The last `lag` writes stay behind, counted from the end, never one the
+  // other replicas confirmed (the least-lagged has those); the lagging
+  // replica has none of them. A lone DEL is always replicated and never
+  // counted: it is how the primary propagates a key it expired, at a moment
+  // its expire cycle (real time) chooses, so counting it would let the
+  // kernel decide what a failover drops.
   std::deque<ReplicatedWrite>& writes = link_->writes();
   std::vector<bool> dropped(writes.size(), false);
-  int left = std::max(lag, 0);
-  for (size_t i = writes.size(); i-- > 0 && left > 0;) {
+  const size_t kept_below = to_lagging ? 0 : confirmed_by_others_;
+  size_t left = to_lagging ? writes.size() : static_cast<size_t>(std::max(lag, 0));
+  for (size_t i = writes.size(); i-- > kept_below && left > 0;) {
     const ReplicatedWrite& w = writes[i];
     if (w.commands.size() == 1 && VerbOf(w.commands[0][0]) == "DEL") continue;
     dropped[i] = true;

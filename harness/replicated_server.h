@@ -6,10 +6,20 @@
 // choice). So which writes a failover drops is decided by the seed, never
 // by how fast a kernel moved bytes: the same seed drops the same writes.
 //
-// What is modelled: an asynchronous replica that lags by whole writes, a
-// promotion (the replica becomes the primary, the clients reconnect to it
-// as a Sentinel-aware client does), and the old primary coming back empty
-// as the new primary's replica. A WAIT finds the replica caught up; a
+// What is modelled: asynchronous replicas that lag by whole writes, a
+// promotion (a replica becomes the primary, the clients reconnect to it as
+// a Sentinel-aware client does), and the old primary coming back empty as
+// the new primary's replica.
+//
+// Several replicas (SetReplicaCount): one real replica process stands for
+// the replica a failover promotes. The others are counted, not run: every
+// replica receives the same writes in the same order, so what a failover
+// keeps depends only on how far the promoted one got. They differ only
+// while one lags (the replica-lag fault): the others still acknowledge
+// (ConfirmByOtherReplicas records how far), and a failover promotes either
+// the least-lagged (it has what they confirmed) or the lagging one (it has
+// not). Clients write to and read from the primary only, so a replica that
+// is never promoted is never seen. A WAIT finds the replica caught up; a
 // replica that lags while a WAIT waits (the replica-lag fault) is the
 // simulator's: a WAIT with a timeout it answers 0 itself, with nothing
 // applied, and a WAIT without one it answers the fault's duration later. Not
@@ -52,8 +62,11 @@ class ReplicatedServer : public ServerControl {
   Status CrashAndRestart() override;
   Persistence persistence() const override { return primary_->persistence(); }
   const ServerVersion& version() const override { return primary_->version(); }
-  int replicas() const override { return 1; }
-  Result<FailoverOutcome> Failover(int lag) override;
+  int replicas() const override { return replicas_; }
+  // How many replicas the next case has (1 after Start). REQUIRES: n >= 1
+  void SetReplicaCount(int n) { replicas_ = n; }
+  Status ConfirmByOtherReplicas() override;
+  Result<FailoverOutcome> Failover(int lag, bool to_lagging) override;
 
   // Applies every write the primary made so far to the replica (what a WAIT
   // waits for).
@@ -102,6 +115,11 @@ class ReplicatedServer : public ServerControl {
   std::unique_ptr<RedisServer> primary_;
   std::unique_ptr<RedisServer> replica_;
   std::unique_ptr<ReplicationLink> link_;
+  int replicas_ = 1;
+  // How many of the link's unapplied writes (from the front) the replicas
+  // other than the lagging one hold (ConfirmByOtherReplicas); 0 with one
+  // replica.
+  size_t confirmed_by_others_ = 0;
   Status wait_failure_;  // see TakeWaitFailure
 };
 

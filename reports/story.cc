@@ -544,6 +544,11 @@ class Teller {
                              "answers: the writes before it are not confirmed",
                              actor, step, FormatDuration(cut_after_ms));
         }
+        if (t.duration_ms == 0 && answer != "0") {  // several replicas: the others answered
+          return fmt::format("{}'s {} is answered {} at once by the replicas that keep up; the lagging one has "
+                             "none of the writes before it",
+                             actor, step, answer);
+        }
         return fmt::format("{}'s {} waits {} for a lagging replica and is answered {}{}", actor, step,
                            FormatDuration(t.duration_ms), answer,
                            answer == "0" ? ": the writes before it are not confirmed" : "");

@@ -38,17 +38,21 @@
 // --- [server] --------------------------------------------------------------
 //   persistence = "none"      none | rdb | aof-always: what survives a server
 //                             restart fault. Default: the protocol's.
-//   replicas = 0              0..1 replicas following the primary. With 1, a
+//   replicas = 0              0..4 replicas following the primary. With 1, a
 //                             second real server is the primary's replica,
 //                             linked by xackly so the seed decides how far
 //                             it lags; `failover` faults (on by default)
 //                             promote it, dropping the writes it had not
 //                             received, and every client reconnects to it.
 //                             WAIT makes the replica catch up and replies 1.
-//   producer_waits = true     With a replica: the built-in producer sends
-//                             WAIT 1 0 after each XADD and moves on only
-//                             when it answers 1 (it acknowledges its caller
-//                             then). false: it moves on at the XADD's reply,
+//                             With several, one lags at a time (replica-lag)
+//                             while the others acknowledge WAIT, and a
+//                             failover promotes the least-lagged or the
+//                             lagging one (README, Replicas and failover).
+//   producer_waits = true     With replicas: the built-in producer sends
+//                             WAIT <replicas> 0 after each XADD and moves on
+//                             only when every replica has it (it
+//                             acknowledges its caller then). false: it moves on at the XADD's reply,
 //                             so a failover can drop an event it already
 //                             acknowledged (lost: failover). Without a
 //                             replica, false is an error (it would do

@@ -107,9 +107,9 @@ void DescribeServer(V& v) {
   v.Enum("persistence", &RunConfig::persistence, Persistences(),
          "what survives a server restart");
   v.Int("replicas", &RunConfig::replicas, 0, kMaxReplicas,
-        "replicas following the primary: failover faults promote one");
+        "asynchronous replicas following the primary (0..4): failover faults promote one; with several, one at a time lags");
   v.Bool("producer_waits", &RunConfig::producer_waits,
-         "with a replica: xackly's own producer waits (WAIT 1 0) until its XADD reached it (a script's "
+         "with replicas: xackly's own producer waits (WAIT <replicas> 0) until its XADD reached every one (a script's "
          "producer(w) does what it does)");
 }
 

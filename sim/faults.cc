@@ -21,10 +21,12 @@ bool IsXtrimTarget(std::string_view s) {
   return s == "minid:last-delivered" || (s.starts_with("maxlen:") && ParseDecimal(s.substr(7), &n) && n >= 0);
 }
 
-// The writes a failover's promoted replica misses: lag:0 .. lag:1000.
+// The writes a failover's promoted replica misses: lag:0 .. lag:1000, or
+// the lagging replica's (every write no WAIT brought it).
 bool IsFailoverTarget(std::string_view s) {
   int64_t n = 0;
-  return s.starts_with("lag:") && ParseDecimal(s.substr(4), &n) && n >= 0 && n <= kMaxFailoverLag;
+  return s == kLaggingReplica ||
+         (s.starts_with("lag:") && ParseDecimal(s.substr(4), &n) && n >= 0 && n <= kMaxFailoverLag);
 }
 
 bool IsErrorReplyTarget(std::string_view s) { return s == "LOADING" || s == "READONLY" || s == "BUSY"; }
@@ -75,11 +77,12 @@ constexpr std::array<FaultKindInfo, kFaultKindCount> kKinds = {{
      "replica-lag <actor> WAIT #<n> <duration>ms [failover] [@<time>ms]", "duration", "replica_lag_ms",
      &M::replica_lag_ms,
      nullptr, nullptr, "", &M::replica_lag_ppm, SearchScale::kModelValue, "replica-lag",
-     "the replica falls behind while a WAIT waits for it: WAIT n <timeout> answers 0 when its timeout "
+     "a replica falls behind while a WAIT waits for it: WAIT n <timeout> answers 0 when its timeout "
      "passes, with the writes before it still unreplicated (a later failover may drop them); WAIT n 0 "
-     "answers once the replica caught up, duration_ms later (a run with replicas; WAIT only); with "
-     "`failover`, the primary then fails over to that lagging replica when the WAIT answers, and every write "
-     "no WAIT confirmed is gone",
+     "answers once the replica caught up, duration_ms later (a run with replicas; WAIT only). With several "
+     "replicas one lags and the others acknowledge: WAIT n answers at once when fewer than all are asked "
+     "for, else one less than all after its timeout. With `failover`, the primary then fails over to the "
+     "lagging replica when the WAIT answers, and every write no WAIT brought it is gone",
      "WAIT's answer is the only confirmation: a reply below the replicas asked for means the writes are "
      "unconfirmed, and a failover may drop them",
      false, "stall", "asks WAIT about {ids}, but the replica lags{for} and does not confirm them"},
@@ -120,10 +123,12 @@ constexpr std::array<FaultKindInfo, kFaultKindCount> kKinds = {{
      "failed statements and effects are retried later; nothing is acknowledged that did not commit",
      true, "fault", "takes the business store down{for}"},
     {FaultKind::kFailover, "failover", FaultClass::kScheduled, PointEffect::kNone, "failover lag:<n> @<time>ms",
-     "target", "failover_target", nullptr, &M::failover_target, &IsFailoverTarget, "lag:N (0..1000)", nullptr,
-     SearchScale::kModelValue, "failover",
-     "the primary fails over to its asynchronous replica, which had not received the primary's last N writes "
-     "(those no WAIT confirmed): they are gone; every connection dies and reconnects to the new primary",
+     "target", "failover_target", nullptr, &M::failover_target, &IsFailoverTarget, "lag:N (0..1000) or lagging",
+     nullptr, SearchScale::kModelValue, "failover",
+     "the primary fails over to an asynchronous replica, which had not received the primary's last N writes "
+     "(those no replica confirmed to a WAIT): they are gone; every connection dies and reconnects to the new "
+     "primary. `lagging` promotes the replica furthest behind instead: it has no write a WAIT did not bring it, "
+     "whatever the other replicas confirmed",
      "an acknowledged write may vanish (an XADD, an XACK, a claim, a dedupe key kept in Redis): what the "
      "protocol relies on must survive it, or be confirmed with WAIT first",
      true, "server-restart", "fails the primary over to {detail}"},

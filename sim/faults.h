@@ -166,6 +166,9 @@ bool IsPointFault(FaultKind k);      // crash, stall, lost-request, lost-reply
 // replica when the WAIT answers (the replica promoted had none of the
 // writes no WAIT confirmed: failover lag:kMaxFailoverLag).
 inline constexpr std::string_view kThenFailover = "failover";
+// A failover's target that promotes the replica furthest behind (with
+// several replicas, the lagging one; with one, the same as lag:1000).
+inline constexpr std::string_view kLaggingReplica = "lagging";
 inline constexpr int kMaxFailoverLag = 1000;
 
 struct FaultSpec {
@@ -181,7 +184,7 @@ struct FaultSpec {
   int64_t at_ms = 0;
   int64_t duration_ms = 0; // stall length, clock-jump size, store-outage length
   // xdel: unread|pending|acked; xtrim: maxlen:N|minid:last-delivered;
-  // failover: lag:N; error-reply: the error (LOADING|READONLY|BUSY);
+  // failover: lag:N|lagging; error-reply: the error (LOADING|READONLY|BUSY);
   // replica-lag: "" or kThenFailover (replica-lag's duration_ms: how long
   // a WAIT without timeout waits)
   std::string target;

@@ -100,8 +100,8 @@ Status Simulation::RestartServer() {
   return Status::Ok();
 }
 
-Result<FailoverOutcome> Simulation::FailoverServer(int lag) {
-  Result<FailoverOutcome> out = server_->Failover(lag);
+Result<FailoverOutcome> Simulation::FailoverServer(int lag, bool to_lagging) {
+  Result<FailoverOutcome> out = server_->Failover(lag, to_lagging);
   if (!out.ok()) return out.status();
   replica_lags_until_ms_ = -1;  // the old primary comes back as a replica that has caught up
   ++generation_;  // every actor's connection is now dead

@@ -148,17 +148,20 @@ Status InjectRestart(FaultHost& host, const FaultSpec& /*spec*/) {
   });
 }
 
-// failover: the replica, missing the primary's last N writes, becomes the
-// primary; then read back what it holds.
+// failover: a replica, missing the primary's last N writes (or the lagging
+// one, missing every write no WAIT brought it), becomes the primary; then
+// read back what it holds.
 Status InjectFailover(FaultHost& host, const FaultSpec& f) {
+  const bool to_lagging = f.target == kLaggingReplica;
   int64_t lag = 0;
-  ParseDecimal(std::string_view(f.target).substr(4), &lag);  // lag:N, validated with the spec
-  Result<FailoverOutcome> out = host.FailoverServer(static_cast<int>(lag));
+  if (!to_lagging) ParseDecimal(std::string_view(f.target).substr(4), &lag);  // lag:N, validated with the spec
+  Result<FailoverOutcome> out = host.FailoverServer(static_cast<int>(lag), to_lagging);
   if (!out.ok()) return out.status();
   std::vector<std::string> dropped;
   for (const ReplicatedWrite& w : out->dropped) dropped.push_back(w.Render());
-  host.Note("failover", dropped.empty() ? std::string("the replica had every write; nothing dropped")
-                                        : fmt::format("the promoted replica never received: {}", fmt::join(dropped, "; ")));
+  const char* promoted = to_lagging ? "the lagging replica" : "the promoted replica";
+  host.Note("failover", dropped.empty() ? fmt::format("{} had every write; nothing dropped", promoted)
+                                        : fmt::format("{} never received: {}", promoted, fmt::join(dropped, "; ")));
   const int64_t t = host.now_ms();
   return ReadBackServer(host, [&](Oracle& oracle, const std::vector<std::string>& ids,
                                   const std::vector<PendingRow>& pending, const std::string& last) {

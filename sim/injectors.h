@@ -57,9 +57,10 @@ class FaultHost {
   virtual void RunNote(std::string text) = 0;
   // SIGKILLs and restarts redis-server: every connection dies.
   virtual Status RestartServer() = 0;
-  // Fails the server over to its replica, which misses the primary's last
-  // `lag` writes (ServerControl::Failover): every connection dies.
-  virtual Result<FailoverOutcome> FailoverServer(int lag) = 0;
+  // Fails the server over to a replica (ServerControl::Failover: the
+  // least-lagged, missing the last `lag` unconfirmed writes, or the lagging
+  // one): every connection dies.
+  virtual Result<FailoverOutcome> FailoverServer(int lag, bool to_lagging) = 0;
   virtual Persistence persistence() const = 0;
   // The business store and the external service are down until `t_ms`.
   virtual void StoreDownUntil(int64_t t_ms) = 0;

@@ -32,8 +32,9 @@ inline constexpr int kMaxEvents = 100'000;
 // workers and producers of a run.
 inline constexpr int kMaxWorkers = 64;
 inline constexpr int kMaxProducers = 16;
-// replicas of a run's server ([server] replicas): one replica is modelled.
-inline constexpr int kMaxReplicas = 1;
+// replicas of a run's server ([server] replicas; harness/replicated_server.h
+// says how several are modelled).
+inline constexpr int kMaxReplicas = 4;
 // Counts that are not actors or events: read/claim counts, trim length,
 // deliveries before dead-lettering, scheduled and poison fault counts.
 inline constexpr int kMaxCount = 100'000;

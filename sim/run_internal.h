@@ -167,7 +167,7 @@ class Simulation : private FaultHost {
   void Note(std::string_view label, std::string_view rest) override { TraceNote(label, rest); }
   void RunNote(std::string text) override { notes_.push_back(std::move(text)); }
   Status RestartServer() override;
-  Result<FailoverOutcome> FailoverServer(int lag) override;
+  Result<FailoverOutcome> FailoverServer(int lag, bool to_lagging) override;
   Persistence persistence() const override { return server_->persistence(); }
   void StoreDownUntil(int64_t t_ms) override {
     store_.SetUnavailableUntil(t_ms);

@@ -98,14 +98,26 @@ class ServerControl {
   // (its consumer groups) is replicated before anything runs, so a failover
   // can drop what the protocol wrote, never what the harness prepared.
   virtual Status Replicate() { return Status::Ok(); }
-  // Promotes a replica whose copy misses the primary's last `lag` writes
-  // (each a command or a MULTI/EXEC block, of those no WAIT has confirmed)
-  // and makes it the primary; the old primary's data is gone and it comes
-  // back as the new primary's replica. Every connection made before is
-  // dead afterwards, as after CrashAndRestart. Fails with
-  // kFailedPrecondition on a server without replicas, kInternal when the
-  // promotion itself fails. REQUIRES: lag >= 0
-  virtual Result<FailoverOutcome> Failover(int /*lag*/) {
+  // While one replica lags (the replica-lag fault), the other replicas
+  // still receive every write: this records that they hold every write the
+  // primary made so far, as their acknowledgement of a WAIT does, without
+  // bringing the lagging replica up to date. A server with one replica has
+  // no other: nothing changes. Fails when the link cannot be read.
+  virtual Status ConfirmByOtherReplicas() { return Status::Ok(); }
+  // Promotes a replica and makes it the primary; the old primary's data is
+  // gone and it comes back as the new primary's replica. Every connection
+  // made before is dead afterwards, as after CrashAndRestart.
+  //   to_lagging false: the least-lagged replica, as Sentinel picks one. Its
+  //     copy misses the primary's last `lag` writes (each a command or a
+  //     MULTI/EXEC block) of those no replica has confirmed (a WAIT, or
+  //     ConfirmByOtherReplicas).
+  //   to_lagging true: the replica furthest behind (the lagging one, which a
+  //     partition can leave as the only one Sentinel reaches). It misses
+  //     every write no WAIT brought it, whatever the others confirmed; `lag`
+  //     is not used.
+  // Fails with kFailedPrecondition on a server without replicas, kInternal
+  // when the promotion itself fails. REQUIRES: lag >= 0
+  virtual Result<FailoverOutcome> Failover(int /*lag*/, bool /*to_lagging*/) {
     return Status::FailedPrecondition("failover needs a server with a replica ([server] replicas = 1)");
   }
 };

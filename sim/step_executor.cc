@@ -280,14 +280,29 @@ Status Simulation::AnswerLagging(Actor& a, Step& s, const FaultSpec* f, const Wa
   const int64_t lag_ends_ms =
       f != nullptr ? now_ + (timeout_ms > 0 ? timeout_ms : f->duration_ms) : replica_lags_until_ms_;
   const std::string_view marker = f != nullptr ? " !replica-lag (the replica lags" : " (the replica still lags";
+  // One replica lags; the others (none with one replica) acknowledge every
+  // write so far at once, as a real WAIT counts them.
+  const int replicas = server_->replicas();
+  const int64_t others = replicas - 1;
   std::string what;
   int64_t waited_ms = 0;
-  if (timeout_ms > 0 && now_ + timeout_ms <= lag_ends_ms) {
-    // The replica never acknowledges in time: nothing is sent, so the
-    // writes before the WAIT stay unreplicated.
-    waited_ms = timeout_ms;
-    s.reply = Reply::Integer(0);
-    what = fmt::format("{}: no acknowledgement within the {} ms timeout)", marker, timeout_ms);
+  if (wait.replicas <= others || (timeout_ms > 0 && now_ + timeout_ms <= lag_ends_ms)) {
+    // Answered without the lagging replica: at once when the others are
+    // enough, else when the timeout passes. Nothing is sent: the writes
+    // before the WAIT stay unreplicated to the lagging replica.
+    if (Status confirmed = server_->ConfirmByOtherReplicas(); !confirmed.ok()) {
+      return Status::Internal(fmt::format("{}: the other replicas' acknowledgement of WAIT failed: {}", a.name,
+                                          confirmed.ToString()));
+    }
+    s.reply = Reply::Integer(others);
+    if (wait.replicas <= others) {
+      what = fmt::format("{}: {} of the {} replicas acknowledged at once)", marker, others, replicas);
+    } else {
+      waited_ms = timeout_ms;
+      what = others == 0 ? fmt::format("{}: no acknowledgement within the {} ms timeout)", marker, timeout_ms)
+                         : fmt::format("{}: {} of the {} replicas acknowledged within the {} ms timeout)", marker,
+                                       others, replicas, timeout_ms);
+    }
   } else {
     ++protocol_rtt_;
     Result<Reply> r = Send(*a.conn, s.argv);  // the replica catches up now; the reply comes later
@@ -307,10 +322,13 @@ Status Simulation::AnswerLagging(Actor& a, Step& s, const FaultSpec* f, const Wa
   const FaultSpec& fault = *f;
   if (fault.target == kThenFailover) {
     // The lagging replica is promoted when the WAIT answers (its caller has
-    // the answer): it never received what no WAIT confirmed.
+    // the answer): it never received what no WAIT brought it.
     FaultSpec failover;
     failover.kind = FaultKind::kFailover;
-    failover.target = fmt::format("lag:{}", kMaxFailoverLag);
+    // With one replica, every write no WAIT confirmed (lag:1000, the same
+    // thing, as earlier runs wrote it); with several, the lagging one,
+    // whatever the others confirmed.
+    failover.target = replicas > 1 ? std::string(kLaggingReplica) : fmt::format("lag:{}", kMaxFailoverLag);
     failover.at_ms = now_ + waited_ms;
     plan_->ScheduleLater(failover);
     // Scheduled faults fire only while faults are on: a lag near the end of

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "sim/commands.h"
 #include "sim/faults.h"
 #include "sim/rng.h"
 
@@ -396,11 +397,16 @@ Request<std::string> ProduceStep(Actor* actor, const ActorEnv* env, int event) {
 // WAIT 1 0 after an XADD: true when the replica has the producer's writes
 // (the harness answers it, harness/replicated_server.h). A failover between
 // the XADD and the WAIT kills the connection: false, and the XADD is retried.
-Request<bool> ReplicatedStep(Actor* actor) {
+// WAIT for every replica: with several, a failover may promote the one
+// furthest behind, so fewer would not keep the entry.
+Request<bool> ReplicatedStep(Actor* actor, int replicas) {
   Step s;
   s.op = Op::kCommand;
-  s.argv = {"WAIT", "1", "0"};
-  return {actor, std::move(s), [](Step& st) { return st.reply.is_integer() && st.reply.integer() >= 1; }};
+  s.argv = {"WAIT", std::to_string(replicas), "0"};
+  return {actor, std::move(s), [](Step& st) {
+            const std::optional<WaitRequest> asked = ParseWait(st.argv);  // what this step asked
+            return asked && st.reply.is_integer() && st.reply.integer() >= asked->replicas;
+          }};
 }
 
 // Variadic rather than a braced list: GCC 12 miscompiles braced lists of
@@ -463,8 +469,8 @@ Task<void> ProducerMain(Actor* actor, const ActorEnv* env) {
       if (!id.empty()) actor->next_event++;
       continue;
     }
-    // With a replica, an event counts as added once WAIT says a replica has
-    // it (a producer that acknowledges its caller only then). When a
+    // With replicas, an event counts as added once WAIT says every replica
+    // has it (a producer that acknowledges its caller only then). When a
     // failover cut the connection before WAIT answered, the producer looks
     // for its entry on the new primary: there, it waits for it again;
     // gone, it adds the event again. A failover drops a consumer's writes,
@@ -481,7 +487,7 @@ Task<void> ProducerMain(Actor* actor, const ActorEnv* env) {
         continue;
       }
     }
-    const bool on_replica = co_await ReplicatedStep(actor);
+    const bool on_replica = co_await ReplicatedStep(actor, env->replicas);
     if (on_replica) {
       actor->unconfirmed_entry.clear();
       actor->next_event++;

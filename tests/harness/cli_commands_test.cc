@@ -339,6 +339,38 @@ TEST(CliCommandsTest, AStoryOfAFailoverLossSaysWhyNoWorkerHadReadTheEntry) {
   }
 }
 
+// Two replicas: the waited producer's WAIT 1 500 is answered 1 at once by
+// the replica that keeps up, and the lag's failover promotes the lagging
+// one, which never received the XADD. The producer did what WAIT 1 asks of
+// it, the event is lost, and the story says why WAIT 1 was not enough. The
+// same schedule on one replica answers 0 and the producer adds it again.
+TEST(CliCommandsTest, WithTwoReplicasTheStorySaysTheLaggingReplicaLackedWhatWaitOneConfirmed) {
+  ScopedTempRoot root;
+  const std::string examples = std::string(XACKLY_SOURCE_DIR) + "/scenarios/examples/";
+  for (const int replicas : {2, 1}) {
+    SCOPED_TRACE(fmt::format("{} replicas", replicas));
+    const std::string file = root.path() + "/waited.toml";
+    ASSERT_TRUE(WriteFileAtomically(
+                    file, fmt::format("name = \"waited\"\n[server]\nreplicas = {}\n[workload]\nworkers = 1\n"
+                                      "events = 1\n[protocol]\nscript = \"{}failover-waited-producer.lua\"\n"
+                                      "include = [\"{}failover-producer.lua\", \"{}../catalog/scripts/txn-dedupe.lua\", "
+                                      "\"{}../catalog/scripts/catalog_loop.lua\"]\n[schedule]\nfaults = [\"crash w1 "
+                                      "before-XREADGROUP #1\", \"replica-lag p1 WAIT #1 2000ms failover\"]\n",
+                                      replicas, examples, examples, examples, examples))
+                    .ok());
+    CommandOutput run = RunXackly({"run", "--scenario", file, "--out", root.path()});
+    if (replicas == 2) {
+      EXPECT_TRUE(Contains(run.output, "observed lost")) << run.output;
+      EXPECT_TRUE(Contains(run.output, "p1's WAIT 1 500 is answered 1 at once by the replicas that keep up; the "
+                                       "lagging one has none of the writes before it"))
+          << run.output;
+      EXPECT_TRUE(Contains(run.output, "no worker had read it: w1 was down")) << run.output;
+    } else {
+      EXPECT_TRUE(Contains(run.output, "observed ok")) << run.output;
+    }
+  }
+}
+
 // A worker ten minutes into its effect is busy, not stuck: the quiet window
 // counts from the end of work longer than the run's effect_ms (it ended the
 // run at 214 s and called this correct protocol `stuck`).

@@ -56,7 +56,7 @@ TEST(ReplicatedServerTest, AFailoverDropsTheLastWritesAsThePrimaryPropagatedThem
   auto conn = server->Connect();
   ASSERT_TRUE(conn.ok());
   AddAndDeliver(**conn);
-  Result<FailoverOutcome> out = server->Failover(2);
+  Result<FailoverOutcome> out = server->Failover(2, false);
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   // The delivery (XCLAIM ... FORCE JUSTID LASTID with XGROUP SETID, or the
   // server's own form of it) and the XACK: both gone.
@@ -83,7 +83,7 @@ TEST(ReplicatedServerTest, WaitIsTrueOfTheReplicaAndAFailoverCannotDropWhatItCon
   ASSERT_TRUE(waited.is_integer()) << waited.Render();
   EXPECT_EQ(waited.integer(), 1);
   Send(**conn, {"SET", "after", "1"});
-  Result<FailoverOutcome> out = server->Failover(10);
+  Result<FailoverOutcome> out = server->Failover(10, false);
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   ASSERT_EQ(Rendered(*out), std::vector<std::string>{"SET after 1"});
   auto fresh = server->Connect();
@@ -92,6 +92,49 @@ TEST(ReplicatedServerTest, WaitIsTrueOfTheReplicaAndAFailoverCannotDropWhatItCon
   ASSERT_TRUE(pending.is_array() && !pending.elements().empty()) << pending.Render();
   EXPECT_EQ(pending.elements()[0].integer(), 0) << pending.Render();
   EXPECT_TRUE(Send(**fresh, {"GET", "after"}).is_nil());
+}
+
+// Two replicas, one lagging: what the other confirmed (its acknowledgement
+// of a WAIT while one lags) survives a failover to the least-lagged
+// replica, however many writes the seed drops, and is gone after a
+// failover to the lagging one. A WAIT outside the lag counts both.
+TEST(ReplicatedServerTest, WithTwoReplicasOnlyTheLaggingOnesPromotionDropsWhatTheOtherConfirmed) {
+  for (const bool to_lagging : {false, true}) {
+    SCOPED_TRACE(to_lagging ? "the lagging replica promoted" : "the least-lagged replica promoted");
+    auto server = StartReplicated();
+    ASSERT_NE(server, nullptr);
+    server->SetReplicaCount(2);
+    auto conn = server->Connect();
+    ASSERT_TRUE(conn.ok());
+    Reply both = Send(**conn, {"WAIT", "2", "0"});
+    ASSERT_TRUE(both.is_integer()) << both.Render();
+    EXPECT_EQ(both.integer(), 2);
+    Send(**conn, {"SET", "confirmed", "1"});
+    ASSERT_TRUE(server->ConfirmByOtherReplicas().ok());
+    Send(**conn, {"SET", "unconfirmed", "1"});
+    Result<FailoverOutcome> out = server->Failover(10, to_lagging);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_EQ(Rendered(*out), to_lagging ? (std::vector<std::string>{"SET confirmed 1", "SET unconfirmed 1"})
+                                         : (std::vector<std::string>{"SET unconfirmed 1"}));
+    auto fresh = server->Connect();
+    ASSERT_TRUE(fresh.ok());
+    EXPECT_EQ(Send(**fresh, {"GET", "confirmed"}).is_nil(), to_lagging);
+    EXPECT_TRUE(Send(**fresh, {"GET", "unconfirmed"}).is_nil());
+  }
+}
+
+// With one replica there is no other to confirm anything: the lagging
+// replica is the only one, and a failover with any lag drops as before.
+TEST(ReplicatedServerTest, WithOneReplicaNoOtherReplicaConfirmsAWrite) {
+  auto server = StartReplicated();
+  ASSERT_NE(server, nullptr);
+  auto conn = server->Connect();
+  ASSERT_TRUE(conn.ok());
+  Send(**conn, {"SET", "k", "1"});
+  ASSERT_TRUE(server->ConfirmByOtherReplicas().ok());
+  Result<FailoverOutcome> out = server->Failover(1, false);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(Rendered(*out), std::vector<std::string>{"SET k 1"});
 }
 
 TEST(ReplicatedServerTest, TheSameCommandsDropTheSameWritesEveryTime) {
@@ -105,7 +148,7 @@ TEST(ReplicatedServerTest, TheSameCommandsDropTheSameWritesEveryTime) {
       ASSERT_TRUE(conn.ok());
       AddAndDeliver(**conn);
       Send(**conn, {"SET", "k", "v", "PX", "60000"});
-      Result<FailoverOutcome> out = server->Failover(3);
+      Result<FailoverOutcome> out = server->Failover(3, false);
       ASSERT_TRUE(out.ok()) << out.status().ToString();
       dropped.push_back(Rendered(*out));
     }
@@ -124,11 +167,11 @@ TEST(ReplicatedServerTest, ThePromotedPrimaryHasAReplicaAgainThatFollowsIt) {
   auto conn = server->Connect();
   ASSERT_TRUE(conn.ok());
   Send(**conn, {"SET", "a", "1"});
-  ASSERT_TRUE(server->Failover(0).ok());
+  ASSERT_TRUE(server->Failover(0, false).ok());
   conn = server->Connect();
   ASSERT_TRUE(conn.ok());
   Send(**conn, {"SET", "b", "2"});
-  Result<FailoverOutcome> second = server->Failover(0);
+  Result<FailoverOutcome> second = server->Failover(0, false);
   ASSERT_TRUE(second.ok()) << second.status().ToString();
   EXPECT_TRUE(second->dropped.empty());
   conn = server->Connect();
@@ -146,7 +189,7 @@ TEST(ReplicatedServerTest, AfterAPrimaryRestartTheReplicaHoldsWhatThePrimaryKept
   conn = server->Connect();
   ASSERT_TRUE(conn.ok());
   Send(**conn, {"SET", "after", "1"});
-  ASSERT_TRUE(server->Failover(0).ok());
+  ASSERT_TRUE(server->Failover(0, false).ok());
   conn = server->Connect();
   ASSERT_TRUE(conn.ok());
   EXPECT_TRUE(Send(**conn, {"GET", "before"}).is_nil());

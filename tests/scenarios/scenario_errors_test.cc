@@ -170,7 +170,7 @@ std::vector<ErrorCase> Cases() {
        std::string("bad.toml:4: protocol.loop.claim_min_idle: unknown key (valid: ") + kLoopKeys + ")"},
       {"UnknownKeyInSchedule", "protocol = \"no-dedupe\"\n[schedule]\npick = \"w1\"\n",
        "bad.toml:3: schedule.pick: unknown key; did you mean picks? (valid: faults, picks, trace_hash, server)"},
-      {"TwoReplicas", "protocol = \"no-dedupe\"\n[server]\nreplicas = 2\n", "bad.toml:3: server.replicas: ", false},
+      {"FiveReplicas", "protocol = \"no-dedupe\"\n[server]\nreplicas = 5\n", "bad.toml:3: server.replicas: ", false},
       {"FailoverWithoutAReplica", "protocol = \"no-dedupe\"\n[faults]\nkinds = [\"failover\"]\n",
        "bad.toml:3: faults.kinds: failover needs a replica to promote: set [server] replicas = 1"},
       {"ProducerWaitsWithoutAReplica", "protocol = \"no-dedupe\"\n[server]\nproducer_waits = false\n",

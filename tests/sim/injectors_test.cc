@@ -50,7 +50,7 @@ class ConnectionHost final : public FaultHost {
   }
   void RunNote(std::string text) override { notes.push_back(std::move(text)); }
   Status RestartServer() override { return Status::Internal("no restarts in this test"); }
-  Result<FailoverOutcome> FailoverServer(int) override { return Status::Internal("no failovers in this test"); }
+  Result<FailoverOutcome> FailoverServer(int, bool) override { return Status::Internal("no failovers in this test"); }
   Persistence persistence() const override { return Persistence::kNone; }
   void StoreDownUntil(int64_t) override {}
 

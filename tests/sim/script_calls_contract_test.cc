@@ -80,6 +80,7 @@ class ScriptCallsContractTest : public ServerTest {
       if (!started.ok()) return {};
       replicated_ = std::move(started).value();
     }
+    if (replicas > 0) replicated_->SetReplicaCount(replicas);
     if (replicas == 0 && server_ == nullptr) server_ = StartServer();
     ServerControl* server = replicas > 0 ? static_cast<ServerControl*>(replicated_.get()) : server_;
     if (server == nullptr) return {};
@@ -276,7 +277,8 @@ end
 // what WAIT 1 <timeout> answers, and handles one entry; started again
 // with the key still there, it says `restarted_with_key` instead.
 std::string WaitOnceConsumer(std::string_view timeout, std::string_view restarted_with_key,
-                             std::string_view before = "") {
+                             std::string_view before = "", std::string_view asked = "1",
+                             std::string_view after = "") {
   return fmt::format(R"lua(
 function consumer(w)
   if w:redis("GET", "started") then
@@ -286,11 +288,12 @@ function consumer(w)
   end
   {}
   w:redis("SET", "started", "1")
-  say(w, "answered", w:redis("WAIT", "1", "{}"))
+  say(w, "answered", w:redis("WAIT", "{}", "{}"))
+  {}
   handle_all(w, 1)
 end
 )lua",
-                     restarted_with_key, before, timeout);
+                     restarted_with_key, before, asked, timeout, after);
 }
 
 // replica-lag ... failover: when the lagging WAIT answers 0, the primary
@@ -316,6 +319,34 @@ TEST_F(ScriptCallsContractTest, ALagThenFailoverPromotesTheLaggingReplicaWhenThe
   std::vector<std::string> replay;
   for (const FaultSpec& f : last_fired_) replay.push_back(f.ToString());
   EXPECT_EQ(replay, std::vector<std::string>{lag_then_failover});
+}
+
+// Two replicas, one lagging: WAIT 1 is answered 1 at once by the other,
+// and WAIT 2 gets 1 when its timeout passes. A lag with `failover` then
+// promotes the lagging replica, which never received the SET before the
+// WAIT: the worker starts again and finds the key gone, WAIT 1's answer
+// notwithstanding (a partition can leave the lagging replica the only one
+// Sentinel reaches). A failover to the least-lagged replica instead (a
+// scheduled `failover lag:1000` while w1 sleeps after its WAIT 1) keeps
+// what the other replica acknowledged; `failover lagging` does not.
+TEST_F(ScriptCallsContractTest, WithTwoReplicasWaitOneIsAnsweredByTheOtherAndThePromotedLaggingOneLacksTheWrite) {
+  const std::string lag = "replica-lag w1 WAIT #1 2000ms";
+  std::string observed;
+  for (const char* asked : {"1", "2"}) {
+    SCOPED_TRACE(std::string("WAIT ") + asked + " 500");
+    const std::string consumer = WaitOnceConsumer("500", "the key was kept", "w:sleep(100)", asked);
+    EXPECT_EQ(Said(consumer, 1, {lag}, &observed, /*replicas=*/2), (std::vector<std::string>{"answered 1"}));
+    EXPECT_EQ(observed, "ok");
+    EXPECT_EQ(Said(consumer, 1, {lag + " failover"}, &observed, /*replicas=*/2),
+              (std::vector<std::string>{"answered 1", "answered 2"}));
+    EXPECT_EQ(observed, "ok");
+    EXPECT_EQ(last_fired_totals_["failover"], 1);
+  }
+  const std::string sleeps_after = WaitOnceConsumer("500", "the key was kept", "w:sleep(100)", "1", "w:sleep(500)");
+  EXPECT_EQ(Said(sleeps_after, 1, {lag, "failover lag:1000 @300ms"}, &observed, /*replicas=*/2),
+            (std::vector<std::string>{"answered 1", "the key was kept"}));
+  EXPECT_EQ(Said(sleeps_after, 1, {lag, "failover lagging @300ms"}, &observed, /*replicas=*/2),
+            (std::vector<std::string>{"answered 1", "answered 2"}));
 }
 
 // The replica lags, not one WAIT: while w1's WAIT 1 500 waits for a lagging
