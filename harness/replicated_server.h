@@ -19,13 +19,14 @@
 // (ConfirmByOtherReplicas records how far), and a failover promotes either
 // the least-lagged (it has what they confirmed) or the lagging one (it has
 // not). Clients write to and read from the primary only, so a replica that
-// is never promoted is never seen. A WAIT finds the replica caught up; a
-// replica that lags while a WAIT waits (the replica-lag fault) is the
-// simulator's: a WAIT with a timeout it answers 0 itself, with nothing
-// applied, and a WAIT without one it answers the fault's duration later. Not
-// modelled: split brain (the old primary accepting writes after the
+// is never promoted is never seen. A WAIT finds every replica caught up
+// and replies the replica count; a replica that lags while a WAIT waits
+// (the replica-lag fault) is the simulator's: it answers a WAIT the others
+// can satisfy, or one whose timeout ends within the lag, itself (the
+// others' count), with nothing applied, and any other once the lag ends.
+// Not modelled: split brain (the old primary accepting writes after the
 // promotion), Sentinel's own election, a lag measured in bytes or
-// milliseconds, several replicas, WAITAOF.
+// milliseconds, two replicas lagging at once, WAITAOF.
 //
 // The replica's copy is applied as a client of it (as kHarnessUser): the
 // propagated commands (XCLAIM ... FORCE JUSTID LASTID, XGROUP SETID ...
@@ -50,7 +51,8 @@ class ReplicatedServer : public ServerControl {
 
   // Connections to the current primary. The protocol's answer WAIT
   // numreplicas timeout themselves: the replica is brought up to date (the
-  // harness applies every write read so far) and WAIT replies 1.
+  // harness applies every write read so far) and WAIT replies the replica
+  // count.
   Result<std::unique_ptr<Connection>> Connect() override;
   Result<std::unique_ptr<Connection>> ConnectHarness() override;
   void SetClockMs(int64_t epoch_ms) override;

@@ -17,6 +17,7 @@
 #include "sim/actor_name.h"
 #include "sim/commands.h"
 #include "sim/sites.h"
+#include "sim/stream.h"
 #include "reports/text_util.h"
 
 namespace xackly::report {
@@ -538,20 +539,30 @@ class Teller {
       case LineEvent::kLostRequest: return fmt::format("{}'s {} is lost before it reaches its server", actor, step);
       case LineEvent::kErrorReply:
         return fmt::format("{}'s {} never reaches its server: it is answered {}", actor, step, answer);
-      case LineEvent::kReplicaLag:
+      case LineEvent::kReplicaLag: {
         if (cut_after_ms >= 0) {
           return fmt::format("{}'s {} waits for a lagging replica and is cut by a failover {} later, before it "
                              "answers: the writes before it are not confirmed",
                              actor, step, FormatDuration(cut_after_ms));
         }
-        if (t.duration_ms == 0 && answer != "0") {  // several replicas: the others answered
-          return fmt::format("{}'s {} is answered {} at once by the replicas that keep up; the lagging one has "
-                             "none of the writes before it",
-                             actor, step, answer);
+        // WAIT's answer (an integer, before the trace's note) against the
+        // replicas it asked for (WAIT numreplicas timeout).
+        const std::string count = t.reply.substr(0, t.reply.find(' '));
+        int64_t answered = -1, asked = -1;
+        const bool known = ParseDecimal(count, &answered) && t.argv.size() >= 2 && ParseDecimal(t.argv[1], &asked);
+        const bool short_of = known ? answered < asked : count == "0";
+        if (known && asked == 0) {
+          return fmt::format("{}'s {} waits for no replica and is answered {} at once", actor, step, count);
+        }
+        if (t.duration_ms == 0 && !short_of) {  // several replicas: the others answered
+          return fmt::format("{}'s {} is answered {} at once by the replicas that keep up; the lagging one has not "
+                             "received the writes since it began to lag",
+                             actor, step, count);
         }
         return fmt::format("{}'s {} waits {} for a lagging replica and is answered {}{}", actor, step,
-                           FormatDuration(t.duration_ms), answer,
-                           answer == "0" ? ": the writes before it are not confirmed" : "");
+                           FormatDuration(t.duration_ms), count,
+                           short_of ? ": the writes before it are not confirmed" : "");
+      }
       case LineEvent::kIoError: return fmt::format("{}'s {} fails: the connection died with the server", actor, step);
       case LineEvent::kNotSent: return fmt::format("{}'s {} is not sent ({})", actor, step, t.reply);
       // A crash or stall of the holder that no history item tells (it held

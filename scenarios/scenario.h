@@ -44,7 +44,8 @@
 //                             it lags; `failover` faults (on by default)
 //                             promote it, dropping the writes it had not
 //                             received, and every client reconnects to it.
-//                             WAIT makes the replica catch up and replies 1.
+//                             WAIT makes the replica catch up and replies
+//                             the replica count.
 //                             With several, one lags at a time (replica-lag)
 //                             while the others acknowledge WAIT, and a
 //                             failover promotes the least-lagged or the
@@ -220,7 +221,8 @@
 //   xtrim_target = "maxlen:2" maxlen:N | minid:last-delivered
 //   clock_jump_ms = 120000    store_outage_ms = 3000    poison_count = 1
 //   failover_target = "lag:1" lag:N (0..1000): the writes a failover's promoted
-//                             replica misses (server.replicas = 1)
+//                             replica misses (server.replicas >= 1), or
+//                             lagging: every write no WAIT brought it
 //
 // --- [schedule]: an exact replay ------------------------------------------
 //   faults = ["crash w1 after-effect #1", "poison event 3"]

@@ -85,7 +85,7 @@ const EnumTable<HandlerForm>& HandlerForms();
 // Checks for string keys whose values follow sim's own rules.
 bool IsXdelTarget(std::string_view s);   // unread | pending | acked
 bool IsXtrimTarget(std::string_view s);  // maxlen:N | minid:last-delivered
-bool IsFailoverTarget(std::string_view s);  // lag:N
+bool IsFailoverTarget(std::string_view s);  // lag:N | lagging
 bool IsErrorReplyTarget(std::string_view s);  // LOADING | READONLY | BUSY
 bool IsNonEmpty(std::string_view s);
 
@@ -223,8 +223,8 @@ void DescribeFaults(V& v) {
   v.Int("store_outage_ms", &FaultModel::store_outage_ms, 1, kMaxDurationMs, nullptr);
   v.Text("error_reply_target", &FaultModel::error_reply_target, &IsErrorReplyTarget, "LOADING, READONLY or BUSY",
          "the error an error-reply answers with");
-  v.Text("failover_target", &FaultModel::failover_target, &IsFailoverTarget, "lag:N (0..1000)",
-         "the writes a failover's promoted replica misses");
+  v.Text("failover_target", &FaultModel::failover_target, &IsFailoverTarget, "lag:N (0..1000) or lagging",
+         "the writes a failover's promoted replica misses (lagging: every write no WAIT brought it)");
   v.Int("poison_count", &FaultModel::poison_count, 0, kMaxCount, "events whose effect always fails");
 }
 

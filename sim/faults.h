@@ -166,8 +166,9 @@ bool IsPointFault(FaultKind k);      // crash, stall, lost-request, lost-reply
 // replica when the WAIT answers (the replica promoted had none of the
 // writes no WAIT confirmed: failover lag:kMaxFailoverLag).
 inline constexpr std::string_view kThenFailover = "failover";
-// A failover's target that promotes the replica furthest behind (with
-// several replicas, the lagging one; with one, the same as lag:1000).
+// A failover's target that promotes the replica furthest behind: with
+// several replicas the lagging one, with one the only one; either way it
+// misses every write no WAIT brought it (lag:N misses at most N).
 inline constexpr std::string_view kLaggingReplica = "lagging";
 inline constexpr int kMaxFailoverLag = 1000;
 

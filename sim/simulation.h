@@ -73,8 +73,8 @@ struct RunConfig {
   // WAIT is answered truthfully, and `failover` faults can promote the
   // replica (a default kind then). REQUIRES: server->replicas() == replicas
   int replicas = 0;
-  // With a replica: whether the built-in producer waits (WAIT 1 0) until its
-  // XADD reached the replica before it moves on (a producer that
+  // With replicas: whether the built-in producer waits (WAIT <replicas> 0)
+  // until its XADD reached every replica before it moves on (a producer that
   // acknowledges its caller only then). false: it moves on at the XADD's
   // reply, so a failover can drop an event the producer acknowledged.
   bool producer_waits = true;

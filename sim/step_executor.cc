@@ -289,13 +289,16 @@ Status Simulation::AnswerLagging(Actor& a, Step& s, const FaultSpec* f, const Wa
   if (wait.replicas <= others || (timeout_ms > 0 && now_ + timeout_ms <= lag_ends_ms)) {
     // Answered without the lagging replica: at once when the others are
     // enough, else when the timeout passes. Nothing is sent: the writes
-    // before the WAIT stay unreplicated to the lagging replica.
-    if (Status confirmed = server_->ConfirmByOtherReplicas(); !confirmed.ok()) {
+    // before the WAIT stay unreplicated to the lagging replica. (WAIT 0
+    // waits for nobody: it confirms nothing.)
+    if (Status confirmed = wait.replicas > 0 ? server_->ConfirmByOtherReplicas() : Status::Ok(); !confirmed.ok()) {
       return Status::Internal(fmt::format("{}: the other replicas' acknowledgement of WAIT failed: {}", a.name,
                                           confirmed.ToString()));
     }
     s.reply = Reply::Integer(others);
-    if (wait.replicas <= others) {
+    if (wait.replicas == 0) {
+      what = fmt::format("{}: WAIT 0 waits for no replica)", marker);
+    } else if (wait.replicas <= others) {
       what = fmt::format("{}: {} of the {} replicas acknowledged at once)", marker, others, replicas);
     } else {
       waited_ms = timeout_ms;
@@ -308,7 +311,9 @@ Status Simulation::AnswerLagging(Actor& a, Step& s, const FaultSpec* f, const Wa
     Result<Reply> r = Send(*a.conn, s.argv);  // the replica catches up now; the reply comes later
     if (!r.ok()) return Status::Internal(fmt::format("{}: WAIT failed unexpectedly: {}", a.name, r.status().ToString()));
     s.reply = std::move(r).value();
-    waited_ms = lag_ends_ms - now_;
+    // A WAIT for more replicas than the run has waits out its timeout
+    // whenever the lag ends (ExecuteRedis, outside a lag).
+    waited_ms = std::max(lag_ends_ms, wait.replicas > replicas ? now_ + timeout_ms : lag_ends_ms) - now_;
     what = fmt::format("{}: answered {} ms later, once it caught up)", marker, waited_ms);
   }
   a.lagging_wait_until_ms = now_ + waited_ms;

@@ -394,11 +394,11 @@ Request<std::string> ProduceStep(Actor* actor, const ActorEnv* env, int event) {
   return {actor, std::move(s), [](Step& st) { return st.reply.is_error() ? std::string() : st.argv[2]; }};
 }
 
-// WAIT 1 0 after an XADD: true when the replica has the producer's writes
-// (the harness answers it, harness/replicated_server.h). A failover between
-// the XADD and the WAIT kills the connection: false, and the XADD is retried.
-// WAIT for every replica: with several, a failover may promote the one
-// furthest behind, so fewer would not keep the entry.
+// WAIT <replicas> 0 after an XADD: true when every replica has the
+// producer's writes (the harness answers it, harness/replicated_server.h);
+// with several, a failover may promote the one furthest behind, so fewer
+// would not keep the entry. A failover between the XADD and the WAIT kills
+// the connection: false, and the XADD is retried.
 Request<bool> ReplicatedStep(Actor* actor, int replicas) {
   Step s;
   s.op = Op::kCommand;

@@ -362,7 +362,7 @@ TEST(CliCommandsTest, WithTwoReplicasTheStorySaysTheLaggingReplicaLackedWhatWait
     if (replicas == 2) {
       EXPECT_TRUE(Contains(run.output, "observed lost")) << run.output;
       EXPECT_TRUE(Contains(run.output, "p1's WAIT 1 500 is answered 1 at once by the replicas that keep up; the "
-                                       "lagging one has none of the writes before it"))
+                                       "lagging one has not received the writes since it began to lag"))
           << run.output;
       EXPECT_TRUE(Contains(run.output, "no worker had read it: w1 was down")) << run.output;
     } else {

@@ -123,6 +123,37 @@ TEST(ReplicatedServerTest, WithTwoReplicasOnlyTheLaggingOnesPromotionDropsWhatTh
   }
 }
 
+// What the other replicas confirmed is an index into the writes still to
+// apply: a catch-up (a WAIT answered by all) moves it along, and a reset or
+// a restart clears it, so it never keeps writes made after it.
+TEST(ReplicatedServerTest, WhatTheOthersConfirmedFollowsCatchUpsResetsAndRestarts) {
+  auto server = StartReplicated();
+  ASSERT_NE(server, nullptr);
+  server->SetReplicaCount(2);
+  for (const char* between : {"WAIT", "Reset", "CrashAndRestart"}) {
+    SCOPED_TRACE(between);
+    auto conn = server->Connect();
+    ASSERT_TRUE(conn.ok());
+    Send(**conn, {"SET", "a", "1"});
+    Send(**conn, {"SET", "b", "1"});
+    ASSERT_TRUE(server->ConfirmByOtherReplicas().ok());
+    if (std::string(between) == "WAIT") {
+      EXPECT_EQ(Send(**conn, {"WAIT", "2", "0"}).integer(), 2);
+    } else if (std::string(between) == "Reset") {
+      ASSERT_TRUE(server->Reset(kDefaultStartEpochMs).ok());
+    } else {
+      ASSERT_TRUE(server->CrashAndRestart().ok());
+      conn = server->Connect();
+      ASSERT_TRUE(conn.ok());
+    }
+    Send(**conn, {"SET", "c", "1"});
+    Send(**conn, {"SET", "d", "1"});
+    Result<FailoverOutcome> out = server->Failover(2, false);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_EQ(Rendered(*out), (std::vector<std::string>{"SET c 1", "SET d 1"}));
+  }
+}
+
 // With one replica there is no other to confirm anything: the lagging
 // replica is the only one, and a failover with any lag drops as before.
 TEST(ReplicatedServerTest, WithOneReplicaNoOtherReplicaConfirmsAWrite) {

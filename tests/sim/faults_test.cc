@@ -27,6 +27,7 @@ TEST(FaultSpecTest, EveryKindRoundTripsThroughItsTextForm) {
       "replica-lag w1 WAIT #1 2000ms",   "replica-lag p1 WAIT #3 500ms @100ms",
       "replica-lag p1 WAIT #2 500ms failover", "replica-lag w2 WAIT #1 2000ms failover @300ms",
       "failover lag:0 @1500ms",          "failover lag:1000 @20ms",  // a replica's lag: 0 .. 1000 writes
+      "failover lagging @700ms",
   };
   for (const char* line : lines) {
     Result<FaultSpec> spec = ParseFaultSpec(line);

@@ -90,6 +90,7 @@ class ScriptCallsContractTest : public ServerTest {
     if (observed != nullptr) *observed = r->observed;
     last_fired_ = r->fired;
     last_fired_totals_ = r->coverage.fired;
+    last_trace_ = r->trace;
     std::vector<std::string> seen;
     for (const TraceLine& line : r->trace) {
       if (line.argv.size() == 3 && line.argv[0] == "RPUSH" && line.argv[1] == "seen") seen.push_back(line.argv[2]);
@@ -102,6 +103,17 @@ class ScriptCallsContractTest : public ServerTest {
   // count of fired faults by site.
   std::vector<FaultSpec> last_fired_;
   std::map<std::string, int> last_fired_totals_;
+  std::vector<TraceLine> last_trace_;
+  // The last run's trace lines whose request or reply contains `text`.
+  std::vector<std::string> LinesWith(std::string_view text) const {
+    std::vector<std::string> out;
+    for (const TraceLine& line : last_trace_) {
+      if (line.request.find(text) != std::string::npos || line.reply.find(text) != std::string::npos) {
+        out.push_back(line.request + " -> " + line.reply);
+      }
+    }
+    return out;
+  }
 
  private:
   RedisServer* server_ = nullptr;
@@ -347,6 +359,56 @@ TEST_F(ScriptCallsContractTest, WithTwoReplicasWaitOneIsAnsweredByTheOtherAndThe
             (std::vector<std::string>{"answered 1", "the key was kept"}));
   EXPECT_EQ(Said(sleeps_after, 1, {lag, "failover lagging @300ms"}, &observed, /*replicas=*/2),
             (std::vector<std::string>{"answered 1", "answered 2"}));
+}
+
+// More replicas, one lagging: the others answer what they can at once
+// (WAIT 2 of 3: 2), a WAIT for all of them or more gets the others' count
+// when its timeout passes (WAIT 3 of 3 and WAIT 3 of 2). WAIT 0 waits for
+// no replica: answered at once, it confirms nothing, so a lag's failover
+// then drops the write before it, with one replica or two.
+TEST_F(ScriptCallsContractTest, DuringALagAWaitGetsTheOtherReplicasCountAndWaitZeroConfirmsNothing) {
+  const std::string lag = "replica-lag w1 WAIT #1 2000ms";
+  struct Case {
+    int replicas;
+    const char* asked;
+    std::vector<std::string> seen;
+  };
+  for (const Case& c : {Case{3, "2", {"answered 2"}}, Case{3, "3", {"answered 2"}}, Case{2, "3", {"answered 1"}}}) {
+    SCOPED_TRACE(fmt::format("WAIT {} 500 with {} replicas", c.asked, c.replicas));
+    std::string observed;
+    EXPECT_EQ(Said(WaitOnceConsumer("500", "the key was kept", "w:sleep(100)", c.asked), 1, {lag}, &observed,
+                   c.replicas),
+              c.seen);
+    EXPECT_EQ(observed, "ok");
+    const bool waits = std::string(c.asked) == "3";
+    EXPECT_EQ(LinesWith(waits ? "acknowledged within the 500 ms timeout" : "acknowledged at once").size(), 1u);
+  }
+  for (const int replicas : {1, 2}) {
+    SCOPED_TRACE(fmt::format("WAIT 0 500 with {} replicas", replicas));
+    const std::string consumer = WaitOnceConsumer("500", "the key was kept", "w:sleep(100)", "0");
+    std::string observed;
+    EXPECT_EQ(Said(consumer, 1, {lag + " failover"}, &observed, replicas),
+              (std::vector<std::string>{fmt::format("answered {}", replicas - 1), fmt::format("answered {}", replicas)}));
+    EXPECT_EQ(observed, "ok");
+    EXPECT_EQ(LinesWith("WAIT 0 waits for no replica").size(), 1u);
+  }
+}
+
+// A failover that drops nothing says so in the words it used before there
+// were several replicas (a recorded trace's hash depends on them), and the
+// built-in producer on two replicas asks WAIT 2 0: during a lag it is held
+// until the lag ends and answered 2, and a correct consumer stays ok.
+TEST_F(ScriptCallsContractTest, TheBuiltInProducerWaitsForEveryReplicaAndANoDropFailoverReadsAsBefore) {
+  std::string observed;
+  Said(WaitOnceConsumer("500", "the key was kept"), 1, {"failover lag:0 @300ms"}, &observed, /*replicas=*/1);
+  EXPECT_EQ(LinesWith("the replica had every write; nothing dropped").size(), 1u);
+  Said("function consumer(w) handle_all(w, 1) end", 1, {"replica-lag p1 WAIT #1 2000ms failover"}, &observed,
+       /*replicas=*/2);
+  EXPECT_EQ(observed, "ok");
+  const std::vector<std::string> waits = LinesWith("WAIT 2 0");
+  ASSERT_FALSE(waits.empty());
+  EXPECT_NE(waits[0].find("WAIT 2 0 -> 2 !replica-lag (the replica lags: answered 2000 ms later"), std::string::npos)
+      << waits[0];
 }
 
 // The replica lags, not one WAIT: while w1's WAIT 1 500 waits for a lagging
