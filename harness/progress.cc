@@ -6,17 +6,12 @@
 
 namespace xackly {
 
-namespace {
-
-// "4 s", "2 min 05 s", "1 h 02 min".
-std::string Duration(double seconds) {
+std::string WallDurationText(double seconds) {
   long s = seconds < 0 ? 0 : static_cast<long>(seconds + 0.5);
   if (s < 60) return fmt::format("{} s", s);
   if (s < 3600) return fmt::format("{} min {:02} s", s / 60, s % 60);
   return fmt::format("{} h {:02} min", s / 3600, s % 3600 / 60);
 }
-
-}  // namespace
 
 Progress::Progress(std::FILE* out, bool tty, bool quiet) : out_(out), tty_(tty), quiet_(quiet) {}
 
@@ -45,8 +40,8 @@ void Progress::Update(int done, int found, const std::string& phase, const std::
   if (unjudged > 0) counts += fmt::format(", {} stopped at a harness limit", unjudged);
   // Time left from the rate so far; while shrinking, the cases are done and
   // shrinking takes what it takes, so no estimate.
-  std::string timing = fmt::format("{} elapsed", Duration(elapsed));
-  if (phase.empty() && done > 0 && done < total_) timing += fmt::format(", about {} left", Duration((total_ - done) / rate));
+  std::string timing = fmt::format("{} elapsed", WallDurationText(elapsed));
+  if (phase.empty() && done > 0 && done < total_) timing += fmt::format(", about {} left", WallDurationText((total_ - done) / rate));
   if (tty_) {
     // Redraw at most 20 times a second.
     if (drawn_ && now - last_draw_ < std::chrono::milliseconds(50) && done < total_) return;

@@ -11,6 +11,11 @@
 
 namespace xackly {
 
+// A wall-clock span as the progress line shows it, rounded to the nearest
+// second: "4 s" under a minute, "2 min 05 s" under an hour, "1 h 02 min"
+// from an hour on. A negative span reads "0 s".
+std::string WallDurationText(double seconds);
+
 class Progress {
  public:
   // Writes to `out` (usually stderr). `tty`: redraw in place. `quiet`: say

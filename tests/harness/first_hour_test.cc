@@ -323,6 +323,18 @@ std::string PlainProgressText(const std::function<void(Progress&)>& drive) {
   return text;
 }
 
+// The elapsed and left times of a progress line at each unit's edge: a
+// search of exactly an hour reads "1 h 00 min", never "60 min 00 s".
+TEST(FirstHourTest, ProgressTimesChangeUnitAtAMinuteAndAnHour) {
+  EXPECT_EQ(WallDurationText(-3), "0 s");
+  EXPECT_EQ(WallDurationText(59.4), "59 s");
+  EXPECT_EQ(WallDurationText(59.5), "1 min 00 s");
+  EXPECT_EQ(WallDurationText(125), "2 min 05 s");
+  EXPECT_EQ(WallDurationText(3599), "59 min 59 s");
+  EXPECT_EQ(WallDurationText(3600), "1 h 00 min");
+  EXPECT_EQ(WallDurationText(3720), "1 h 02 min");
+}
+
 TEST(FirstHourTest, PlainProgressEndsWithTheFinalState) {
   const std::string text = PlainProgressText([](Progress& progress) {
     progress.Begin("no-dedupe (protocol 2 of 19)", 8);

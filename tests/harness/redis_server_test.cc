@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -147,10 +148,23 @@ TEST_F(RedisServerTest, ResetFlushesAScriptThatOnlyRanThroughEval) {
   const std::string sha = "59b6ab2fbe0ee4b25733de0f62e6cda4899ef8e9";
   ASSERT_EQ(Render(*conn, {"EVAL", "return 7", "0"}), "7");
   ASSERT_EQ(Render(*conn, {"SCRIPT", "EXISTS", sha}), "[1]");
+  // How many SCRIPT FLUSH the server has run (its command statistics).
+  auto flushes = [&] {
+    Result<Reply> info = conn->Call({"INFO", "commandstats"});
+    if (!info.ok() || !info->is_string()) return -1;
+    const std::string& text = info->str();
+    const std::string key = "cmdstat_script|flush:calls=";
+    const size_t at = text.find(key);
+    return at == std::string::npos ? 0 : std::atoi(text.c_str() + at + key.size());
+  };
   ASSERT_TRUE(server->Reset(kDefaultStartEpochMs).ok());
   EXPECT_EQ(Render(*conn, {"SCRIPT", "EXISTS", sha}), "[0]");
-  // With nothing cached, a reset (without SCRIPT FLUSH) leaves none either.
+  EXPECT_EQ(flushes(), 1);
+  // With nothing cached, a reset sends no SCRIPT FLUSH (it rebuilds the
+  // server's Lua interpreter, the bulk of a reset's cost), and none is
+  // left either.
   ASSERT_TRUE(server->Reset(kDefaultStartEpochMs).ok());
+  EXPECT_EQ(flushes(), 1);
   EXPECT_EQ(Render(*conn, {"SCRIPT", "EXISTS", sha}), "[0]");
   EXPECT_EQ(Render(*conn, {"EVALSHA", sha, "0"}).substr(0, 9), "-NOSCRIPT");
 }

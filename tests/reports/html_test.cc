@@ -474,6 +474,77 @@ TEST(HtmlTest, EveryGlyphIsCentredOnItsLanesLine) {
   }
 }
 
+// Each step is drawn with its own category's glyph (a read as a read's
+// circle, an XACK as the ticked circle), never another's: the legend reads
+// the shapes, so an ack drawn for every step would tell a reader every
+// step acknowledged something.
+TEST(HtmlTest, EveryStepIsDrawnWithItsCategorysGlyph) {
+  RunConfig config = RunConfig::For(*FindProtocol("no-dedupe"));
+  const std::string svg = TimelineSvg(RenderHtml(ReportOf({CheckFromCase(config, EveryGlyphCase())})));
+  ASSERT_FALSE(svg.empty());
+  int acks = 0;
+  for (const std::string& lane : LaneGroups(svg)) {
+    for (const auto& [line, step] : DrawnSteps(lane)) {
+      const std::string category = step.classes.substr(0, step.classes.find(' '));
+      if (category == "phase") continue;
+      const std::smatch first = [&] {
+        std::smatch m;
+        std::regex_search(step.inside, m, std::regex(R"re(class="(g-[a-z-]+)")re"));
+        return m;
+      }();
+      ASSERT_FALSE(first.empty()) << "line " << line << ": " << step.inside;
+      // (A crash's cross is drawn over its own backdrop, g-crash-bg.)
+      EXPECT_TRUE(first[1].str() == "g-" + category || first[1].str() == "g-" + category + "-bg")
+          << "line " << line << ": " << step.inside;
+      const bool ticked = step.inside.find("class=\"g-tick\"") != std::string::npos;
+      EXPECT_EQ(ticked, category == "ack") << "line " << line << ": " << step.inside;
+      acks += category == "ack";
+    }
+  }
+  EXPECT_GE(acks, 1);
+}
+
+// The verdict table of a report's HTML ("" when there is none).
+std::string VerdictTable(const std::string& html) {
+  const size_t from = html.find("<table id=\"verdicts\">");
+  if (from == std::string::npos) return "";
+  return html.substr(from, html.find("</table>", from) - from);
+}
+
+// A violated check's section opens with its first violation's sentence,
+// and the verdict table's replay column names the replay file, or shows a
+// dash when there is none (never an empty <code></code>).
+TEST(HtmlTest, TheHeadlineIsTheFirstViolationAndTheReplayColumnNamesTheFileOrADash) {
+  Report report = NoDedupeReport();
+  ASSERT_TRUE(report.checks[0].counterexample.has_value());
+  const CaseReport& c = *report.checks[0].counterexample;
+  ASSERT_FALSE(c.violations.empty());
+  const std::string html = RenderHtml(report);
+  const std::string open = "<p class=\"headline\">";
+  const size_t headline = html.find(open);
+  ASSERT_NE(headline, std::string::npos);
+  EXPECT_EQ(html.find(open, headline + 1), std::string::npos) << "one headline per section";
+  const std::string& detail = c.violations.front().detail;
+  const std::string first = detail.substr(0, detail.find_first_of("<>&'\""));  // what HTML does not escape
+  ASSERT_GE(first.size(), 5u) << detail;
+  EXPECT_EQ(html.compare(headline + open.size(), first.size(), first), 0) << html.substr(headline, 200);
+
+  report.checks[0].counterexample->replay_file = "out/no-dedupe.replay.toml";
+  EXPECT_NE(RenderHtml(report).find("<td><code>out/no-dedupe.replay.toml</code></td>"), std::string::npos);
+  report.checks[0].counterexample->replay_file.clear();
+  const std::string without = VerdictTable(RenderHtml(report));
+  EXPECT_EQ(without.find("<code></code>"), std::string::npos) << without;
+  EXPECT_NE(without.find("</td><td>–</td><td class=\"num\">"), std::string::npos) << without;
+
+  CheckReport passed;
+  passed.name = "txn-dedupe";
+  passed.matched = true;
+  passed.cases_run = 10;
+  const std::string ok = RenderHtml(ReportOf({passed}));
+  EXPECT_EQ(ok.find("<p class=\"headline\">"), std::string::npos) << "no violation, no headline";
+  EXPECT_NE(VerdictTable(ok).find("</td><td>–</td><td class=\"num\">"), std::string::npos) << ok;
+}
+
 // A step's label on the violating path is drawn above its glyph, inside
 // its lane. Only a lane with more than one label alternates them between
 // two heights, the upper one reaching into the lane above, so that

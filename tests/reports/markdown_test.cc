@@ -45,5 +45,24 @@ TEST(MarkdownTest, DataCannotBreakTablesOrFences) {
   EXPECT_EQ(md.find('\x1b'), std::string::npos);
 }
 
+// A check with a counterexample has its coverage in its own section; the
+// coverage of the other checks (those without one) follows under its own
+// heading, one subsection each, never the violated check's again.
+TEST(MarkdownTest, TheOtherChecksCoverageListsOnlyTheChecksWithoutADetailSection) {
+  RunConfig config = RunConfig::For(*FindProtocol("no-dedupe"));
+  CheckReport passed;
+  passed.name = "txn-dedupe";
+  passed.matched = true;
+  passed.cases_run = 10;
+  passed.fired_totals = {{"crash@after-read", 3}};
+  const std::string md = RenderMarkdown(ReportOf({CheckFromCase(config, NoDedupeCase()), passed}));
+  const size_t others = md.find("\n## Fault-point coverage of the other checks\n");
+  ASSERT_NE(others, std::string::npos) << md;
+  const std::string tail = md.substr(others);
+  EXPECT_NE(tail.find("\n### txn-dedupe\n"), std::string::npos) << tail;
+  EXPECT_EQ(tail.find("\n### no-dedupe\n"), std::string::npos) << tail;
+  EXPECT_NE(tail.find("| `crash@after-read` | 3 |"), std::string::npos) << tail;
+}
+
 }  // namespace
 }  // namespace xackly::report

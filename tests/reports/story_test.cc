@@ -664,8 +664,11 @@ TEST(CoverageRowsTest, FallsBackToTheCounterexample) {
   k.counterexample->coverage.fired = {{"crash@after-effect", 1}};
   const std::vector<CoverageRow> rows = CoverageRows(k);
   ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].site, "crash@after-ack");
   EXPECT_TRUE(rows[0].never_fired);
+  EXPECT_EQ(rows[1].site, "crash@after-effect");
   EXPECT_EQ(rows[1].fired, 1);
+  EXPECT_FALSE(rows[1].never_fired) << "it fired";
 }
 
 TEST(FormatDurationTest, ReadsWell) {
