@@ -157,6 +157,38 @@ end
   }
 }
 
+// A process crash takes every lane down, those that have finished their
+// function too (a lane holding no step): the replacement starts them all
+// again, and the run goes on to its verdict.
+TEST(HandlerPoolTest, ACrashTakesDownALaneThatHadFinishedAndTheReplacementStartsItAgain) {
+  ScopedTempRoot dir;
+  const std::string script = R"(
+function consumer(w)
+  w:redis("INCR", "started:" .. w.lane)
+  if w.lane ~= 1 then return end
+  local from = "0"  -- its own pending entries first, after a crash
+  while true do
+    local entries = w:read(from, {count = 1, block_ms = 1000})
+    if from == "0" and #entries == 0 then from = ">" end
+    for _, e in ipairs(entries) do
+      w:effect(e.fields.event_id, "external", {entry = e})
+      w:redis("XACK", w.stream, w.group, e.id)
+    end
+  end
+end
+)";
+  const std::string file = dir.path() + "/lanes.toml";
+  ASSERT_TRUE(WriteFileAtomically(file, LanesScript(dir, script, "[schedule]\nfaults = [\"crash w1 after-XACK #1\"]\n"))
+                  .ok());
+  CommandOutput run = RunXackly({"run", "--scenario", file, "--trace", dir.path() + "/trace.txt"});
+  EXPECT_EQ(run.exit_code, kExitOk) << run.output;
+  Result<std::string> trace = ReadFile(dir.path() + "/trace.txt");
+  ASSERT_TRUE(trace.ok());
+  EXPECT_EQ(Occurrences(*trace, "!process down with "), 2u) << *trace;
+  EXPECT_EQ(Occurrences(*trace, "INCR started:2"), 2u) << *trace;
+  EXPECT_EQ(Occurrences(*trace, "INCR started:3"), 2u) << *trace;
+}
+
 // Each lane calls the world with its own w: another lane's raises an error
 // (exit 2, naming the line), and so does the w of a lane that has ended.
 TEST(HandlerPoolTest, ALaneCannotCallTheWorldWithAnotherLanesW) {

@@ -125,5 +125,20 @@ TEST(SiteNamesTest, AStepsSitesAreNamedInOnePlace) {
   EXPECT_EQ(RequestSite(point), "");
 }
 
+// A script's site names its command in upper case, with only the
+// punctuation command and SQL verbs have (_ . |): a lower-case or spaced
+// name is a typo the scenario must refuse, not a site that never fires.
+TEST(SiteNamesTest, AScriptsSiteIsAnUpperCaseVerbWithOnlyItsOwnPunctuation) {
+  for (const char* verb : {"XACK", "X_1", "A.B", "XGROUP|CREATE", "X9"}) {
+    EXPECT_TRUE(IsScriptSiteName(verb, SiteFamily::kRequest)) << verb;
+    EXPECT_TRUE(IsScriptSiteName(std::string("before-") + verb, SiteFamily::kCrashPoint)) << verb;
+    EXPECT_TRUE(IsScriptSiteName(std::string("after-") + verb, SiteFamily::kCrashPoint)) << verb;
+  }
+  for (const char* verb : {"xack", "Xack", "X ACK", "X-ACK", "XACK;", "", "_XACK", "9X"}) {
+    EXPECT_FALSE(IsScriptSiteName(verb, SiteFamily::kRequest)) << verb;
+    EXPECT_FALSE(IsScriptSiteName(std::string("after-") + verb, SiteFamily::kCrashPoint)) << verb;
+  }
+}
+
 }  // namespace
 }  // namespace xackly

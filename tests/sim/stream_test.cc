@@ -74,6 +74,15 @@ TEST(StreamTest, PendingSummaryEmptyFormAndRows) {
   ASSERT_TRUE(rows);
   EXPECT_EQ((*rows)[0].idle_ms, 60000);
   EXPECT_EQ((*rows)[0].deliveries, 2);
+  // A row of another shape is no PEL row: each field has its type, or the
+  // whole reply is refused (never a row with a default in it).
+  const std::vector<Reply> well = {S("1-0"), S("w1"), Reply::Integer(60000), Reply::Integer(2)};
+  for (size_t field = 0; field < well.size(); ++field) {
+    std::vector<Reply> row = well;
+    row[field] = field < 2 ? Reply::Integer(7) : S("7");
+    EXPECT_FALSE(ParsePendingRows(A({A(row)}))) << "field " << field;
+  }
+  EXPECT_FALSE(ParsePendingRows(A({A({S("1-0"), S("w1"), Reply::Integer(60000)})})));
 }
 
 }  // namespace
