@@ -1106,7 +1106,7 @@ void ScenarioParser::ReadGroups() {
 void ScenarioParser::ReadSchedule() {
   const toml::table* t = SubTable(e_, root_, "", "schedule");
   if (t == nullptr || e_->failed()) return;
-  CheckKeys(e_, *t, "schedule", {"faults", "picks", "trace_hash", "server"});
+  CheckKeys(e_, *t, "schedule", {"faults", "picks", "trace_hash", "server", "server_hashes"});
   RunConfig& c = s_.config;
 
   if (const toml::node* n = t->get("faults"); n != nullptr && !e_->failed()) {
@@ -1162,6 +1162,31 @@ void ScenarioParser::ReadSchedule() {
     std::optional<std::string> server = ReadString(e_, *n, "schedule.server", "a server name and version like \"redis 7.0.15\"");
     if (!server) return;
     s_.server = *server;
+  }
+
+  if (const toml::node* n = t->get("server_hashes"); n != nullptr && !e_->failed()) {
+    const toml::table* hashes = n->as_table();
+    if (hashes == nullptr) {
+      e_->Fail(*n, "schedule.server_hashes",
+               "expected a table of server = hash, like { \"valkey 8.0.1\" = \"0c1f9e2a7d3b4c55\" }");
+      return;
+    }
+    for (const auto& [server, value] : *hashes) {
+      const std::string field = fmt::format("schedule.server_hashes.{}", Quoted(std::string(server.str())));
+      if (server.str().empty()) {
+        e_->Fail(value, "schedule.server_hashes", "a server name is empty: name it as a report does, like \"valkey 8.0.1\"");
+        return;
+      }
+      std::optional<std::string> hash = ReadString(e_, value, field, "16 hex digits");
+      if (!hash) return;
+      if (!IsHex16(*hash)) {
+        e_->Fail(value, field, fmt::format("expected 16 hex digits, got {}", Quoted(*hash)));
+        return;
+      }
+      std::transform(hash->begin(), hash->end(), hash->begin(),
+                     [](char ch) { return static_cast<char>(std::tolower(static_cast<unsigned char>(ch))); });
+      s_.server_hashes[std::string(server.str())] = *hash;
+    }
   }
 }
 

@@ -244,6 +244,11 @@
 //   server = "redis 7.0.15"   The server (name and version) the trace hash was
 //                             recorded on; a replay on another server that
 //                             diverges names both. Optional (older files lack it).
+//   server_hashes = { "valkey 8.0.1" = "0c1f9e2a7d3b4c55" }
+//                             The trace hashes recorded on other servers
+//                             (tests/rerecord-corpus --server BIN adds one):
+//                             a replay on a server named here must
+//                             reproduce its hash. Optional.
 // Point faults and picks must name actors this run has.
 //
 // --- [[embedded]]: the files a replay file carries (one table each) ------
@@ -308,6 +313,10 @@ struct Scenario {
   RunConfig config;
   std::optional<std::string> trace_hash;  // [schedule] trace_hash, lowercase
   std::optional<std::string> server;      // [schedule] server, e.g. "redis 7.0.15"
+  // [schedule] server_hashes: the trace hashes recorded on other servers,
+  // by server ("valkey 8.0.1" -> 16 lowercase hex digits), for a replay on
+  // a server whose replies make the trace differ.
+  std::map<std::string, std::string> server_hashes;
   std::string origin;        // free text, e.g. the command that wrote the file
   bool has_seed = false;      // the file sets `seed` (else config.seed is the default)
   bool has_workload = false;  // the file has a [workload] table

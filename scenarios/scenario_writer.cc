@@ -261,6 +261,15 @@ std::string ScheduleLines(const Scenario& s) {
   if (!c.picks.empty()) out += "picks = " + PicksText(c.picks) + "\n";
   if (s.trace_hash) out += "trace_hash = " + Quote(*s.trace_hash) + "\n";
   if (s.server) out += "server = " + Quote(*s.server) + "  # the server the trace hash was recorded on\n";
+  if (!s.server_hashes.empty()) {
+    out += "server_hashes = {";
+    const char* sep = " ";
+    for (const auto& [server, hash] : s.server_hashes) {
+      out += sep + Quote(server) + " = " + Quote(hash);
+      sep = ", ";
+    }
+    out += " }  # the trace hashes recorded on other servers\n";
+  }
   if (out.empty()) out = "# empty: faults are drawn from [faults] and steps picked by the seed\n";
   return out;
 }

@@ -66,6 +66,21 @@ Result<RunResult> RunOnce(const RunConfig& config, const OutputFlags& output, st
 bool ReproducesRecordedTrace(const char* command, const Scenario& scenario, const std::string& scenario_file,
                              const RunResult& run, const std::string& server_version, std::FILE* human) {
   bool other_server = scenario.server && *scenario.server != server_version;
+  // A server the file recorded a hash of its own for (one the trace_hash was
+  // not recorded on) is held to that hash.
+  if (auto own = scenario.server_hashes.find(server_version);
+      scenario.server != server_version && own != scenario.server_hashes.end()) {
+    if (own->second == run.TraceHashHex()) {
+      fmt::print(human, "trace hash: {} matches the file's hash for {} (server_hashes)\n", run.TraceHashHex(),
+                 server_version);
+      return true;
+    }
+    fmt::print(stderr,
+               "xackly {}: replay diverged: trace {} on {} but {} recorded {} for that server (server_hashes): "
+               "the file was edited after it was recorded, or xackly changed (see README, Determinism)\n",
+               command, run.TraceHashHex(), server_version, scenario_file, own->second);
+    return false;
+  }
   if (!scenario.trace_hash) {
     fmt::print(human, "trace hash: not checked ({} records none)\n", scenario_file.empty() ? "the run" : scenario_file);
     return true;

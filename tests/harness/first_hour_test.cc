@@ -140,6 +140,24 @@ TEST(FirstHourTest, AReplayFromAnotherServerExitsThreeNamingBoth) {
   EXPECT_TRUE(Contains(diverged.output, "valkey 9.9.9")) << diverged.output;
   EXPECT_TRUE(Contains(diverged.output, "this run used " + recorded_on)) << diverged.output;
 
+  // The same file with this server's own hash (server_hashes, as
+  // tests/rerecord-corpus --server records it): held to that hash.
+  std::smatch hash;
+  ASSERT_TRUE(std::regex_search(text, hash, std::regex("trace_hash = \"([0-9a-f]{16})\""))) << text;
+  for (const bool right : {true, false}) {
+    SCOPED_TRACE(right ? "this server's hash" : "a wrong hash for this server");
+    const std::string own = std::regex_replace(
+        other, std::regex("\nserver = \"valkey 9.9.9\""),
+        "\nserver = \"valkey 9.9.9\"\nserver_hashes = { \"" + recorded_on + "\" = \"" +
+            (right ? hash[1].str() : std::string("fedcba9876543210")) + "\" }");
+    ASSERT_TRUE(WriteFileAtomically(dir.path() + "/own.toml", own).ok());
+    CommandOutput replayed = RunXackly({"replay", dir.path() + "/own.toml"});
+    EXPECT_EQ(replayed.exit_code, right ? kExitOk : kExitHarnessFailure) << replayed.output;
+    EXPECT_TRUE(Contains(replayed.output, right ? "matches the file's hash for " + recorded_on
+                                                : "recorded fedcba9876543210 for that server"))
+        << replayed.output;
+  }
+
   // A file without a hash: replay says it did not check one.
   std::string unhashed = std::regex_replace(text, std::regex("trace_hash = \"[0-9a-f]{16}\"\n"), "");
   ASSERT_TRUE(WriteFileAtomically(dir.path() + "/unhashed.toml", unhashed).ok());

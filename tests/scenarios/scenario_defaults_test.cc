@@ -1,4 +1,7 @@
 // What a scenario file means when it leaves keys out.
+#include <map>
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include "scenarios/scenario.h"
@@ -179,6 +182,19 @@ TEST(ScenarioDefaults, TheRecordingServerRoundTripsAndIsOptional) {
   Scenario again = ParseOk(WriteScenario(s));
   EXPECT_EQ(again.server, "valkey 8.0.1");
   EXPECT_EQ(again.trace_hash, "9ca6e72d056eda97");
+}
+
+// The hashes recorded on other servers round-trip, lower-cased, each under
+// its server's name; a file without them has none.
+TEST(ScenarioDefaults, TheHashesRecordedOnOtherServersRoundTrip) {
+  EXPECT_TRUE(ParseOk("protocol = \"no-dedupe\"\n").server_hashes.empty());
+  Scenario s = ParseOk("protocol = \"no-dedupe\"\n[schedule]\ntrace_hash = \"9ca6e72d056eda97\"\n"
+                       "server = \"redis 7.0.15\"\nserver_hashes = { \"valkey 8.0.1\" = \"0C1F9E2A7D3B4C55\", "
+                       "\"redis 8.0.6\" = \"1111222233334444\" }\n");
+  const std::map<std::string, std::string> want = {{"valkey 8.0.1", "0c1f9e2a7d3b4c55"},
+                                                   {"redis 8.0.6", "1111222233334444"}};
+  EXPECT_EQ(s.server_hashes, want);
+  EXPECT_EQ(ParseOk(WriteScenario(s)).server_hashes, want);
 }
 
 TEST(ScenarioDefaults, PicksMaySpanLines) {

@@ -112,6 +112,13 @@ std::vector<ErrorCase> Cases() {
        "bad.toml:3: schedule.trace_hash: expected 16 hex digits, got '9ca6e72d056edazz'"},
       {"IntegerTraceHash", "protocol = \"no-dedupe\"\n[schedule]\ntrace_hash = 1234567890123456\n",
        "bad.toml:3: schedule.trace_hash: expected 16 hex digits, got 1234567890123456"},
+      {"ServerHashesNotATable", "protocol = \"no-dedupe\"\n[schedule]\nserver_hashes = \"0c1f9e2a7d3b4c55\"\n",
+       "bad.toml:3: schedule.server_hashes: expected a table of server = hash, like { \"valkey 8.0.1\" = "
+       "\"0c1f9e2a7d3b4c55\" }"},
+      {"ShortServerHash", "protocol = \"no-dedupe\"\n[schedule]\nserver_hashes = { \"valkey 8.0.1\" = \"0c1f\" }\n",
+       "bad.toml:3: schedule.server_hashes.'valkey 8.0.1': expected 16 hex digits, got '0c1f'"},
+      {"UnnamedServerHash", "protocol = \"no-dedupe\"\n[schedule]\nserver_hashes = { \"\" = \"0c1f9e2a7d3b4c55\" }\n",
+       "bad.toml:3: schedule.server_hashes: a server name is empty: name it as a report does, like \"valkey 8.0.1\""},
       {"BeginWithoutCommit",
        "name = \"open\"\n[protocol]\nname = \"open-txn\"\ndedupe = \"sql\"\n"
        "steps = [\"begin\", \"mark-done\", \"effect\", \"ack\"]\n",
@@ -169,7 +176,7 @@ std::vector<ErrorCase> Cases() {
        "[protocol]\nsteps = [\"effect\", \"ack\"]\n[protocol.loop]\nclaim_min_idle = 5\n",
        std::string("bad.toml:4: protocol.loop.claim_min_idle: unknown key (valid: ") + kLoopKeys + ")"},
       {"UnknownKeyInSchedule", "protocol = \"no-dedupe\"\n[schedule]\npick = \"w1\"\n",
-       "bad.toml:3: schedule.pick: unknown key; did you mean picks? (valid: faults, picks, trace_hash, server)"},
+       "bad.toml:3: schedule.pick: unknown key; did you mean picks? (valid: faults, picks, trace_hash, server, server_hashes)"},
       {"FiveReplicas", "protocol = \"no-dedupe\"\n[server]\nreplicas = 5\n", "bad.toml:3: server.replicas: ", false},
       {"FailoverWithoutAReplica", "protocol = \"no-dedupe\"\n[faults]\nkinds = [\"failover\"]\n",
        "bad.toml:3: faults.kinds: failover needs a replica to promote: set [server] replicas = 1"},

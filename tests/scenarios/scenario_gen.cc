@@ -258,6 +258,17 @@ rc::Gen<Scenario> AnyScenarioUnchecked() {
       s.trace_hash = hash;
     }
     if (*rc::gen::arbitrary<bool>()) s.server = *AnyText();
+    if (*rc::gen::arbitrary<bool>()) {
+      static const std::string kHex = "0123456789abcdef";
+      const int servers = *rc::gen::inRange(1, 4);
+      for (int k = 0; k < servers; ++k) {
+        std::string hash;
+        for (int i = 0; i < 16; ++i) hash += *rc::gen::elementOf(kHex);
+        std::string name = *AnyText();
+        if (name.empty()) name = "redis 7.0.15";
+        s.server_hashes[name] = hash;
+      }
+    }
     return s;
   });
 }

@@ -73,6 +73,7 @@ void ExpectSameScenario(const Scenario& got, const Scenario& want) {
   EXPECT_EQ(got.protocol_ref, want.protocol_ref) << "protocol_ref";
   EXPECT_EQ(got.trace_hash, want.trace_hash) << "trace_hash";
   EXPECT_EQ(got.server, want.server) << "server";
+  EXPECT_EQ(got.server_hashes, want.server_hashes) << "server_hashes";
   EXPECT_EQ(got.origin, want.origin) << "origin";
   EXPECT_EQ(got.handler, want.handler) << "handler";
   ExpectSameRunConfig(got.config, want.config);
