@@ -210,9 +210,11 @@
 //   crash_rate = 0.03         rates are probabilities 0..1 per visit, stored
 //   stall_rate = 0.03         as parts per million (rounded to 1e-6)
 //   lost_request_rate = 0.02  lost_reply_rate = 0.02
-//   replica_lag_rate = 0.1    per WAIT visit (a run with replicas): WAIT n T
-//                             answers 0 after T ms, the replica unconfirmed;
-//   replica_lag_ms = 2000     WAIT n 0 answers this much later
+//   replica_lag_rate = 0.1    per WAIT visit (a run with replicas): one replica
+//                             lags; WAIT n T for all of them answers one less
+//                             (0 with one replica) after T ms, the writes
+//                             unconfirmed; for fewer, the others answer at once
+//   replica_lag_ms = 2000     WAIT n 0 for all answers this much later
 //   error_reply_rate = 0.02   error_reply_target = "LOADING"  LOADING | READONLY |
 //                             BUSY: the error; only a script's or a consumer
 //                             command's own requests get one (not the built-in loop's)
