@@ -265,7 +265,8 @@ void CheckSession::PrintHeader() const {
   if (targets_.size() != 1) return;
   const Target& t = targets_[0];
   if (!t.scenario_file.empty()) {
-    fmt::print(human_, "{}: seed {} ({}), cases of {} {} workers and {} events ({}), {} producer(s), timing and "
+    const int replicas = t.scenario.config.replicas;
+    fmt::print(human_, "{}: seed {} ({}), cases of {} {} workers and {} events ({}), {} producer(s), {}timing and "
                "protocol from the file\n",
                t.scenario_file, options_.seed,
                flags_.seed_given ? "--seed" : t.scenario.has_seed ? "the file's seed" : "the default seed",
@@ -273,7 +274,8 @@ void CheckSession::PrintHeader() const {
                flags_.workers_given || flags_.events_given ? "the command line and the file's [workload]"
                : t.scenario.has_workload                   ? "the file's [workload]"
                                                            : "the defaults of a scenario file",
-               t.scenario.config.producers);
+               t.scenario.config.producers,
+               replicas > 0 ? fmt::format("a primary with {}, ", Plural(replicas, "replica")) : "");
   }
   PrintFaultModel(t);
 }

@@ -359,6 +359,8 @@ TEST(CliCommandsTest, WithTwoReplicasTheStorySaysTheLaggingReplicaLackedWhatWait
                                       replicas, examples, examples, examples, examples))
                     .ok());
     CommandOutput run = RunXackly({"run", "--scenario", file, "--out", root.path()});
+    EXPECT_TRUE(Contains(run.output, fmt::format("persistence none, {} replica{},", replicas, replicas == 1 ? "" : "s")))
+        << run.output;  // the header says what the run has
     if (replicas == 2) {
       EXPECT_TRUE(Contains(run.output, "observed lost")) << run.output;
       EXPECT_TRUE(Contains(run.output, "p1's WAIT 1 500 is answered 1 at once by the replicas that keep up; the "
