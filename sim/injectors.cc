@@ -169,7 +169,7 @@ Status InjectFailover(FaultHost& host, const FaultSpec& f) {
   const int64_t t = host.now_ms();
   return ReadBackServer(host, [&](Oracle& oracle, const std::vector<std::string>& ids,
                                   const std::vector<PendingRow>& pending, const std::string& last) {
-    oracle.FailedOver(t, out->dropped, ids, pending, last);
+    oracle.FailedOver(t, out->dropped, ids, pending, last, to_lagging);
   });
 }
 

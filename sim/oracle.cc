@@ -430,7 +430,7 @@ void Oracle::ServerRestarted(int64_t t, Persistence persistence,
 
 void Oracle::FailedOver(int64_t t, const std::vector<ReplicatedWrite>& dropped,
                         const std::vector<std::string>& stream_ids, const std::vector<PendingRow>& pending,
-                        const std::string& last_delivered_id) {
+                        const std::string& last_delivered_id, bool to_lagging) {
   std::vector<std::string> rendered;
   for (const ReplicatedWrite& w : dropped) {
     rendered.push_back(w.Render());
@@ -444,9 +444,10 @@ void Oracle::FailedOver(int64_t t, const std::vector<ReplicatedWrite>& dropped,
   }
   Reconcile(t, HistoryKind::kFailoverLoss, "never received by the replica the failover promoted", "", stream_ids,
             pending, last_delivered_id);
+  const char* promoted = to_lagging ? "the lagging replica, which" : "a replica that";
   const std::string what =
-      rendered.empty() ? "a replica that had received every write"
-                       : fmt::format("a replica that never received {}: {}",
+      rendered.empty() ? fmt::format("{} had received every write", promoted)
+                       : fmt::format("{} never received {}: {}", promoted,
                                      rendered.size() == 1 ? "this write" : "these writes", fmt::join(rendered, "; "));
   global_.push_back(Item(HistoryKind::kFailover, t, kFaultActor, "", what,
                          static_cast<int64_t>(dropped.size())));

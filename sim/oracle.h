@@ -164,8 +164,11 @@ class Oracle {
   // as after a restart, and the writes it never received
   // (FailoverOutcome::dropped). A dropped write about an event (an argument
   // naming its entry ID or event id, EventsNamedIn) is remembered for it.
+  // `to_lagging`: the lagging replica was promoted (failover lagging), and
+  // the history says so.
   void FailedOver(int64_t t, const std::vector<ReplicatedWrite>& dropped, const std::vector<std::string>& stream_ids,
-                  const std::vector<PendingRow>& pending, const std::string& last_delivered_id);
+                  const std::vector<PendingRow>& pending, const std::string& last_delivered_id,
+                  bool to_lagging = false);
   // What the server holds after a command the oracle cannot see into (a
   // user's EVAL/FCALL, XGROUP SETID/DESTROY, ...), read back by the feed.
   struct ReadBackState {
