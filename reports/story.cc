@@ -546,12 +546,13 @@ class Teller {
                              actor, step, FormatDuration(cut_after_ms));
         }
         // WAIT's answer (an integer, before the trace's note) against the
-        // replicas it asked for (WAIT numreplicas timeout).
+        // replicas it asked for.
         const std::string count = t.reply.substr(0, t.reply.find(' '));
-        int64_t answered = -1, asked = -1;
-        const bool known = ParseDecimal(count, &answered) && t.argv.size() >= 2 && ParseDecimal(t.argv[1], &asked);
-        const bool short_of = known ? answered < asked : count == "0";
-        if (known && asked == 0) {
+        const std::optional<WaitRequest> asked = ParseWait(t.argv);
+        int64_t answered = -1;
+        const bool known = asked && ParseDecimal(count, &answered);
+        const bool short_of = known ? answered < asked->replicas : count == "0";
+        if (known && asked->replicas == 0) {
           return fmt::format("{}'s {} waits for no replica and is answered {} at once", actor, step, count);
         }
         if (t.duration_ms == 0 && !short_of) {  // several replicas: the others answered

@@ -399,6 +399,20 @@ bool IsHex16(std::string_view s) {
          });
 }
 
+// A trace hash at `path`: 16 hex digits, lower-cased; nullopt after an
+// error naming `path`.
+std::optional<std::string> ReadTraceHash(Errors* e, const toml::node& n, const std::string& path) {
+  std::optional<std::string> hash = ReadString(e, n, path, "16 hex digits");
+  if (!hash) return std::nullopt;
+  if (!IsHex16(*hash)) {
+    e->Fail(n, path, fmt::format("expected 16 hex digits, got {}", Quoted(*hash)));
+    return std::nullopt;
+  }
+  std::transform(hash->begin(), hash->end(), hash->begin(),
+                 [](char ch) { return static_cast<char>(std::tolower(static_cast<unsigned char>(ch))); });
+  return hash;
+}
+
 std::vector<std::string> SplitWhitespace(std::string_view s) {
   std::vector<std::string> out;
   size_t i = 0;
@@ -1147,14 +1161,8 @@ void ScenarioParser::ReadSchedule() {
   }
 
   if (const toml::node* n = t->get("trace_hash"); n != nullptr && !e_->failed()) {
-    std::optional<std::string> hash = ReadString(e_, *n, "schedule.trace_hash", "16 hex digits");
+    std::optional<std::string> hash = ReadTraceHash(e_, *n, "schedule.trace_hash");
     if (!hash) return;
-    if (!IsHex16(*hash)) {
-      e_->Fail(*n, "schedule.trace_hash", fmt::format("expected 16 hex digits, got {}", Quoted(*hash)));
-      return;
-    }
-    std::transform(hash->begin(), hash->end(), hash->begin(),
-                   [](char ch) { return static_cast<char>(std::tolower(static_cast<unsigned char>(ch))); });
     s_.trace_hash = *hash;
   }
 
@@ -1172,19 +1180,13 @@ void ScenarioParser::ReadSchedule() {
       return;
     }
     for (const auto& [server, value] : *hashes) {
-      const std::string field = fmt::format("schedule.server_hashes.{}", Quoted(std::string(server.str())));
       if (server.str().empty()) {
         e_->Fail(value, "schedule.server_hashes", "a server name is empty: name it as a report does, like \"valkey 8.0.1\"");
         return;
       }
-      std::optional<std::string> hash = ReadString(e_, value, field, "16 hex digits");
+      std::optional<std::string> hash =
+          ReadTraceHash(e_, value, fmt::format("schedule.server_hashes.{}", Quoted(std::string(server.str()))));
       if (!hash) return;
-      if (!IsHex16(*hash)) {
-        e_->Fail(value, field, fmt::format("expected 16 hex digits, got {}", Quoted(*hash)));
-        return;
-      }
-      std::transform(hash->begin(), hash->end(), hash->begin(),
-                     [](char ch) { return static_cast<char>(std::tolower(static_cast<unsigned char>(ch))); });
       s_.server_hashes[std::string(server.str())] = *hash;
     }
   }

@@ -161,11 +161,9 @@ Status InjectFailover(FaultHost& host, const FaultSpec& f) {
   for (const ReplicatedWrite& w : out->dropped) dropped.push_back(w.Render());
   // (The least-lagged replica's notes read as they did before there were
   // several: a recorded trace keeps its hash.)
-  host.Note("failover", dropped.empty()
-                            ? fmt::format("{} had every write; nothing dropped",
-                                          to_lagging ? "the lagging replica" : "the replica")
-                            : fmt::format("{} never received: {}", to_lagging ? "the lagging replica" : "the promoted replica",
-                                          fmt::join(dropped, "; ")));
+  const char* promoted = to_lagging ? "the lagging replica" : dropped.empty() ? "the replica" : "the promoted replica";
+  host.Note("failover", dropped.empty() ? fmt::format("{} had every write; nothing dropped", promoted)
+                                        : fmt::format("{} never received: {}", promoted, fmt::join(dropped, "; ")));
   const int64_t t = host.now_ms();
   return ReadBackServer(host, [&](Oracle& oracle, const std::vector<std::string>& ids,
                                   const std::vector<PendingRow>& pending, const std::string& last) {
