@@ -162,21 +162,13 @@ end
 // again, and the run goes on to its verdict.
 TEST(HandlerPoolTest, ACrashTakesDownALaneThatHadFinishedAndTheReplacementStartsItAgain) {
   ScopedTempRoot dir;
-  const std::string script = R"(
-function consumer(w)
-  w:redis("INCR", "started:" .. w.lane)
-  if w.lane ~= 1 then return end
-  local from = "0"  -- its own pending entries first, after a crash
-  while true do
-    local entries = w:read(from, {count = 1, block_ms = 1000})
-    if from == "0" and #entries == 0 then from = ">" end
-    for _, e in ipairs(entries) do
+  const std::string script = PollingConsumer(R"(
       w:effect(e.fields.event_id, "external", {entry = e})
       w:redis("XACK", w.stream, w.group, e.id)
-    end
-  end
-end
-)";
+)", R"(
+  w:redis("INCR", "started:" .. w.lane)
+  if w.lane ~= 1 then return end
+)");
   const std::string file = dir.path() + "/lanes.toml";
   ASSERT_TRUE(WriteFileAtomically(file, LanesScript(dir, script, "[schedule]\nfaults = [\"crash w1 after-XACK #1\"]\n"))
                   .ok());

@@ -273,6 +273,42 @@ TEST(ServerMatrixTest, RedisAndValkeyGiveTheSameVerdictsSideBySide) {
   EXPECT_EQ(doctor.exit_code, kExitOk) << doctor.output;
 }
 
+// A replay file of a user's own protocol travels to a server whose replies
+// differ (this consumer reads XINFO CONSUMERS, which valkey answers with a
+// field redis 7.0 lacks): replayed there it diverges, exit 3, until
+// tests/rerecord-corpus --server records that server's hash in the file;
+// then it reproduces on both servers, each held to its own hash.
+TEST(ServerMatrixTest, AUsersReplayFileCarriesAnotherServersOwnHash) {
+  if (!fs::exists(XACKLY_TEST_VALKEY_SERVER)) {
+    GTEST_SKIP() << XACKLY_TEST_VALKEY_SERVER << " is missing: bash .ci/setup --servers unpacks it";
+  }
+  ScopedTempRoot root;
+  ASSERT_TRUE(WriteFileAtomically(root.path() + "/looks.lua", PollingConsumer(R"(
+      w:redis("XINFO", "CONSUMERS", w.stream, w.group)
+      w:effect(e.fields.event_id, "external", {entry = e})
+      w:redis("XACK", w.stream, w.group, e.id)
+)")).ok());
+  const std::string scenario = root.path() + "/looks.toml";
+  ASSERT_TRUE(WriteFileAtomically(scenario, "name = \"looks\"\n[workload]\nworkers = 1\nevents = 2\n"
+                                            "[protocol]\nscript = \"looks.lua\"\n[faults]\nkinds = []\n")
+                  .ok());
+  CommandOutput run = RunXackly({"run", "--scenario", scenario, "--out", root.path() + "/out"});
+  ASSERT_EQ(run.exit_code, kExitOk) << run.output;
+  const std::string file = root.path() + "/out/looks.replay.toml";
+  CommandOutput before = RunXackly({"replay", file, "--server", XACKLY_TEST_VALKEY_SERVER});
+  EXPECT_EQ(before.exit_code, kExitHarnessFailure) << before.output;
+  CommandOutput record = RunProgram(std::string(XACKLY_SOURCE_DIR) + "/tests/rerecord-corpus",
+                                    {XACKLY_TEST_EXE, "--server", XACKLY_TEST_VALKEY_SERVER, file});
+  EXPECT_EQ(record.exit_code, kExitOk) << record.output;
+  EXPECT_TRUE(Contains(record.output, "re-recorded " + file + ": valkey 8.0.1")) << record.output;
+  CommandOutput valkey = RunXackly({"replay", file, "--server", XACKLY_TEST_VALKEY_SERVER});
+  EXPECT_EQ(valkey.exit_code, kExitOk) << valkey.output;
+  EXPECT_TRUE(Contains(valkey.output, "matches the file's hash for valkey 8.0.1")) << valkey.output;
+  CommandOutput redis = RunXackly({"replay", file});
+  EXPECT_EQ(redis.exit_code, kExitOk) << redis.output;
+  EXPECT_TRUE(Contains(redis.output, "matches the file\n")) << redis.output;
+}
+
 // Redis 8.0 and valkey 9, built from Debian's source packages by
 // `.ci/setup --servers` (not by --tests: the build takes minutes), join the
 // table: each passes doctor, and a broken and a correct protocol, with and
