@@ -487,11 +487,8 @@ TEST(HtmlTest, EveryStepIsDrawnWithItsCategorysGlyph) {
     for (const auto& [line, step] : DrawnSteps(lane)) {
       const std::string category = step.classes.substr(0, step.classes.find(' '));
       if (category == "phase") continue;
-      const std::smatch first = [&] {
-        std::smatch m;
-        std::regex_search(step.inside, m, std::regex(R"re(class="(g-[a-z-]+)")re"));
-        return m;
-      }();
+      std::smatch first;
+      std::regex_search(step.inside, first, std::regex(R"re(class="(g-[a-z-]+)")re"));
       ASSERT_FALSE(first.empty()) << "line " << line << ": " << step.inside;
       // (A crash's cross is drawn over its own backdrop, g-crash-bg.)
       EXPECT_TRUE(first[1].str() == "g-" + category || first[1].str() == "g-" + category + "-bg")
