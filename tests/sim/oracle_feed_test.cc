@@ -376,6 +376,27 @@ TEST_F(OracleFeedTest, EntriesDeletedInsideEvalAreReadBackAsDeleted) {
   EXPECT_EQ(v[0].cause, "payload-deleted");
 }
 
+// An EVAL that replaces the stream with a key of another type: XLEN and
+// XRANGE answer WRONGTYPE. The stream is gone, so its one live payload is
+// gone, and the event no worker had handled is lost by the deletion (a
+// failed XLEN counts no entries; taken as one, it would match the model's
+// one live entry and the loss would go unseen).
+TEST_F(OracleFeedTest, AStreamReplacedByAnotherTypeInsideEvalLosesItsLivePayloads) {
+  Produce(1);
+  const Reply wrong_type = Reply::Error("WRONGTYPE Operation against a key holding the wrong kind of value");
+  reads_ = {wrong_type, wrong_type, wrong_type, wrong_type, wrong_type};
+  Send({"EVAL", "redis.call('DEL', KEYS[1]) redis.call('SET', KEYS[1], 'x')", "1", "events"}, Reply::Nil(), "j1");
+  EXPECT_EQ(asked_, (std::vector<std::string>{"XPENDING", "XINFO", "XLEN", "XRANGE", "XRANGE"}));
+  EXPECT_TRUE(oracle_.OldestLive(5).empty());
+  bool judged = false;
+  for (const Violation& v : Judge()) {
+    if (v.event_id != "order:1") continue;  // order:2 and :3 were never produced
+    judged = true;
+    EXPECT_EQ(v.cause, "payload-deleted") << v.detail;
+  }
+  EXPECT_TRUE(judged) << "order:1 lost with the stream, unjudged";
+}
+
 TEST_F(OracleFeedTest, AFailedReadBackIsAHarnessFailure) {
   Step s;
   s.op = Op::kCommand;
