@@ -87,6 +87,7 @@ json CaseJson(const CaseReport& c) {
                      {"site", l.site},
                      {"fault", l.fault},
                      {"replaces", l.replaces},
+                     {"brought_by", l.brought_by},
                      {"duration_ms", l.duration_ms},
                      {"waited_for", l.waited_for},
                      {"ids", l.ids}});
@@ -401,6 +402,7 @@ void ReadCase(Reader& r, const json& j, const std::string& p, CaseReport* c) {
     r.Read(l, lp, "site", &out.site);
     r.Read(l, lp, "fault", &out.fault);
     r.Read(l, lp, "replaces", &out.replaces);
+    if (l.contains("brought_by")) r.Read(l, lp, "brought_by", &out.brought_by);  // absent before it was added
     r.Read(l, lp, "duration_ms", &out.duration_ms);
     r.Read(l, lp, "waited_for", &out.waited_for);
     r.ReadStrings(l, lp, "ids", &out.ids);

@@ -405,6 +405,20 @@ class Teller {
     return DescribeActor(actor).role == ActorRole::kFaultInjector ? "an injected fault" : actor;
   }
 
+  // What set off a run-wide fault: "the lag at p1's WAIT" for the failover
+  // a replica lag brought about (its line names who met the lag, whose
+  // last lagging request is the one), "an injected fault" otherwise.
+  std::string RunWideCause(const Beat& b) const {
+    const TraceLine* line = LineAt(c_, b.line);
+    if (line == nullptr || line->brought_by.empty()) return "an injected fault";
+    for (int64_t l = b.line - 1; const TraceLine* t = LineAt(c_, l); --l) {
+      if (t->actor == line->brought_by && t->event == LineEvent::kReplicaLag && !t->argv.empty()) {
+        return fmt::format("the lag at {}'s {}", t->actor, t->argv[0]);
+      }
+    }
+    return fmt::format("a replica lag {} met", line->brought_by);
+  }
+
   // "1-0 (order:1)" on first mention, "1-0" after; the event id when the
   // item names no entry.
   std::string Ids(const std::vector<Subject>& subjects) {
@@ -636,7 +650,7 @@ class Teller {
 
   // A fault's beat, told by its kind's descriptor (FaultKindInfo::story).
   std::pair<std::string, std::string> FaultPhrase(const Beat& b, const FaultKindInfo& fault) {
-    const std::string who = fault.run_wide ? "an injected fault" : Who(b.actor);
+    const std::string who = fault.run_wide ? RunWideCause(b) : Who(b.actor);
     const std::string duration = b.value > 0 ? FormatDuration(b.value) : "";
     // A handler lane that went down (or stalled) with its process: what the
     // process held is told at the lane the fault fired in.

@@ -174,7 +174,9 @@ inline constexpr int kMaxFailoverLag = 1000;
 
 struct FaultSpec {
   FaultKind kind = FaultKind::kCrash;
-  std::string actor;       // point faults: "w2" (worker slot 2, any incarnation) or "p1"
+  std::string actor;       // point faults: "w2" (worker slot 2, any incarnation) or "p1";
+                           // scheduled: whose fault brought it about (a replica lag's
+                           // failover), else empty; ToString leaves it out
   std::string site;        // crash/stall: crash point; lost-*: request name (XACK, XADD, COMMIT, EVAL...)
   int nth = 1;             // point faults: fires at the nth visit of (actor, site), 1-based
   // Scheduled faults: virtual time of injection. Point faults: when > 0,

@@ -173,6 +173,7 @@ void Trace::Keep(int64_t t_ms, std::string_view actor, LineKind kind, std::strin
   line.site = facts.site;
   line.fault = facts.fault;
   line.replaces = facts.replaces;
+  line.brought_by = facts.brought_by;
   line.duration_ms = facts.duration_ms;
   line.waited_for = facts.waited_for;
   for (const std::string& arg : line.argv) AddId(arg, line.ids);

@@ -69,6 +69,10 @@ struct LineFacts {
   std::string_view site;       // fault site, checkpoint label, note label
   std::string_view fault;      // kScheduledFault: the fault kind's name
   std::string_view replaces;   // kStart: the name the actor had before, when renamed
+  // kScheduledFault: the actor whose fault brought this one about (the
+  // failover a `replica-lag ... failover` schedules); empty when the plan
+  // or the scenario's schedule drew it.
+  std::string_view brought_by;
   int64_t duration_ms = 0;     // stall, park, sleep, restart and reconnect delays; an SQL
                                // statement's wait for another's transaction
   std::string_view waited_for;  // SQL: whose open transaction the statement waited for
@@ -89,6 +93,7 @@ struct TraceLine {
   std::string site;
   std::string fault;
   std::string replaces;
+  std::string brought_by;  // as LineFacts::brought_by
   int64_t duration_ms = 0;
   std::string waited_for;  // as LineFacts::waited_for
   // Entry ids ("5-0") and event ids ("order:3") the line mentions, in its

@@ -67,6 +67,7 @@ void ExpectSame(const CaseReport& a, const CaseReport& b) {
     EXPECT_FIELD(a.trace[i], b.trace[i], site);
     EXPECT_FIELD(a.trace[i], b.trace[i], fault);
     EXPECT_FIELD(a.trace[i], b.trace[i], replaces);
+    EXPECT_FIELD(a.trace[i], b.trace[i], brought_by);
     EXPECT_FIELD(a.trace[i], b.trace[i], waited_for);
     EXPECT_FIELD(a.trace[i], b.trace[i], duration_ms);
     EXPECT_FIELD(a.trace[i], b.trace[i], ids);
@@ -214,6 +215,7 @@ rc::Gen<TraceLine> AnyTraceLine() {
       rc::gen::set(&TraceLine::reply, AnyText()), rc::gen::set(&TraceLine::event, AnyOf(kLastLineEvent)),
       rc::gen::set(&TraceLine::argv, Few(AnyText())), rc::gen::set(&TraceLine::site, AnyText()),
       rc::gen::set(&TraceLine::fault, AnyText()), rc::gen::set(&TraceLine::replaces, AnyText()),
+      rc::gen::set(&TraceLine::brought_by, AnyText()),
       rc::gen::set(&TraceLine::duration_ms), rc::gen::set(&TraceLine::waited_for, AnyText()),
       rc::gen::set(&TraceLine::ids, Few(AnyText())));
 }

@@ -180,6 +180,7 @@ Report EverythingReport() {
     t.site = hostile;
     t.fault = "xdel";
     t.replaces = hostile;
+    t.brought_by = hostile;
     t.duration_ms = k;
     t.waited_for = hostile + "w" + std::to_string(k);
     t.ids = {"1-0", "order:1"};
