@@ -85,19 +85,20 @@ bool ParseVersionNumber(const std::string& text, ServerVersion* version) {
                      &tail) == 3;
 }
 
-// `timeout_ms` stretched by how oversubscribed the machine is now (the
-// 1-minute load average per CPU, between 1 and kMaxLoadFactor): a reply
-// that takes 10 s on a machine at load 25 with 2 CPUs is slowness, not a
-// dead server.
 constexpr double kMaxLoadFactor = 10.0;
-int ScaledForLoad(int timeout_ms) {
+
+}  // namespace
+
+int TimeoutScaledForLoad(int timeout_ms, const std::string& loadavg) {
   double load = 0;
-  std::ifstream in("/proc/loadavg");
+  std::ifstream in(loadavg);
   const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
   if (!(in >> load) || cpus <= 0) return timeout_ms;
   const double factor = std::clamp(load / static_cast<double>(cpus), 1.0, kMaxLoadFactor);
   return static_cast<int>(std::min<double>(timeout_ms * factor, INT32_MAX));
 }
+
+namespace {
 
 // A fresh password for kHarnessUser: 128 bits from the kernel, as hex.
 std::string MakeSecret() {
@@ -519,7 +520,7 @@ Result<std::unique_ptr<Connection>> LendFrom(
 
 Result<std::unique_ptr<Connection>> RedisServer::Connect() {
   return LendFrom(pool_, /*reset_on_return=*/true,
-                  [this] { return ConnectUnix(socket_path_, ScaledForLoad(options_.call_timeout_ms)); });
+                  [this] { return ConnectUnix(socket_path_, TimeoutScaledForLoad(options_.call_timeout_ms)); });
 }
 
 Result<std::unique_ptr<Connection>> RedisServer::ConnectAsHarness(int timeout_ms) const {
@@ -536,12 +537,12 @@ Result<std::unique_ptr<Connection>> RedisServer::ConnectAsHarness(int timeout_ms
 
 Result<std::unique_ptr<ReplicationLink>> RedisServer::OpenReplicationLink() const {
   return ReplicationLink::Open(socket_path_, kHarnessUser, harness_secret_,
-                               ScaledForLoad(options_.call_timeout_ms));
+                               TimeoutScaledForLoad(options_.call_timeout_ms));
 }
 
 Result<std::unique_ptr<Connection>> RedisServer::ConnectHarness() {
   return LendFrom(harness_pool_, /*reset_on_return=*/false,
-                  [this] { return ConnectAsHarness(ScaledForLoad(options_.call_timeout_ms)); });
+                  [this] { return ConnectAsHarness(TimeoutScaledForLoad(options_.call_timeout_ms)); });
 }
 
 void RedisServer::SetClockMs(int64_t epoch_ms) { clock_->SetMs(epoch_ms); }

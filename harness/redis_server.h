@@ -104,6 +104,13 @@ struct RedisServerOptions {
 // "" when it has none.
 std::string InfoField(std::string_view info, std::string_view key);
 
+// `timeout_ms` stretched by how oversubscribed the machine is now: times
+// the 1-minute load average (the first field of `loadavg`, /proc/loadavg's
+// format) per online CPU, between 1x and 10x, at most INT32_MAX. A reply that
+// takes 10 s on a machine at load 25 with 2 CPUs is slowness, not a dead
+// server. Unchanged when the file cannot be read.
+int TimeoutScaledForLoad(int timeout_ms, const std::string& loadavg = "/proc/loadavg");
+
 // Resolves the server binary as RedisServerOptions::server_path describes.
 // Fails with kNotFound naming every place searched (the flag, the
 // environment variable, each PATH directory) and how to install one.

@@ -351,6 +351,7 @@ TEST(FirstHourTest, ProgressTimesChangeUnitAtAMinuteAndAnHour) {
   EXPECT_EQ(WallDurationText(3599), "59 min 59 s");
   EXPECT_EQ(WallDurationText(3600), "1 h 00 min");
   EXPECT_EQ(WallDurationText(3720), "1 h 02 min");
+  EXPECT_EQ(WallDurationText(7199), "1 h 59 min");  // minutes are what the hour leaves
 }
 
 TEST(FirstHourTest, PlainProgressEndsWithTheFinalState) {
@@ -379,6 +380,12 @@ TEST(FirstHourTest, ProgressSaysHowManyCasesStoppedAtAHarnessLimit) {
   });
   EXPECT_TRUE(Contains(text, "retries: 2/8 cases, 0 violations, 0 s elapsed")) << text;
   EXPECT_TRUE(Contains(text, "retries: 4/8 cases, 0 violations, 3 stopped at a harness limit,")) << text;
+  // From the first one.
+  const std::string one = PlainProgressText([](Progress& progress) {
+    progress.Begin("retries", 8);
+    progress.Update(4, 0, "", "", 1);
+  });
+  EXPECT_TRUE(Contains(one, "retries: 4/8 cases, 0 violations, 1 stopped at a harness limit,")) << one;
 }
 
 }  // namespace

@@ -99,6 +99,25 @@ TEST_F(RedisServerTest, DetectsTheVersionTheBinaryReports) {
       << "detected " << v.ToString() << ", binary says " << text;
 }
 
+// A reply bound stretched by the load per CPU, between 1x and 10x: a loaded
+// CI machine's slowness is not a dead server, and an idle one keeps the
+// bound as set. An unreadable load leaves it unchanged.
+TEST(TimeoutScaledForLoadTest, StretchesByTheLoadPerCpuBetweenOnceAndTenTimes) {
+  ScopedTempRoot root;
+  const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
+  ASSERT_GT(cpus, 0);
+  auto with_load = [&](double per_cpu, int timeout_ms) {
+    const std::string file = root.path() + "/loadavg";
+    std::ofstream(file) << fmt::format("{:.2f} 0.50 0.40 2/300 12345\n", per_cpu * static_cast<double>(cpus));
+    return TimeoutScaledForLoad(timeout_ms, file);
+  };
+  EXPECT_EQ(with_load(0.25, 1000), 1000);
+  EXPECT_EQ(with_load(3, 1000), 3000);
+  EXPECT_EQ(with_load(25, 1000), 10'000);
+  EXPECT_EQ(with_load(10, 1'000'000'000), INT32_MAX);
+  EXPECT_EQ(TimeoutScaledForLoad(1000, root.path() + "/no-such-file"), 1000);
+}
+
 TEST(ParseServerInfoTest, TellsRedisFromValkey) {
   Result<ServerVersion> redis =
       ParseServerInfo("# Server\r\nredis_version:7.0.15\r\nredis_git_sha1:00000000\r\n");
