@@ -749,6 +749,47 @@ TEST(RealConsumerTest, ANondeterministicConsumerIsShownWhereItsRunsDiffer) {
   EXPECT_TRUE(Contains(twice.output, "no two threads that each send requests")) << twice.output;
 }
 
+// When two runs of a case differ, two more runs keeping their traces say
+// where; when the second of them does not finish (its consumer fails), the
+// message says so instead of reading a trace it does not have. The
+// consumer counts its starts in a file and fails at the start given in
+// FAIL_AT: first counted with none failing, then set to the last start,
+// which is the second extra run's.
+TEST(RealConsumerTest, ANondeterministicConsumerWhoseLastRerunFailsIsToldSo) {
+  RequirePythonRedis();
+  ScopedTempRoot dir;
+  const std::string counter = dir.path() + "/starts";
+  ASSERT_TRUE(WriteFileAtomically(
+                  dir.path() + "/drifts.py",
+                  PythonConsumer("            r.set('run-id', os.getpid())\n"
+                                 "            r.execute_command('XACKLY.EFFECT', fields[b'event_id'])\n"
+                                 "            r.xack(st, g, id)\n",
+                                 fmt::format("starts = int(open('{0}').read()) + 1 if os.path.exists('{0}') else 1\n"
+                                             "open('{0}', 'w').write(str(starts))\n"
+                                             "if starts == int(os.environ.get('FAIL_AT', '0')):\n"
+                                             "    raise SystemExit('start ' + str(starts) + ' fails')\n",
+                                             counter)))
+                  .ok());
+  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/drifts.toml",
+                                  "name = \"drifts\"\nexpect = \"ok\"\n[workload]\nworkers = 1\nevents = 2\n"
+                                  "[protocol]\ncommand = [\"/usr/bin/python3\", \"drifts.py\"]\n")
+                  .ok());
+  const std::vector<std::string> check = {"check", "--scenario", dir.path() + "/drifts.toml", "--cases", "2",
+                                          "-j", "1", "--max-shrinks", "0"};
+  CommandOutput counted = RunXackly(check);
+  ASSERT_EQ(counted.exit_code, kExitHarnessFailure) << counted.output;
+  ASSERT_TRUE(Contains(counted.output, "two more runs first differ at trace line")) << counted.output;
+  Result<std::string> starts = ReadFile(counter);
+  ASSERT_TRUE(starts.ok()) << starts.status().ToString();
+  std::filesystem::remove(counter);
+  ::setenv("FAIL_AT", starts->c_str(), 1);
+  CommandOutput failed = RunXackly(check);
+  ::unsetenv("FAIL_AT");
+  EXPECT_EQ(failed.exit_code, kExitHarnessFailure) << failed.output;
+  EXPECT_TRUE(Contains(failed.output, "the two runs first differ at trace line")) << failed.output;
+  EXPECT_TRUE(Contains(failed.output, "two more runs keeping their traces did not both finish")) << failed.output;
+}
+
 TEST(RealConsumerTest, AConsumerThatFailsIsAHarnessErrorThatShowsWhatItPrinted) {
   RequirePythonRedis();
   ScopedTempRoot dir;
