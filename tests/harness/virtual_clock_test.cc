@@ -38,6 +38,16 @@ TEST(VirtualClockTest, MovesOnlyWhenTold) {
   EXPECT_EQ((*clock)->NowMs(), kDefaultStartEpochMs);
 }
 
+// A page that cannot be created (its folder is gone) is an error naming the
+// path and why, not a clock on a closed file.
+TEST(VirtualClockTest, APageThatCannotBeCreatedIsAnErrorNamingIt) {
+  ScopedTempRoot root;
+  const std::string page = root.path() + "/no-such-folder/page";
+  Result<std::unique_ptr<VirtualClock>> clock = VirtualClock::Create(page, kDefaultStartEpochMs);
+  ASSERT_FALSE(clock.ok());
+  EXPECT_EQ(clock.status().message(), "cannot create clock page " + page + ": No such file or directory");
+}
+
 TEST(VirtualClockDeathTest, SetMsRefusesToGoBackwards) {
   ScopedTempRoot root;
   Result<std::unique_ptr<VirtualClock>> clock =
