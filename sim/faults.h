@@ -174,9 +174,7 @@ inline constexpr int kMaxFailoverLag = 1000;
 
 struct FaultSpec {
   FaultKind kind = FaultKind::kCrash;
-  std::string actor;       // point faults: "w2" (worker slot 2, any incarnation) or "p1";
-                           // scheduled: whose fault brought it about (a replica lag's
-                           // failover), else empty; ToString leaves it out
+  std::string actor;       // point faults: "w2" (worker slot 2, any incarnation) or "p1"
   std::string site;        // crash/stall: crash point; lost-*: request name (XACK, XADD, COMMIT, EVAL...)
   int nth = 1;             // point faults: fires at the nth visit of (actor, site), 1-based
   // Scheduled faults: virtual time of injection. Point faults: when > 0,
@@ -192,6 +190,11 @@ struct FaultSpec {
   // a WAIT without timeout waits)
   std::string target;
   int event = 0;           // poison: event number, 1-based
+  // A scheduled fault another fault brought about: the actor that met that
+  // fault ("p1" for the failover its replica lag schedules); empty when the
+  // plan or the scenario's schedule drew it. ToString leaves it out, so it
+  // is in no trace text and no replay file.
+  std::string brought_by;
 
   // One line a person can read and a parser can read back, e.g.
   //   crash w1 after-effect #1

@@ -126,7 +126,7 @@ Result<FailoverOutcome> Simulation::FailoverServer(int lag, bool to_lagging) {
 Status Simulation::InjectScheduled(const FaultSpec& f) {
   plan_->RecordFired(f);
   trace_.Add(now_, kFaultActor, LineKind::kFault, "!" + f.ToString(), "",
-             {.event = LineEvent::kScheduledFault, .fault = FaultKindName(f.kind), .brought_by = f.actor,
+             {.event = LineEvent::kScheduledFault, .fault = FaultKindName(f.kind), .brought_by = f.brought_by,
               .duration_ms = f.duration_ms});
   SetOracleLine(trace_.size() - 1);
   return InjectorOf(f.kind)(*this, f);

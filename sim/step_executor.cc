@@ -335,7 +335,7 @@ Status Simulation::AnswerLagging(Actor& a, Step& s, const FaultSpec* f, const Wa
     // whatever the others confirmed.
     failover.target = replicas > 1 ? std::string(kLaggingReplica) : fmt::format("lag:{}", kMaxFailoverLag);
     failover.at_ms = now_ + waited_ms;
-    failover.actor = a.name;  // who met the lag (its text, and so the trace, leaves it out)
+    failover.brought_by = a.name;
     plan_->ScheduleLater(failover);
     // Scheduled faults fire only while faults are on: a lag near the end of
     // the fault phase may promise a failover that never comes.

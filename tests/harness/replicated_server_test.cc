@@ -305,8 +305,10 @@ TEST(ReplicatedServerTest, AStreamThatDiffersIsShownInIdOrder) {
   Result<std::string> diverged = server->Divergence();
   ASSERT_TRUE(diverged.ok()) << diverged.status().ToString();
   const size_t nine = diverged->find("\"9-1\"");
+  const size_t ten = diverged->find("\"10-1\"");
   ASSERT_NE(nine, std::string::npos) << *diverged;
-  EXPECT_LT(nine, diverged->find("\"10-1\"")) << *diverged;
+  ASSERT_NE(ten, std::string::npos) << *diverged;
+  EXPECT_LT(nine, ten) << *diverged;
 }
 
 // A claim that finds its entry deleted drops it from the PEL on the primary

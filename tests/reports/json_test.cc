@@ -381,17 +381,20 @@ TEST(JsonTest, ReadsAReportWrittenBeforeItsLaterFields) {
   r.checks[0].shrink_cut = true;
   r.checks[0].counterexample->handlers = 3;
   const std::string json = RenderJson(r);
-  for (const char* field : {"\"handlers\": 3,", "\"shrink_cut\": true,", "\"fired_in\": "}) {
+  for (const char* field : {"\"handlers\": 3,", "\"shrink_cut\": true,", "\"fired_in\": ", "\"brought_by\": "}) {
     ASSERT_NE(json.find(field), std::string::npos) << field;
   }
   const std::string older =
-      std::regex_replace(json, std::regex("\n *\"(handlers|shrink_cut|fired_in)\": [^\n]*"), "");
+      std::regex_replace(json, std::regex("\n *\"(handlers|shrink_cut|fired_in|brought_by)\": [^\n]*"), "");
   ASSERT_EQ(older.find("\"fired_in\""), std::string::npos);
+  ASSERT_EQ(older.find("\"brought_by\""), std::string::npos);
   Result<Report> back = ParseJsonReport(older);
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_FALSE(back->checks[0].shrink_cut);
   EXPECT_EQ(back->checks[0].counterexample->handlers, 1);
   EXPECT_EQ(back->checks[0].counterexample->histories.at("order:1").front().fired_in, "");
+  ASSERT_FALSE(back->checks[0].counterexample->trace.empty());
+  EXPECT_EQ(back->checks[0].counterexample->trace.front().brought_by, "");
   EXPECT_EQ(back->checks[0].counterexample->trace_hash, r.checks[0].counterexample->trace_hash);
 }
 
