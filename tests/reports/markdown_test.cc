@@ -21,6 +21,19 @@ TEST(MarkdownTest, TablesStoryCoverageAndReplay) {
   EXPECT_NE(md.find("```sh\n" + report.checks[0].counterexample->replay_command + "\n```\n"), std::string::npos);
 }
 
+// A shard's report says which shard it is beside the seed; a whole run's
+// names none.
+TEST(MarkdownTest, TheHeaderNamesTheShardOnlyOfAShardsReport) {
+  RunConfig config = RunConfig::For(*FindProtocol("no-dedupe"));
+  Report report = ReportOf({CheckFromCase(config, NoDedupeCase())});
+  EXPECT_EQ(RenderMarkdown(report).find("shard"), std::string::npos);
+  report.shard = "2/3";
+  const std::string md = RenderMarkdown(report);
+  const size_t facts = md.find("\n\nseed ");
+  ASSERT_NE(facts, std::string::npos) << md;
+  EXPECT_NE(md.substr(facts, md.find('\n', facts + 2) - facts).find(" · shard 2/3"), std::string::npos) << md;
+}
+
 TEST(MarkdownTest, DataCannotBreakTablesOrFences) {
   Report report = EverythingReport();
   report.checks[0].counterexample->replay_command = "echo ```` done";

@@ -137,6 +137,37 @@ TEST(StoryTest, DupNoAckTellsThatTheDuplicateBranchSkipsXack) {
   EXPECT_NE(story.back().find("pel-leak"), std::string::npos);
 }
 
+// A redelivery of a done event followed by another delivery: with one
+// handler per process the handler skipped it (the next delivery is the
+// skip's consequence), told twice; in a handler pool of two lanes the
+// claimed entry may wait in the process's queue while the next delivery
+// comes, so only the last one, followed by nothing, is told as a skip.
+TEST(StoryTest, InAHandlerPoolOnlyTheLastDeliveryOfADoneEventIsASkip) {
+  for (const int handlers : {1, 2}) {
+    CaseReport c;
+    c.handlers = handlers;
+    c.trace = {
+        {0, "p1", LineKind::kRedis, "XADD events 1-0 event_id order:1", "\"1-0\""},
+        {2, "w1", LineKind::kRedis, "XREADGROUP GROUP workers w1 COUNT 10 STREAMS events >", "[...]"},
+        {3, "w1", LineKind::kExternal, "ext apply order:1", "ok"},
+        {13, "w1", LineKind::kRedis, "XREADGROUP GROUP workers w1 COUNT 10 STREAMS events 0", "[...]"},
+        {23, "w1", LineKind::kRedis, "XREADGROUP GROUP workers w1 COUNT 10 STREAMS events 0", "[...]"},
+    };
+    c.histories["order:1"] = {
+        {HistoryKind::kProduced, 0, 0, "p1", "1-0", "XADD acknowledged", 0},
+        {HistoryKind::kDelivered, 2, 1, "w1", "1-0", "XREADGROUP >", 0},
+        {HistoryKind::kEffect, 3, 2, "w1", "1-0", "ext", 0},
+        {HistoryKind::kRedelivered, 13, 3, "w1", "1-0", "XREADGROUP 0", 0},
+        {HistoryKind::kRedelivered, 23, 4, "w1", "1-0", "XREADGROUP 0", 0},
+    };
+    c.violations = {{VerdictKind::kPelLeak, "order:1", "pel-leak", "pending for ever", 0}};
+    const std::vector<std::string> story = Story(c);
+    SCOPED_TRACE(fmt::format("{} handlers\n{}", handlers, Dump(story)));
+    EXPECT_EQ(Find(story, "already done and skips it without XACK").size(), 1u);
+    EXPECT_EQ(Find(story, "again finds order:1 done and skips it without XACK").size(), handlers == 1 ? 1u : 0u);
+  }
+}
+
 // A clock jump is stamped at its end: the done-record it leaps over expires
 // during the jump, told after it, and the jump is not "50 s later".
 TEST(StoryTest, AClockJumpIsToldBeforeTheExpiryItCauses) {
