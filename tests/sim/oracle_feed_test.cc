@@ -271,6 +271,12 @@ TEST_F(OracleFeedTest, AKeyNamingAnEventSetWithATtlIsItsDoneRecord) {
   EXPECT_TRUE(records(2).empty());
   Send({"PEXPIRE", "done:" + EventId(2), "2000"}, Int(1));
   EXPECT_EQ(records(2), std::vector<int64_t>{2000});
+  // Queued in a MULTI (answered QUEUED, as if OK) and discarded: never set.
+  Produce(3);
+  Send({"MULTI"}, Reply::StatusText("OK"));
+  Send({"SET", "done:" + EventId(3), "1", "NX", "EX", "3"}, Reply::StatusText("QUEUED"));
+  Send({"DISCARD"}, Reply::StatusText("OK"));
+  EXPECT_TRUE(records(3).empty());
 }
 
 TEST_F(OracleFeedTest, DeliveriesAndClaimsInsideEvalAreReadBack) {

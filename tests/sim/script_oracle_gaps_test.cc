@@ -397,6 +397,32 @@ end
   }
 }
 
+// A name a script claims under (here one shared by every worker, as a
+// library's app id is) lives while the worker that claimed under it lives:
+// an entry left pending under it at the end is stuck with a live consumer,
+// not stranded with a dead one. XCLAIM's group is its second argument.
+TEST_F(ScriptOracleGapTest, AnEntryClaimedUnderASharedNameIsHeldByALiveConsumer) {
+  constexpr const char* kScript = R"lua(
+function consumer(w)
+  while true do
+    local batch, err = w:read(">", {block_ms = 1000})
+    if err then
+      w:redis("XGROUP", "CREATE", w.stream, w.group, "0", "MKSTREAM")
+    else
+      for _, e in ipairs(batch) do w:redis("XCLAIM", w.stream, w.group, "shared", "0", e.id) end
+    end
+  end
+end
+)lua";
+  Result<RunResult> r = RunScript("claim-shared.lua", kScript, 1, {});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->observed, "stuck");
+  ASSERT_EQ(r->violations.size(), 1u);
+  EXPECT_EQ(r->violations[0].cause, "never-settled") << r->violations[0].detail;
+  EXPECT_NE(r->violations[0].detail.find("pending with live consumer shared"), std::string::npos)
+      << r->violations[0].detail;
+}
+
 // A two-argument command can change the stream too: a protocol that DELs
 // the stream after order:2 loses what it had not read yet, and the oracle,
 // reading the stream back after the DEL, blames the deletion.

@@ -201,6 +201,19 @@ TEST_F(SimulationTest, AFurtherGroupsNameMustBePrintableWithoutSpaces) {
   }
 }
 
+// A RunConfig built in code is held to the scenario file's bounds: with
+// no producer nothing is produced, and an empty run is trivially "ok".
+TEST_F(SimulationTest, ARunNeedsAtLeastOneProducer) {
+  RunConfig c = Config("txn-dedupe");
+  for (const int producers : {0, -1}) {
+    c.producers = producers;
+    const Status refused = ValidateRunConfig(c);
+    EXPECT_NE(refused.message().find(fmt::format("producers must be in 1..{} (got {})", kMaxProducers, producers)),
+              std::string::npos)
+        << producers << " producers: " << refused.ToString();
+  }
+}
+
 TEST_F(SimulationTest, ExplicitPicksReplayTheScheduleWithoutTheSeed) {
   for (const ProtocolDef& p : Catalog()) {
     for (uint64_t seed : {2, 9}) {
