@@ -402,19 +402,9 @@ end
 // an entry left pending under it at the end is stuck with a live consumer,
 // not stranded with a dead one. XCLAIM's group is its second argument.
 TEST_F(ScriptOracleGapTest, AnEntryClaimedUnderASharedNameIsHeldByALiveConsumer) {
-  constexpr const char* kScript = R"lua(
-function consumer(w)
-  while true do
-    local batch, err = w:read(">", {block_ms = 1000})
-    if err then
-      w:redis("XGROUP", "CREATE", w.stream, w.group, "0", "MKSTREAM")
-    else
-      for _, e in ipairs(batch) do w:redis("XCLAIM", w.stream, w.group, "shared", "0", e.id) end
-    end
-  end
-end
-)lua";
-  Result<RunResult> r = RunScript("claim-shared.lua", kScript, 1, {});
+  const std::string script = PollingConsumer(R"lua(w:redis("XCLAIM", w.stream, w.group, "shared", "0", e.id))lua",
+                                             R"lua(w:redis("XGROUP", "CREATE", w.stream, w.group, "0", "MKSTREAM"))lua");
+  Result<RunResult> r = RunScript("claim-shared.lua", script, 1, {});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->observed, "stuck");
   ASSERT_EQ(r->violations.size(), 1u);
