@@ -4,6 +4,7 @@
 // lane is still handling), which one lane at a time never does.
 #include <string>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "harness/exit_codes.h"
@@ -179,6 +180,32 @@ TEST(HandlerPoolTest, ACrashTakesDownALaneThatHadFinishedAndTheReplacementStarts
   EXPECT_EQ(Occurrences(*trace, "!process down with "), 2u) << *trace;
   EXPECT_EQ(Occurrences(*trace, "INCR started:2"), 2u) << *trace;
   EXPECT_EQ(Occurrences(*trace, "INCR started:3"), 2u) << *trace;
+}
+
+// A lane waiting to reconnect (its reply was lost) when another lane stalls
+// the process: it reconnects in the same process once the stall ends, the
+// same incarnation as its sibling, not as a replacement process of its own.
+TEST(HandlerPoolTest, ALaneWaitingToReconnectWhenItsProcessStallsReconnectsInTheSameProcessAfterTheStall) {
+  ScopedTempRoot dir;
+  const std::string script = R"(
+function consumer(w)
+  w:redis("INCR", "started:" .. w.incarnation .. ":" .. w.lane)
+  if w.lane == 2 then w:redis("SET", "probe", "x") else w:sleep(10) w:redis("GET", "probe") end
+  w:sleep(1000000)
+end
+)";
+  CommandOutput run;
+  Result<std::string> trace = TraceOf(
+      dir, LanesScript(dir, script, "[schedule]\nfaults = [\"lost-reply w1 SET #1\", \"stall w1 before-GET #1 3000ms\"]\n"),
+      &run);
+  ASSERT_TRUE(trace.ok()) << run.output;
+  ASSERT_TRUE(Contains(*trace, "w1#2     timeout: reconnects and restarts its loop in 1000 ms")) << *trace;
+  const size_t stall = trace->find("!stall at before-GET for 3000 ms");
+  ASSERT_NE(stall, std::string::npos) << *trace;
+  const int64_t stalled_at = std::stoll(trace->substr(trace->rfind('\n', stall) + 1));
+  EXPECT_TRUE(Contains(*trace, fmt::format("{:>8} w1#2     starts again", stalled_at + 3000))) << *trace;
+  EXPECT_EQ(Occurrences(*trace, "INCR started:1:2"), 2u) << *trace;
+  EXPECT_EQ(Occurrences(*trace, "INCR started:2:"), 0u) << *trace;
 }
 
 // Each lane calls the world with its own w: another lane's raises an error
