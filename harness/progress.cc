@@ -19,9 +19,10 @@ Progress::~Progress() { End(); }
 
 bool Progress::IsTty(std::FILE* f) { return ::isatty(::fileno(f)) == 1; }
 
-void Progress::Begin(const std::string& label, int total) {
+void Progress::Begin(const std::string& label, int total, const std::string& unit) {
   End();
   label_ = label;
+  unit_ = unit;
   total_ = total;
   last_quarter_ = -1;
   last_phase_.clear();
@@ -36,7 +37,7 @@ void Progress::Update(int done, int found, const std::string& phase, const std::
   double elapsed = std::chrono::duration<double>(now - started_).count();
   double rate = elapsed > 0 ? done / elapsed : 0;
   std::string extra = phase.empty() ? "" : ", " + phase + (detail.empty() ? "" : " (" + detail + ")");
-  std::string counts = fmt::format("{}/{} cases, {} violation{}", done, total_, found, found == 1 ? "" : "s");
+  std::string counts = fmt::format("{}/{} {}, {} violation{}", done, total_, unit_, found, found == 1 ? "" : "s");
   if (unjudged > 0) counts += fmt::format(", {} stopped at a harness limit", unjudged);
   // Time left from the rate so far; while shrinking, the cases are done and
   // shrinking takes what it takes, so no estimate.

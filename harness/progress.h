@@ -23,8 +23,9 @@ class Progress {
   Progress(std::FILE* out, bool tty, bool quiet);
   ~Progress();
 
-  // A new task, e.g. "no-dedupe", with `total` units of work.
-  void Begin(const std::string& label, int total);
+  // A new task, e.g. "no-dedupe", with `total` units of work, counted as
+  // `unit` ("cases" of one check; "checks" of several run at once).
+  void Begin(const std::string& label, int total, const std::string& unit = "cases");
   // `done` of `total` finished, `found` violations so far. `phase` names
   // what is happening ("shrinking"; empty while searching) and `detail`
   // says more ("3 smaller cases kept"). `unjudged` of the done ones were
@@ -45,6 +46,7 @@ class Progress {
   bool tty_;
   bool quiet_;
   std::string label_;
+  std::string unit_ = "cases";
   int total_ = 0;
   int last_quarter_ = -1;
   std::string last_phase_;

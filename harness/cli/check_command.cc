@@ -469,7 +469,7 @@ std::optional<int> CheckSession::RunAtOnce() {
   std::atomic<int> hits = 0;
   std::optional<int> code;
   const std::string label = fmt::format("{} checks, {} at once", targets_.size(), drivers_);
-  progress_->Begin(label, static_cast<int>(targets_.size()));
+  progress_->Begin(label, static_cast<int>(targets_.size()), "checks");
   RunInOrder<TargetCheck>(
       targets_.size(), drivers_,
       [&](size_t k) {
@@ -487,7 +487,7 @@ std::optional<int> CheckSession::RunAtOnce() {
         if (!flags_.output.quiet) fmt::print(human_, "{}", checked.ranges_line);
         code = Finish(k, checked);
         if (code) return false;
-        if (k + 1 < targets_.size()) progress_->Begin(label, static_cast<int>(targets_.size()));
+        if (k + 1 < targets_.size()) progress_->Begin(label, static_cast<int>(targets_.size()), "checks");
         return true;
       },
       [&](size_t done) { progress_->Update(static_cast<int>(done), hits); });

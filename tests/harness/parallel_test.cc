@@ -182,6 +182,9 @@ TEST(ParallelTest, TwoChecksRunAtOnceWhenThereAreTwoThreads) {
                                      "--out", dir.path() + "/j" + jobs});
     EXPECT_EQ(check.exit_code, kExitOk) << check.output;
     EXPECT_EQ(Contains(check.output, "2 checks, 2 at once"), jobs == "2") << jobs << "\n" << check.output;
+    // Counted as checks, each that found its violation once.
+    EXPECT_EQ(Contains(check.output, "2 checks, 2 at once: 2/2 checks, 2 violations"), jobs == "2")
+        << jobs << "\n" << check.output;
     EXPECT_EQ(Contains(check.output, "(protocol 1 of 2)"), jobs == "1") << jobs << "\n" << check.output;
   }
 }
