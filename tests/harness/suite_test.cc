@@ -238,6 +238,15 @@ TEST(ServerMatrixTest, OneServerTwiceGivesTheSameVerdictsInTwoReportDirectories)
   EXPECT_EQ(quiet.exit_code, kExitOk) << quiet.output;
   ASSERT_EQ(SplitLines(quiet.output).size(), 1u) << quiet.output;
   EXPECT_TRUE(quiet.output.starts_with("same     no-dedupe")) << quiet.output;
+  // One --server is an ordinary check on that server: its own line, its
+  // reports in --out itself, no matrix.
+  const std::string single = root.path() + "/single";
+  CommandOutput one = StdoutOf(
+      SmallCheck({"check", "--protocol", "no-dedupe", "--server", *redis, "--out", single, "--quiet"}));
+  EXPECT_EQ(one.exit_code, kExitOk) << one.output;
+  EXPECT_TRUE(one.output.starts_with("no-dedupe ")) << one.output;
+  EXPECT_TRUE(fs::exists(single + "/report.json"));
+  EXPECT_FALSE(fs::exists(single + "/matrix.json"));
   // Several servers print one table, so their reports cannot share stdout.
   CommandOutput json_out =
       RunXackly(SmallCheck({"check", "--protocol", "no-dedupe", "--server", *redis, "--server", *redis, "--format",
