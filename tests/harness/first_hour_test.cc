@@ -345,6 +345,8 @@ std::string PlainProgressText(const std::function<void(Progress&)>& drive) {
 // search of exactly an hour reads "1 h 00 min", never "60 min 00 s".
 TEST(FirstHourTest, ProgressTimesChangeUnitAtAMinuteAndAnHour) {
   EXPECT_EQ(WallDurationText(-3), "0 s");
+  EXPECT_EQ(WallDurationText(0.4), "0 s");
+  EXPECT_EQ(WallDurationText(0.6), "1 s");  // rounded, below a second too
   EXPECT_EQ(WallDurationText(59.4), "59 s");
   EXPECT_EQ(WallDurationText(59.5), "1 min 00 s");
   EXPECT_EQ(WallDurationText(125), "2 min 05 s");
