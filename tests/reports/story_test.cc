@@ -545,6 +545,32 @@ TEST(StoryTest, ALossOfAnUnreadEntryNamesEachWorkerProcessThatWasAway) {
             "60 s stall that began 490 ms earlier).");
 }
 
+// A failover a replica lag brought about is told as that lag's, named by
+// the lagging request of the actor that met it; when the trace no longer
+// shows that request, by the actor alone; one the plan drew is "an
+// injected fault".
+TEST(StoryTest, AFailoverIsToldAsTheLagThatBroughtItAbout) {
+  for (const std::string who : {"the lag at p1's WAIT", "a replica lag p1 met", "an injected fault"}) {
+    CaseReport c;
+    TraceLine wait{200, "p1", LineKind::kFault, "WAIT 1 500", "1 !replica-lag", LineEvent::kReplicaLag,
+                   {"WAIT", "1", "500"}};
+    TraceLine failover{209, "fault", LineKind::kFault, "!failover lagging @208ms", "", LineEvent::kScheduledFault,
+                       {}, "", "failover"};
+    if (who != "an injected fault") failover.brought_by = "p1";
+    c.trace = {{0, "p1", LineKind::kRedis, "XADD events 1-0 event_id order:1", "\"1-0\""},
+               who == "the lag at p1's WAIT" ? wait : TraceLine{200, "p1", LineKind::kRedis, "PING", "PONG"},
+               failover};
+    c.histories["order:1"] = {
+        {HistoryKind::kProduced, 0, 0, "p1", "1-0", "XADD acknowledged", 0},
+        {HistoryKind::kFailover, 209, 2, "fault", "", "the lagging replica, which never received this write", 0},
+        {HistoryKind::kFailoverLoss, 209, 2, "fault", "1-0", "lost by the failover", 0}};
+    c.violations = {{VerdictKind::kLost, "order:1", "failover", "x", 0}};
+    const std::vector<std::string> story = Story(c);
+    SCOPED_TRACE(Dump(story));
+    EXPECT_EQ(Find(story, who + " fails the primary over to the lagging replica").size(), 1u) << who;
+  }
+}
+
 // A crash or stall of the holder that no history item of the event tells
 // (here: after it acked, at a WAIT, in a new user's trial) is told as the
 // fault it is, never as its raw trace line ("w1: !crash at before-WAIT
