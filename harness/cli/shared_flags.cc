@@ -386,7 +386,7 @@ std::string DescribeRun(const RunConfig& c) {
   if (!groups.empty()) groups = fmt::format(" in group {}", WorldNames{}.group) + groups;
   if (c.handlers > 1) groups += fmt::format(", {} handler lanes per worker process (w1, w1#2..w1#{})", c.handlers, c.handlers);
   const std::string replicas =
-      c.replicas > 0 ? fmt::format(", {} replica{}", c.replicas, c.replicas == 1 ? "" : "s") : "";
+      c.replicas > 0 ? ", " + Plural(c.replicas, "replica") : "";
   return fmt::format("{} worker{}{}, {} event{}, {} producer{}, persistence {}{}, restart naming {}, faults {}",
                      c.workers, c.workers == 1 ? "" : "s", groups, c.events, c.events == 1 ? "" : "s",
                      c.producers, c.producers == 1 ? "" : "s", PersistenceName(c.persistence), replicas,
