@@ -472,6 +472,7 @@ BusinessOutcome SqlStore::Execute(int owner, int64_t now_ms, const std::string& 
     }
   }
   int columns = sqlite3_column_count(stmt.get());
+  const sqlite3_int64 rows_changed_before = sqlite3_total_changes64(db_->handle());
   for (int c = 0; c < columns; ++c) out->columns.push_back(sqlite3_column_name(stmt.get(), c));
   const int rc = db_->StepScriptStatement(stmt.get(), [&] {
     std::vector<SqlValue> row;
@@ -491,7 +492,13 @@ BusinessOutcome SqlStore::Execute(int owner, int64_t now_ms, const std::string& 
     out->rows.clear();
     return fail(error, BusinessOutcome::kFailed);
   }
-  out->changes = columns == 0 ? sqlite3_changes(db_->handle()) : 0;
+  // sqlite3_changes keeps the last insert, update or delete's count through
+  // any other statement, and through the emptying that hands a database to
+  // the next case on this thread (~SqlStore): read it only when this
+  // statement changed rows, or a CREATE would report an earlier case's count
+  // and the trace would depend on which case ran before it.
+  const bool changed_rows = sqlite3_total_changes64(db_->handle()) != rows_changed_before;
+  out->changes = columns == 0 && changed_rows ? sqlite3_changes(db_->handle()) : 0;
   *result = columns > 0 ? fmt::format("{} rows", out->rows.size())
                         : fmt::format("{} changed", out->changes);
   return BusinessOutcome::kOk;

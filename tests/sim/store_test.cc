@@ -144,6 +144,42 @@ TEST_F(ScriptSqlTest, ATransactionStatementInAnySpellingKeepsTheStoreConsistent)
   EXPECT_EQ(Run(1, "/* twice */ COMMIT", &out), BusinessOutcome::kNoTransaction);
 }
 
+// A statement that changes no row reports "0 changed" whatever ran before
+// it: SQLite's own count keeps the last write's, and a case's first CREATE
+// reported the rows the previous case's emptying deleted (a determinism
+// self-check failure: the rerun, on a new database, said 0).
+TEST_F(ScriptSqlTest, AStatementThatChangesNoRowReportsNoneWhateverRanBefore) {
+  SqlResult out;
+  ASSERT_EQ(Run(1, "CREATE TABLE t(a)", &out), BusinessOutcome::kOk) << out.error;
+  ASSERT_EQ(Run(1, "INSERT INTO t VALUES (1), (2), (3)", &out), BusinessOutcome::kOk) << out.error;
+  EXPECT_EQ(out.changes, 3);
+  EXPECT_EQ(result_, "3 changed");
+  for (const char* none : {"CREATE TABLE u(b)", "UPDATE t SET a = 0 WHERE a > 5", "DELETE FROM u"}) {
+    SqlResult after;
+    ASSERT_EQ(Run(1, none, &after), BusinessOutcome::kOk) << none << " " << after.error;
+    EXPECT_EQ(after.changes, 0) << none;
+    EXPECT_EQ(result_, "0 changed") << none;
+  }
+
+  // A database handed on by a store whose case wrote rows.
+  EffectLedger ledger;
+  {
+    SqlStore earlier(&ledger);
+    ASSERT_EQ(earlier.Begin(1, 0, &sql_, &result_), BusinessOutcome::kOk);
+    for (const char* event : {"order:1", "order:2", "order:3", "order:4"}) {
+      ASSERT_EQ(earlier.Effect(1, 0, Effect(event), false, &sql_, &result_), BusinessOutcome::kOk);
+    }
+    ASSERT_EQ(earlier.Commit(1, 0, &sql_, &result_), BusinessOutcome::kOk);
+  }
+  SqlStore next(&ledger);
+  SqlResult first;
+  ASSERT_EQ(next.Execute(1, 0, "CREATE TABLE IF NOT EXISTS done(id TEXT PRIMARY KEY)", {}, &first, &sql_, &result_),
+            BusinessOutcome::kOk)
+      << first.error;
+  EXPECT_EQ(first.changes, 0);
+  EXPECT_EQ(result_, "0 changed");
+}
+
 TEST_F(ScriptSqlTest, AStatementThatNeverEndsFailsInsteadOfHanging) {
   SqlResult out;
   EXPECT_EQ(Run(1, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
