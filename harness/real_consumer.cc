@@ -753,7 +753,8 @@ Reply EffectReply(EffectOutcome o) {
   return Reply::Error("ERR xackly: unknown effect outcome");
 }
 
-// XACKLY.EFFECT <event> [KEY k] [KEY_TTL ms] [ENTRY id] [DURATION ms] [TIMEOUT ms]
+}  // namespace
+
 Result<EffectCall> ParseEffect(const std::vector<std::string>& argv) {
   const char* usage = "XACKLY.EFFECT <event> [KEY k] [KEY_TTL ms] [ENTRY stream-id] [DURATION ms] [TIMEOUT ms]";
   if (argv.size() < 2 || argv[1].empty() || argv.size() % 2 != 0) {
@@ -789,6 +790,8 @@ Result<EffectCall> ParseEffect(const std::vector<std::string>& argv) {
   }
   return call;
 }
+
+namespace {
 
 // Where an XREADGROUP's BLOCK option is (its index), or 0 when it has none.
 size_t BlockOption(const std::vector<std::string>& argv) {

@@ -78,6 +78,15 @@ namespace xackly {
 // Overrides RealConsumerOptions::request_timeout_ms (milliseconds).
 inline constexpr char kRequestTimeoutEnv[] = "XACKLY_REQUEST_TIMEOUT_MS";
 
+// The effect a consumer asks for with
+//   XACKLY.EFFECT <event> [KEY k] [KEY_TTL ms] [ENTRY stream-id] [DURATION ms] [TIMEOUT ms]
+// (argv[0] is the verb; options in any case, in any order, the last of one
+// kind wins). Fails with kInvalidArgument, whose message is the error reply
+// the consumer gets ("ERR xackly: ..."), on a missing event, an option
+// without its value, an unknown option, or a millisecond value that is not
+// a whole number in 0..kMaxDurationMs.
+Result<EffectCall> ParseEffect(const std::vector<std::string>& argv);
+
 struct RealConsumerOptions {
   // argv of one consumer process. argv[0] is looked up in PATH unless it
   // holds a '/' (then it is relative to working_dir).

@@ -9,12 +9,14 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include "harness/exit_codes.h"
 #include "harness/files.h"
 #include "harness/real_consumer.h"
 #include "reports/report.h"
+#include "sim/limits.h"
 #include "tests/harness/test_util.h"
 
 namespace xackly {
@@ -217,6 +219,40 @@ TEST(RealConsumerTest, RepliesAreEncodedAsRedisWouldSendThem) {
   EXPECT_EQ(EncodeResp2(Reply::Error("ERR two\nlines")), "-ERR two lines\r\n");
   EXPECT_EQ(EncodeResp2(Reply::Array({Reply::String("1-0"), Reply::Array({}), Reply::Nil()})),
             "*3\r\n$3\r\n1-0\r\n*0\r\n$-1\r\n");
+}
+
+// XACKLY.EFFECT's options reach the effect call, and each bad one is the
+// consumer's error reply naming the option and its bounds, at the bounds.
+TEST(RealConsumerTest, EffectCommandOptionsAreReadAndABadOneIsAnErrorReplyNamingIt) {
+  const std::string most = std::to_string(kMaxDurationMs);
+  Result<EffectCall> call = ParseEffect({"XACKLY.EFFECT", "order:1", "key", "k1", "KEY_TTL", "0", "ENTRY", "1-0",
+                                         "duration", most, "Timeout", "250"});
+  ASSERT_TRUE(call.ok()) << call.status().ToString();
+  EXPECT_EQ(call->event_id, "order:1");
+  EXPECT_EQ(call->key, "k1");
+  EXPECT_EQ(call->key_ttl_ms, 0);
+  EXPECT_EQ(call->stream_id, "1-0");
+  EXPECT_EQ(call->duration_ms, kMaxDurationMs);
+  EXPECT_EQ(call->timeout_ms, 250);
+
+  const std::string over = std::to_string(kMaxDurationMs + 1);
+  const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
+      {{"XACKLY.EFFECT"}, "ERR xackly: usage: XACKLY.EFFECT <event>"},
+      {{"XACKLY.EFFECT", ""}, "ERR xackly: usage: XACKLY.EFFECT <event>"},
+      {{"XACKLY.EFFECT", "e", "KEY"}, "ERR xackly: usage: XACKLY.EFFECT <event>"},
+      {{"XACKLY.EFFECT", "e", "COLOR", "red"}, "ERR xackly: unknown option COLOR (usage: XACKLY.EFFECT"},
+      {{"XACKLY.EFFECT", "e", "DURATION", over}, "ERR xackly: DURATION takes milliseconds 0.." + most + ", got " + over},
+      {{"XACKLY.EFFECT", "e", "KEY_TTL", "-1"}, "ERR xackly: KEY_TTL takes milliseconds 0.." + most + ", got -1"},
+      {{"XACKLY.EFFECT", "e", "TIMEOUT", "1.5"}, "ERR xackly: TIMEOUT takes milliseconds 0.." + most + ", got 1.5"},
+      {{"XACKLY.EFFECT", "e", "TIMEOUT", "12ms"}, "ERR xackly: TIMEOUT takes milliseconds"},
+      {{"XACKLY.EFFECT", "e", "DURATION", ""}, "ERR xackly: DURATION takes milliseconds"},
+  };
+  for (const auto& [argv, reply] : bad) {
+    Result<EffectCall> r = ParseEffect(argv);
+    ASSERT_FALSE(r.ok()) << fmt::format("{}", fmt::join(argv, " "));
+    EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument);
+    EXPECT_EQ(r.status().message().rfind(reply, 0), 0u) << r.status().message();
+  }
 }
 
 // The SQLite consumer keeps its effect, its dedupe record and the

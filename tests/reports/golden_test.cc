@@ -12,10 +12,12 @@
 //   XACKLY_UPDATE_GOLDEN=1 build/tests/reports/xackly_report_tests --gtest_filter='GoldenTest.*'
 //   git diff tests/reports/golden/    # read it: is every change meant?
 //
-// The inputs are JSON reports that real `xackly check` runs wrote (a suite
-// of seven checks: duplicates, a failover's loss, a handler pool, passes
-// with coverage; and a sharded run with a mismatch, coverage gaps and an
-// unshrunk counterexample), read with ParseJsonReport, and
+// The inputs are JSON reports that real runs wrote, read with
+// ParseJsonReport: `xackly check` of a suite of seven checks (duplicates, a
+// failover's, a handler pool's, passes with coverage) and of a shard with
+// coverage gaps and a mismatch whose counterexample is unshrunk; `xackly
+// run` of a handler pool over six events and of a no-dedupe case under five
+// fault kinds; and
 // EverythingReport(), which sets every field. tests/reports/golden/regenerate
 // writes the JSON inputs again (after a schema change) and then the
 // approved renderings.
@@ -110,6 +112,14 @@ TEST(GoldenTest, AShardWithAMismatchGapsAndAnUnshrunkCaseRendersAsApproved) {
   Report shard = Input("shard-mismatch");
   ASSERT_EQ(shard.checks.size(), 2u);
   ExpectEveryRenderingApproved("shard-mismatch", shard, Json::kTheInput);
+}
+
+TEST(GoldenTest, TwoSingleRunsRenderAsApproved) {
+  for (const char* name : {"run-handler-pool", "run-faults"}) {
+    Report run = Input(name);
+    ASSERT_EQ(run.checks.size(), 1u) << name;
+    ExpectEveryRenderingApproved(name, run, Json::kTheInput);
+  }
 }
 
 TEST(GoldenTest, EveryFieldSetRendersAsApproved) { 
