@@ -5,8 +5,11 @@
 // The hashes hold for the server version the corpus was recorded with
 // (Debian 12's redis 7.0.15); see README, Determinism.
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -63,49 +66,99 @@ TEST(RegressionTest, AScriptNamedButNotLoadedIsRefusedNotRunWithAnEmptyHandler) 
       << r.status().message();
 }
 
-// A thread's executor runs each case on the servers and the SQLite database
-// its previous case used, reset. A case's trace must not depend on which
-// case ran before it: a replay, or the determinism self-check's rerun, runs
-// it after another one or on fresh servers. Every scenario file under
-// scenarios/ (the catalog and its scripts, the examples, the library pack
-// and the corpus; real consumers' aside: they run outside xackly) runs in file order on one executor and in the reverse
-// order on another; each must give the same trace hash both times. (A
-// script's CREATE once reported the previous case's deleted rows.)
-TEST(RegressionTest, ACasesTraceDoesNotDependOnTheCaseBeforeItOnItsThread) {
-  std::vector<std::string> paths;
-  std::filesystem::path dir = std::filesystem::path(XACKLY_SOURCE_DIR) / "scenarios";
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
-    if (entry.path().extension() == ".toml") paths.push_back(entry.path().string());
+// Every scenario file under scenarios/ (the catalog and its scripts, the
+// examples, the library pack and the corpus; real consumers' aside: they
+// run outside xackly), run as it stands, in file order on one executor and
+// in the reverse order on another: each run's trace hash and observed
+// verdict ("hash verdict"), by path relative to the source tree.
+class ScenarioRunsTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    const std::filesystem::path root(XACKLY_SOURCE_DIR);
+    std::vector<std::string> paths;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(root / "scenarios")) {
+      if (entry.path().extension() == ".toml") paths.push_back(entry.path().string());
+    }
+    std::sort(paths.begin(), paths.end());
+    std::vector<RunConfig> configs;
+    for (const std::string& path : paths) {
+      Result<Scenario> s = LoadScenarioFile(path);
+      ASSERT_TRUE(s.ok()) << s.status().message();
+      if (!s->config.protocol.consumer_command.empty()) continue;
+      configs.push_back(s->config);
+      names_.push_back(std::filesystem::relative(path, root).string());
+    }
+    forward_ = RunAll(configs, false);
+    backward_ = RunAll(configs, true);
   }
-  std::sort(paths.begin(), paths.end());
-  std::vector<RunConfig> configs;
-  std::vector<std::string> names;
-  for (const std::string& path : paths) {
-    Result<Scenario> s = LoadScenarioFile(path);
-    ASSERT_TRUE(s.ok()) << s.status().message();
-    if (!s->config.protocol.consumer_command.empty()) continue;
-    configs.push_back(s->config);
-    names.push_back(path);
-  }
-  ASSERT_GE(configs.size(), 150u) << "the scenario folders moved?";
-  auto hashes = [&](bool reversed) {
+
+  static std::vector<std::string> RunAll(const std::vector<RunConfig>& configs, bool reversed) {
     CaseExecutor executor(TestServerOptions());
     std::vector<std::string> out(configs.size());
     for (size_t k = 0; k < configs.size(); ++k) {
       size_t i = reversed ? configs.size() - 1 - k : k;
       Result<RunResult> r = executor.Run(configs[i]);
-      out[i] = r.ok() ? r->TraceHashHex() : "error: " + r.status().ToString();
+      out[i] = r.ok() ? r->TraceHashHex() + " " + r->observed : "error: " + r.status().ToString();
     }
     return out;
-  };
-  std::vector<std::string> forward = hashes(false);
-  std::vector<std::string> backward = hashes(true);
-  for (size_t i = 0; i < configs.size(); ++i) {
-    EXPECT_EQ(forward[i].rfind("error", 0), std::string::npos) << names[i] << ": " << forward[i];
-    EXPECT_EQ(forward[i], backward[i]) << names[i] << " ran after "
-                                       << (i > 0 ? names[i - 1] : "nothing") << " and after "
-                                       << (i + 1 < names.size() ? names[i + 1] : "nothing");
   }
+
+  static std::vector<std::string> names_, forward_, backward_;
+};
+std::vector<std::string> ScenarioRunsTest::names_, ScenarioRunsTest::forward_, ScenarioRunsTest::backward_;
+
+// A thread's executor runs each case on the servers and the SQLite database
+// its previous case used, reset. A case's trace must not depend on which
+// case ran before it: a replay, or the determinism self-check's rerun, runs
+// it after another one or on fresh servers. (A script's CREATE once
+// reported the rows the previous case's emptying deleted.)
+TEST_F(ScenarioRunsTest, ACasesTraceDoesNotDependOnTheCaseBeforeItOnItsThread) {
+  ASSERT_GE(names_.size(), 150u) << "the scenario folders moved?";
+  for (size_t i = 0; i < names_.size(); ++i) {
+    EXPECT_EQ(forward_[i].rfind("error", 0), std::string::npos) << names_[i] << ": " << forward_[i];
+    EXPECT_EQ(forward_[i], backward_[i]) << names_[i] << " ran after "
+                                         << (i > 0 ? names_[i - 1] : "nothing") << " and after "
+                                         << (i + 1 < names_.size() ? names_[i + 1] : "nothing");
+  }
+}
+
+// Each scenario file's run gives its approved trace hash and verdict
+// (tests/harness/data/scenario-runs.approved, recorded on Debian 12's redis
+// 7.0.15 like the corpus): a change to what any protocol, fault or command
+// does in any of these 170-odd runs fails here, naming the file, until it
+// is approved. The corpus pins only counterexamples; this pins the correct
+// protocols' faulted runs and the examples' too. Approving a meant change:
+//   XACKLY_UPDATE_GOLDEN=1 build/tests/harness/xackly_harness_tests --gtest_filter='ScenarioRunsTest.*'
+//   git diff tests/harness/data/scenario-runs.approved   # which runs changed, and is each meant?
+TEST_F(ScenarioRunsTest, EveryScenarioFilesRunGivesItsApprovedTraceAndVerdict) {
+  const std::string approved_path = std::string(XACKLY_SOURCE_DIR) + "/tests/harness/data/scenario-runs.approved";
+  const char* update = std::getenv("XACKLY_UPDATE_GOLDEN");
+  if (update != nullptr && std::string(update) == "1") {
+    std::string text =
+        "# path trace-hash observed: each scenario file's run as it stands (tests/harness/regression_test.cc)\n";
+    for (size_t i = 0; i < names_.size(); ++i) text += names_[i] + " " + forward_[i] + "\n";
+    ASSERT_TRUE(WriteFileAtomically(approved_path, text).ok());
+    return;
+  }
+  Result<std::string> text = ReadFile(approved_path);
+  ASSERT_TRUE(text.ok()) << text.status().ToString();
+  std::map<std::string, std::string> approved;
+  std::istringstream lines(*text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    size_t space = line.find(' ');
+    approved[line.substr(0, space)] = line.substr(space + 1);
+  }
+  for (size_t i = 0; i < names_.size(); ++i) {
+    auto it = approved.find(names_[i]);
+    if (it == approved.end()) {
+      ADD_FAILURE() << names_[i] << " has no approved run (new? XACKLY_UPDATE_GOLDEN=1 adds it): " << forward_[i];
+      continue;
+    }
+    EXPECT_EQ(forward_[i], it->second) << names_[i] << ": ran as `hash observed`, approved as the second";
+    approved.erase(it);
+  }
+  for (const auto& [name, run] : approved) ADD_FAILURE() << name << " is approved but was not run (moved?)";
 }
 
 }  // namespace

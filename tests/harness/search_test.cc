@@ -143,13 +143,19 @@ TEST(SearchTest, APointFaultTakesItsSitesFirstVisitHalfTheTimeAndATimedOneAThird
   base.faults.kinds = {FaultKind::kCrash};
   rc::Gen<GeneratedCase> gen = GenCase(base, CaseBounds{});
   int points = 0, first = 0, later = 0, timed = 0;
+  std::set<int> later_visits;
   for (int i = 0; i < 400; ++i) {
     for (const FaultSpec& f : NthCase(gen, 1, i, CaseSize(i)).value().faults) {
       if (f.kind != FaultKind::kCrash) continue;
       ++points;
       (f.at_ms > 0 ? timed : f.nth > 1 ? later : first) += 1;
+      if (f.at_ms > 0) {
+        EXPECT_EQ(f.nth, 1) << f.ToString() << ": a timed fault takes the first visit from its time";
+      }
+      if (f.at_ms == 0 && f.nth > 1) later_visits.insert(f.nth);
     }
   }
+  EXPECT_EQ(later_visits, (std::set<int>{2, 3})) << "a later visit is the 2nd or the 3rd, never a 4th";
   ASSERT_GT(points, 300);
   EXPECT_NEAR(static_cast<double>(first) / points, 1.0 / 2, 0.1) << first << " of " << points;
   EXPECT_NEAR(static_cast<double>(later) / points, 1.0 / 6, 0.05) << later << " of " << points;

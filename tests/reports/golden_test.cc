@@ -145,5 +145,18 @@ TEST(GoldenTest, AServerMatrixWhereOneServerDiffersRendersAsApproved) {
   ExpectApproved("matrix.json", RenderMatrixJson(servers));
 }
 
+// The same shard on two servers: the matrix says how to merge each
+// server's shards, by its own directory.
+TEST(GoldenTest, AShardsServerMatrixRendersAsApproved) {
+  Report shard = Input("shard-mismatch");
+  ASSERT_FALSE(shard.shard.empty());
+  Report other = shard;
+  other.server_version = "valkey 8.0.2";
+  std::vector<ServerResult> servers = {{"redis-7.0.15", "out/redis-7.0.15", shard, 1},
+                                       {"valkey-8.0.2", "out/valkey-8.0.2", other, 1}};
+  ExpectApproved("matrix-shard.txt", RenderMatrixText(servers, /*color=*/false));
+  ExpectApproved("matrix-shard.json", RenderMatrixJson(servers));
+}
+
 }  // namespace
 }  // namespace xackly::report

@@ -734,6 +734,13 @@ TEST(FormatDurationTest, ReadsWell) {
   EXPECT_EQ(FormatDuration(2500), "2.5 s");
   EXPECT_EQ(FormatDuration(5000), "5 s");
   EXPECT_EQ(FormatDuration(30004), "30 s");
+  // Each unit up to just below the next one's first value, at both edges.
+  EXPECT_EQ(FormatDuration(999), "999 ms");
+  EXPECT_EQ(FormatDuration(9949), "9.9 s");
+  EXPECT_EQ(FormatDuration(9999), "10 s");
+  EXPECT_EQ(FormatDuration(10'000), "10 s");
+  EXPECT_EQ(FormatDuration(599'499), "599 s");
+  EXPECT_EQ(FormatDuration(600'000), "10 min");
   EXPECT_EQ(FormatDuration(720000), "12 min");
   EXPECT_EQ(FormatDuration(629999), "10 min");  // to the nearest minute, half a minute up
   EXPECT_EQ(FormatDuration(630000), "11 min");

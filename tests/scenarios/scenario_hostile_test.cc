@@ -3,6 +3,7 @@
 // fit the run, and bytes that must never reach toml++. Each is rejected with
 // one line naming file, line and field; the limits themselves are accepted.
 #include <string>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -77,6 +78,32 @@ TEST(ScenarioText, NulInvalidUtf8AndStrayNonAsciiNeverReachTheTomlParser) {
       "h.toml");
   ASSERT_TRUE(ok.ok()) << ok.status().message();
   EXPECT_EQ(ok->description, "caf\xc3\xa9 \" still a string \xe2\x9c\x93");
+}
+
+// Each UTF-8 length at its lowest and highest code point is text; one step
+// past an edge (overlong, above U+10FFFF, a lead byte no sequence has) is
+// refused naming its first byte.
+TEST(ScenarioText, EveryUtf8LengthIsTextAtItsEdgesAndRefusedJustPastThem) {
+  const char* edges[] = {"\xc2\x80",         "\xdf\xbf",         "\xe0\xa0\x80", "\xef\xbf\xbf",
+                         "\xf0\x90\x80\x80", "\xf4\x8f\xbf\xbf"};
+  for (const char* text : edges) {
+    Result<Scenario> ok =
+        ParseScenario(std::string("protocol = \"no-dedupe\"\ndescription = \"") + text + "\"\n", "h.toml");
+    ASSERT_TRUE(ok.ok()) << ok.status().message();
+    EXPECT_EQ(ok->description, text);
+  }
+  const std::pair<const char*, const char*> past[] = {
+      {"\xc1\xbf", "0xc1"},             // U+007F in two bytes
+      {"\xe0\x9f\xbf", "0xe0"},         // U+07FF in three
+      {"\xf0\x8f\xbf\xbf", "0xf0"},     // U+FFFF in four
+      {"\xf4\x90\x80\x80", "0xf4"},     // U+110000
+      {"\xf5\x80\x80\x80", "0xf5"},     // no sequence starts with it
+      {"\xe0\xa0", "0xe0"},             // cut short
+  };
+  for (const auto& [text, byte] : past) {
+    EXPECT_EQ(ErrorOf(std::string("protocol = \"no-dedupe\"\ndescription = \"") + text + "\"\n"),
+              std::string("h.toml:2: invalid TOML: not UTF-8 (byte ") + byte + ")");
+  }
 }
 
 // --- Numbers: every one within its limit, and their sum -----------------------
