@@ -52,11 +52,11 @@ constexpr auto kCommands = std::to_array<CommandInfo>({
     Overwrite("BITOP", G::kOther, 2),
     Read("BITPOS", G::kOther),
     Blocking("BLMOVE", G::kList),
-    Blocking("BLMPOP", G::kList),
+    Blocking("BLMPOP", G::kList, 3),  // BLMPOP timeout numkeys key ...
     Blocking("BLPOP", G::kList),
     Blocking("BRPOP", G::kList),
     Blocking("BRPOPLPUSH", G::kList),
-    Blocking("BZMPOP", G::kSortedSet),
+    Blocking("BZMPOP", G::kSortedSet, 3),
     Blocking("BZPOPMAX", G::kSortedSet),
     Blocking("BZPOPMIN", G::kSortedSet),
     Harness("CLIENT", G::kConnection),
