@@ -464,6 +464,29 @@ TEST(StoryTest, ADuplicateToldOnItsEffectIsTheVerdictSentence) {
   for (size_t i = 0; i + 1 < story.size(); ++i) EXPECT_EQ(story[i].kind, StorySentence::Kind::kBeat) << story[i].text;
 }
 
+// A duplicate whose second effect the history does not hold (the ledger
+// counted it; a consumer's own database, a service that applied a retry)
+// is told in a verdict sentence of its own, never pinned on the history's
+// last step (here an XACK, which ran no effect).
+TEST(StoryTest, ADuplicateWithOneEffectInItsHistoryIsNotPinnedOnItsLastStep) {
+  CaseReport c = NoDedupeCase();
+  ASSERT_FALSE(c.violations.empty());
+  std::vector<HistoryItem>& history = c.histories.at("order:1");
+  auto second = std::find_if(std::find_if(history.begin(), history.end(),
+                                          [](const HistoryItem& i) { return i.kind == HistoryKind::kEffect; }) + 1,
+                             history.end(), [](const HistoryItem& i) { return i.kind == HistoryKind::kEffect; });
+  ASSERT_NE(second, history.end());
+  history.erase(second);
+  ASSERT_NE(history.back().kind, HistoryKind::kEffect) << "the test needs a last step that is no effect";
+  const std::vector<std::string> story = Story(c);
+  SCOPED_TRACE(Dump(story));
+  ASSERT_FALSE(story.empty());
+  EXPECT_EQ(story.back().rfind("→ duplicate of order:1 (2 effects)", 0), 0u) << "a verdict sentence of its own";
+  for (size_t i = 0; i + 1 < story.size(); ++i) {
+    EXPECT_EQ(story[i].find("→ duplicate of"), std::string::npos) << "a step's conclusion: " << story[i];
+  }
+}
+
 // order:1's effect, a done-record kept `ttl_ms`, a claim 30 s later and
 // the effect again: a dedupe-expired duplicate.
 CaseReport DoneRecordThatExpires(int64_t ttl_ms) {
