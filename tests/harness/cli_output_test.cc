@@ -1,0 +1,87 @@
+// Approval test of what `xackly run` and `xackly protocols` print: every
+// catalog protocol's run at seed 1, a run under five fault kinds, the
+// examples that use a handler pool, several groups, a failover and an
+// outbox, and three refusals, compared whole with
+// tests/harness/data/cli-output.approved. The CLI tests assert the facts a
+// user relies on one by one; this catches the change nobody asserted (a
+// count, a cause, a sentence of a story, a line of the header, a fault the
+// run no longer fires). A meant change is approved with
+//   XACKLY_UPDATE_GOLDEN=1 build/tests/harness/xackly_harness_tests --gtest_filter='CliOutputTest.*'
+//   git diff tests/harness/data/cli-output.approved   # is every change meant?
+// The output holds for the server the corpus was recorded with (Debian 12's
+// redis 7.0.15), like every trace hash.
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "harness/files.h"
+#include "sim/protocol.h"
+#include "tests/harness/test_util.h"
+
+namespace xackly {
+namespace {
+
+// Every occurrence of `from` in `text` replaced by `to`.
+std::string ReplaceAll(std::string text, const std::string& from, const std::string& to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+    text.replace(at, from.size(), to);
+  }
+  return text;
+}
+
+TEST(CliOutputTest, RunsAndRefusalsPrintAsApproved) {
+  const std::string src = XACKLY_SOURCE_DIR;
+  std::vector<std::vector<std::string>> commands = {{"protocols"}};
+  for (const ProtocolDef& p : Catalog()) commands.push_back({"run", "--protocol", p.name, "--seed", "1"});
+  commands.push_back({"run", "--protocol", "no-dedupe", "--workers", "2", "--events", "3", "--seed", "3", "--faults",
+                      "crash,stall,restart,lost-reply,xdel"});
+  for (const char* example : {"handler-pool", "dispatcher-pool-keyed", "fan-out-groups-unkeyed", "failover-setnx-first",
+                              "outbox-pipeline", "sql-dedupe-expiry"}) {
+    commands.push_back({"run", "--scenario", src + "/scenarios/examples/" + example + ".toml"});
+  }
+  commands.push_back({"run", "--protocol", "no-such-protocol"});
+  commands.push_back({"run", "--protocol", "no-dedupe", "--seed", "x"});
+  commands.push_back({"check", "--protocol", "no-dedupe", "--shard", "0/2"});
+
+  std::string printed;
+  for (const std::vector<std::string>& args : commands) {
+    CommandOutput out = RunXackly(args);
+    std::string line = "$ xackly";
+    for (const std::string& a : args) line += " " + a;
+    printed += ReplaceAll(line, src, "SRC") + "   (exit " + std::to_string(out.exit_code) + ")\n" +
+               ReplaceAll(out.output, src, "SRC") + "\n";
+  }
+
+  const std::string approved_path = src + "/tests/harness/data/cli-output.approved";
+  const char* update = std::getenv("XACKLY_UPDATE_GOLDEN");
+  if (update != nullptr && std::string(update) == "1") {
+    ASSERT_TRUE(WriteFileAtomically(approved_path, printed).ok());
+    return;
+  }
+  Result<std::string> approved = ReadFile(approved_path);
+  ASSERT_TRUE(approved.ok()) << approved.status().ToString();
+  if (printed == *approved) return;
+  // The first line that differs, with its number, and the command it is under.
+  size_t at = 0, line = 1, command_at = 0;
+  while (at < printed.size() && at < approved->size() && printed[at] == (*approved)[at]) {
+    if (printed[at] == '\n') {
+      ++line;
+      if (printed.compare(at + 1, 2, "$ ") == 0) command_at = at + 1;
+    }
+    ++at;
+  }
+  auto line_from = [](const std::string& text, size_t from) {
+    from = text.rfind('\n', from == 0 ? 0 : from - 1);
+    from = from == std::string::npos ? 0 : from + 1;
+    return text.substr(from, text.find('\n', from) - from);
+  };
+  ADD_FAILURE() << "the output differs from " << approved_path << " at line " << line << ", under\n  "
+                << printed.substr(command_at, printed.find('\n', command_at) - command_at)
+                << "\n  approved: " << line_from(*approved, at) << "\n  printed:  " << line_from(printed, at)
+                << "\n(a meant change: XACKLY_UPDATE_GOLDEN=1, then read the diff)";
+}
+
+}  // namespace
+}  // namespace xackly
