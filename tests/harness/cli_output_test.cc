@@ -11,6 +11,7 @@
 // The output holds for the server the corpus was recorded with (Debian 12's
 // redis 7.0.15), like every trace hash.
 #include <cstdlib>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,59 @@ std::string ReplaceAll(std::string text, const std::string& from, const std::str
   return text;
 }
 
+// Compares `printed` with tests/harness/data/NAME (or, with
+// XACKLY_UPDATE_GOLDEN=1, writes it), naming the first line that differs
+// and the command it is under.
+void ExpectApprovedOutput(const std::string& name, const std::string& printed) {
+  const std::string approved_path = std::string(XACKLY_SOURCE_DIR) + "/tests/harness/data/" + name;
+  const char* update = std::getenv("XACKLY_UPDATE_GOLDEN");
+  if (update != nullptr && std::string(update) == "1") {
+    ASSERT_TRUE(WriteFileAtomically(approved_path, printed).ok());
+    return;
+  }
+  Result<std::string> approved = ReadFile(approved_path);
+  ASSERT_TRUE(approved.ok()) << approved.status().ToString();
+  if (printed == *approved) return;
+  size_t at = 0, line = 1, command_at = 0;
+  while (at < printed.size() && at < approved->size() && printed[at] == (*approved)[at]) {
+    if (printed[at] == '\n') {
+      ++line;
+      if (printed.compare(at + 1, 2, "$ ") == 0) command_at = at + 1;
+    }
+    ++at;
+  }
+  auto line_from = [](const std::string& text, size_t from) {
+    from = from == 0 ? std::string::npos : text.rfind('\n', from - 1);
+    from = from == std::string::npos ? 0 : from + 1;
+    return text.substr(from, text.find('\n', from) - from);
+  };
+  ADD_FAILURE() << "the output differs from " << approved_path << " at line " << line << ", under\n  "
+                << printed.substr(command_at, printed.find('\n', command_at) - command_at)
+                << "\n  approved: " << line_from(*approved, at) << "\n  printed:  " << line_from(printed, at)
+                << "\n(a meant change: XACKLY_UPDATE_GOLDEN=1, then read the diff)";
+}
+
+// Each command's output under a line "$ xackly ARGS   (exit N)", the source
+// tree written SRC and `out_dir` (when given) OUT. `stdout_only`: stderr
+// (progress lines, which come as the machine's speed allows) is dropped.
+std::string Printed(const std::vector<std::vector<std::string>>& commands, const std::string& out_dir = "",
+                    bool stdout_only = false) {
+  const std::string src = XACKLY_SOURCE_DIR;
+  std::string printed;
+  for (const std::vector<std::string>& args : commands) {
+    std::string shell = "exec \"$0\" \"$@\" 2>/dev/null";
+    std::vector<std::string> sh_args = {"-c", shell, XACKLY_TEST_EXE};
+    sh_args.insert(sh_args.end(), args.begin(), args.end());
+    CommandOutput out = stdout_only ? RunProgram("/bin/sh", sh_args) : RunXackly(args);
+    std::string text = "$ xackly";
+    for (const std::string& a : args) text += " " + a;
+    text += "   (exit " + std::to_string(out.exit_code) + ")\n" + out.output + "\n";
+    if (!out_dir.empty()) text = ReplaceAll(text, out_dir, "OUT");
+    printed += ReplaceAll(text, src, "SRC");
+  }
+  return printed;
+}
+
 TEST(CliOutputTest, RunsAndRefusalsPrintAsApproved) {
   const std::string src = XACKLY_SOURCE_DIR;
   std::vector<std::vector<std::string>> commands = {{"protocols"}};
@@ -44,43 +98,28 @@ TEST(CliOutputTest, RunsAndRefusalsPrintAsApproved) {
   commands.push_back({"run", "--protocol", "no-such-protocol"});
   commands.push_back({"run", "--protocol", "no-dedupe", "--seed", "x"});
   commands.push_back({"check", "--protocol", "no-dedupe", "--shard", "0/2"});
+  ExpectApprovedOutput("cli-output.approved", Printed(commands));
+}
 
-  std::string printed;
-  for (const std::vector<std::string>& args : commands) {
-    CommandOutput out = RunXackly(args);
-    std::string line = "$ xackly";
-    for (const std::string& a : args) line += " " + a;
-    printed += ReplaceAll(line, src, "SRC") + "   (exit " + std::to_string(out.exit_code) + ")\n" +
-               ReplaceAll(out.output, src, "SRC") + "\n";
-  }
-
-  const std::string approved_path = src + "/tests/harness/data/cli-output.approved";
-  const char* update = std::getenv("XACKLY_UPDATE_GOLDEN");
-  if (update != nullptr && std::string(update) == "1") {
-    ASSERT_TRUE(WriteFileAtomically(approved_path, printed).ok());
-    return;
-  }
-  Result<std::string> approved = ReadFile(approved_path);
-  ASSERT_TRUE(approved.ok()) << approved.status().ToString();
-  if (printed == *approved) return;
-  // The first line that differs, with its number, and the command it is under.
-  size_t at = 0, line = 1, command_at = 0;
-  while (at < printed.size() && at < approved->size() && printed[at] == (*approved)[at]) {
-    if (printed[at] == '\n') {
-      ++line;
-      if (printed.compare(at + 1, 2, "$ ") == 0) command_at = at + 1;
-    }
-    ++at;
-  }
-  auto line_from = [](const std::string& text, size_t from) {
-    from = text.rfind('\n', from == 0 ? 0 : from - 1);
-    from = from == std::string::npos ? 0 : from + 1;
-    return text.substr(from, text.find('\n', from) - from);
+// What `xackly check` prints on stdout (header, notes, the check lines,
+// the files it wrote and the report) for a broken protocol found and
+// shrunk, a correct one with the coverage rule's extra cases, a suite with
+// a mismatch, and a shard in --quiet: one job each, so the cases and their
+// order are fixed. A check line's wall time is written T.
+TEST(CliOutputTest, ChecksPrintAsApproved) {
+  ScopedTempRoot dir;
+  const std::string src = XACKLY_SOURCE_DIR, out = dir.path() + "/out";
+  const std::vector<std::vector<std::string>> commands = {
+      {"check", "--protocol", "no-dedupe", "--cases", "5", "-j", "1", "--out", out},
+      {"check", "--protocol", "txn-dedupe", "--cases", "5", "-j", "1", "--out", out},
+      {"check", "--scenario", src + "/scenarios/catalog/short-ttl-dedupe.toml",
+       src + "/tests/reports/golden/said-ok.toml", "--cases", "5", "-j", "1", "--out", out},
+      {"check", "--protocol", "ack-first", "--cases", "4", "--shard", "1/2", "-j", "1", "--quiet", "--out", out},
   };
-  ADD_FAILURE() << "the output differs from " << approved_path << " at line " << line << ", under\n  "
-                << printed.substr(command_at, printed.find('\n', command_at) - command_at)
-                << "\n  approved: " << line_from(*approved, at) << "\n  printed:  " << line_from(printed, at)
-                << "\n(a meant change: XACKLY_UPDATE_GOLDEN=1, then read the diff)";
+  std::string printed = Printed(commands, out, /*stdout_only=*/true);
+  // "..., 0.1 s)" at the end of a check line: wall time.
+  printed = std::regex_replace(printed, std::regex(R"(, [0-9]+(\.[0-9]+)? s\))"), ", T s)");
+  ExpectApprovedOutput("cli-check-output.approved", printed);
 }
 
 }  // namespace
