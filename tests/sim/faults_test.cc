@@ -52,6 +52,11 @@ TEST(FaultSpecTest, BadSpecsAreRefusedWithTheReason) {
       {"xdel everything @1ms", "xdel target must be"},
       {"xtrim maxlen:-1 @1ms", "xtrim target must be"},
       {"stall w1 after-read #1 0ms", "positive duration"},
+      // A duration or a time without its unit, or the unit alone, is no number of ms.
+      {"stall w1 after-read #1 500", "expected 'stall <actor> <point> #<n> <duration>ms [@<time>ms]'"},
+      {"stall w1 after-read #1 ms", "expected 'stall <actor> <point> #<n> <duration>ms [@<time>ms]'"},
+      {"crash w1 after-effect #1 @100", "expected 'crash <actor> <site> #<n> [@<time>ms]'"},
+      {"restart @5s", "expected 'restart @<time>ms'"},
       {"restart", "expected 'restart @<time>ms'"},
       {"error-reply w1 XACK #1 OOM", "error-reply target must be LOADING, READONLY or BUSY"},
       {"error-reply w1 XACK #1", "expected 'error-reply <actor> <site> #<n> <error> [@<time>ms]'"},
