@@ -68,9 +68,8 @@ TEST(RegressionTest, AScriptNamedButNotLoadedIsRefusedNotRunWithAnEmptyHandler) 
 
 // Every scenario file under scenarios/ (the catalog and its scripts, the
 // examples, the library pack and the corpus; real consumers' aside: they
-// run outside xackly), run as it stands, in file order on one executor and
-// in the reverse order on another: each run's trace hash and observed
-// verdict ("hash verdict"), by path relative to the source tree.
+// run outside xackly), as it stands, named by its path relative to the
+// source tree.
 class ScenarioRunsTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -80,32 +79,33 @@ class ScenarioRunsTest : public ::testing::Test {
       if (entry.path().extension() == ".toml") paths.push_back(entry.path().string());
     }
     std::sort(paths.begin(), paths.end());
-    std::vector<RunConfig> configs;
     for (const std::string& path : paths) {
       Result<Scenario> s = LoadScenarioFile(path);
       ASSERT_TRUE(s.ok()) << s.status().message();
       if (!s->config.protocol.consumer_command.empty()) continue;
-      configs.push_back(s->config);
+      configs_.push_back(s->config);
       names_.push_back(std::filesystem::relative(path, root).string());
     }
-    forward_ = RunAll(configs, false);
-    backward_ = RunAll(configs, true);
   }
 
-  static std::vector<std::string> RunAll(const std::vector<RunConfig>& configs, bool reversed) {
+  // Every config run on one executor, in file order or in reverse; each
+  // result "hash verdict" in file order.
+  static std::vector<std::string> RunAll(bool reversed) {
     CaseExecutor executor(TestServerOptions());
-    std::vector<std::string> out(configs.size());
-    for (size_t k = 0; k < configs.size(); ++k) {
-      size_t i = reversed ? configs.size() - 1 - k : k;
-      Result<RunResult> r = executor.Run(configs[i]);
+    std::vector<std::string> out(configs_.size());
+    for (size_t k = 0; k < configs_.size(); ++k) {
+      size_t i = reversed ? configs_.size() - 1 - k : k;
+      Result<RunResult> r = executor.Run(configs_[i]);
       out[i] = r.ok() ? r->TraceHashHex() + " " + r->observed : "error: " + r.status().ToString();
     }
     return out;
   }
 
-  static std::vector<std::string> names_, forward_, backward_;
+  static std::vector<RunConfig> configs_;
+  static std::vector<std::string> names_;
 };
-std::vector<std::string> ScenarioRunsTest::names_, ScenarioRunsTest::forward_, ScenarioRunsTest::backward_;
+std::vector<RunConfig> ScenarioRunsTest::configs_;
+std::vector<std::string> ScenarioRunsTest::names_;
 
 // A thread's executor runs each case on the servers and the SQLite database
 // its previous case used, reset. A case's trace must not depend on which
@@ -114,9 +114,10 @@ std::vector<std::string> ScenarioRunsTest::names_, ScenarioRunsTest::forward_, S
 // reported the rows the previous case's emptying deleted.)
 TEST_F(ScenarioRunsTest, ACasesTraceDoesNotDependOnTheCaseBeforeItOnItsThread) {
   ASSERT_GE(names_.size(), 150u) << "the scenario folders moved?";
+  const std::vector<std::string> forward = RunAll(false), backward = RunAll(true);
   for (size_t i = 0; i < names_.size(); ++i) {
-    EXPECT_EQ(forward_[i].rfind("error", 0), std::string::npos) << names_[i] << ": " << forward_[i];
-    EXPECT_EQ(forward_[i], backward_[i]) << names_[i] << " ran after "
+    EXPECT_EQ(forward[i].rfind("error", 0), std::string::npos) << names_[i] << ": " << forward[i];
+    EXPECT_EQ(forward[i], backward[i]) << names_[i] << " ran after "
                                          << (i > 0 ? names_[i - 1] : "nothing") << " and after "
                                          << (i + 1 < names_.size() ? names_[i + 1] : "nothing");
   }
@@ -132,11 +133,12 @@ TEST_F(ScenarioRunsTest, ACasesTraceDoesNotDependOnTheCaseBeforeItOnItsThread) {
 //   git diff tests/harness/data/scenario-runs.approved   # which runs changed, and is each meant?
 TEST_F(ScenarioRunsTest, EveryScenarioFilesRunGivesItsApprovedTraceAndVerdict) {
   const std::string approved_path = std::string(XACKLY_SOURCE_DIR) + "/tests/harness/data/scenario-runs.approved";
+  const std::vector<std::string> forward = RunAll(false);
   const char* update = std::getenv("XACKLY_UPDATE_GOLDEN");
   if (update != nullptr && std::string(update) == "1") {
     std::string text =
         "# path trace-hash observed: each scenario file's run as it stands (tests/harness/regression_test.cc)\n";
-    for (size_t i = 0; i < names_.size(); ++i) text += names_[i] + " " + forward_[i] + "\n";
+    for (size_t i = 0; i < names_.size(); ++i) text += names_[i] + " " + forward[i] + "\n";
     ASSERT_TRUE(WriteFileAtomically(approved_path, text).ok());
     return;
   }
@@ -152,10 +154,10 @@ TEST_F(ScenarioRunsTest, EveryScenarioFilesRunGivesItsApprovedTraceAndVerdict) {
   for (size_t i = 0; i < names_.size(); ++i) {
     auto it = approved.find(names_[i]);
     if (it == approved.end()) {
-      ADD_FAILURE() << names_[i] << " has no approved run (new? XACKLY_UPDATE_GOLDEN=1 adds it): " << forward_[i];
+      ADD_FAILURE() << names_[i] << " has no approved run (new? XACKLY_UPDATE_GOLDEN=1 adds it): " << forward[i];
       continue;
     }
-    EXPECT_EQ(forward_[i], it->second) << names_[i] << ": ran as `hash observed`, approved as the second";
+    EXPECT_EQ(forward[i], it->second) << names_[i] << ": ran as `hash observed`, approved as the second";
     approved.erase(it);
   }
   for (const auto& [name, run] : approved) ADD_FAILURE() << name << " is approved but was not run (moved?)";
