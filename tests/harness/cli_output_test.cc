@@ -1,4 +1,5 @@
-// Approval test of what `xackly run` and `xackly protocols` print: every
+// Approval tests of what xackly prints and finds. `xackly run` and
+// `xackly protocols`: every
 // catalog protocol's run at seed 1, a run under five fault kinds, the
 // examples that use a handler pool, several groups, a failover and an
 // outbox, and three refusals, compared whole with
@@ -18,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/files.h"
+#include "reports/report.h"
 #include "sim/protocol.h"
 #include "tests/harness/test_util.h"
 
@@ -120,6 +122,41 @@ TEST(CliOutputTest, ChecksPrintAsApproved) {
   // "..., 0.1 s)" at the end of a check line: wall time.
   printed = std::regex_replace(printed, std::regex(R"(, [0-9]+(\.[0-9]+)? s\))"), ", T s)");
   ExpectApprovedOutput("cli-check-output.approved", printed);
+}
+
+// What a search finds for every protocol of the catalog and its scripts at
+// 10 cases (`xackly check --scenario scenarios/catalog`): per check, the
+// verdict, the cases run and drawn for coverage, the first hit, the
+// counterexample's trace hash and size, other violations, and how often
+// each fault site fired and which never did. A change to what the case
+// generator draws, how a fault fires, what the shrinker keeps or what the
+// coverage rule adds shows here as the checks it moved.
+TEST(CliOutputTest, TheCatalogsSearchesFindAsApproved) {
+  ScopedTempRoot dir;
+  const std::string src = XACKLY_SOURCE_DIR;
+  CommandOutput out = RunXackly({"check", "--scenario", src + "/scenarios/catalog", "--cases", "10", "-j", "2",
+                                 "--format", "json", "--out", dir.path()});
+  ASSERT_TRUE(out.exit_code == 0 || out.exit_code == 1) << out.output;
+  Result<std::string> json = ReadFile(dir.path() + "/report.json");
+  ASSERT_TRUE(json.ok()) << json.status().ToString();
+  Result<report::Report> report = report::ParseJsonReport(*json);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  std::string printed = "# xackly check --scenario scenarios/catalog --cases 10: each check's search\n";
+  for (const report::CheckReport& c : report->checks) {
+    printed += c.name + ": " + c.observed + (c.matched ? " (matched)" : " (MISMATCH)") + ", " +
+               std::to_string(c.cases_run) + " cases (" + std::to_string(c.cases_for_coverage) +
+               " for coverage), first hit " + std::to_string(c.first_hit_case) + "\n";
+    if (c.counterexample) {
+      printed += "  counterexample " + c.counterexample->trace_hash + ": " + c.counterexample_size + "\n";
+    }
+    for (const auto& [verdict, n] : c.other_violations) printed += "  other " + verdict + " " + std::to_string(n) + "\n";
+    printed += "  fired:";
+    for (const auto& [site, n] : c.fired_totals) printed += " " + site + "=" + std::to_string(n);
+    printed += "\n  never fired:";
+    for (const std::string& site : c.never_fired) printed += " " + site;
+    printed += "\n";
+  }
+  ExpectApprovedOutput("catalog-searches.approved", printed);
 }
 
 }  // namespace
