@@ -265,6 +265,34 @@ end
   EXPECT_EQ(v.detail.find("timer"), std::string::npos) << v.detail;
 }
 
+// The same loss, but the worker saved the event in a Redis list of its own
+// before the XACK (an inbox it drains after), and its replacement never
+// drains it: that saved work is what a relay on a timer of the script's
+// own could still pick up, so the verdict says how to declare such a timer.
+// (The hint needs the worker's own write to count as saved work.)
+TEST_F(ScriptOracleGapTest, AnEntryAckedIntoARedisInboxGetsTheRelayTimerHint) {
+  constexpr const char* kScript = R"lua(
+function consumer(w)
+  while true do
+    for _, e in ipairs(w:read(">", {block_ms = 1000})) do
+      w:redis("RPUSH", "inbox", e.fields.event_id)
+      w:redis("XACK", w.stream, w.group, e.id)
+      w:redis("LPOP", "inbox")
+      w:effect(e.fields.event_id, "external", {entry = e})
+    end
+  end
+end
+)lua";
+  Result<RunResult> r = RunScript("redis-inbox.lua", kScript, 1, {"crash w1 after-XACK #1"});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->observed, "lost");
+  ASSERT_EQ(r->violations.size(), 1u);
+  const Violation& v = r->violations[0];
+  EXPECT_EQ(v.cause, "acked-without-effect");
+  EXPECT_NE(v.detail.find("without progress while its effect was still owed"), std::string::npos) << v.detail;
+  EXPECT_NE(v.detail.find("[protocol.loop]"), std::string::npos) << v.detail;
+}
+
 // A worker that adds entries of its own with `XADD *` (IDs from the
 // server's clock) to the run's stream, beside the built-in producer: the
 // producer's later XADDs must still be accepted, so the run ends with a
