@@ -80,6 +80,8 @@ SqlDatabase::SqlDatabase() {
   XACKLY_CHECK(sqlite3_db_config(db_, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr) == SQLITE_OK);
   XACKLY_CHECK(sqlite3_db_config(db_, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, nullptr) == SQLITE_OK);
   sqlite3_set_authorizer(db_, &SqlDatabase::Authorize, this);
+  XACKLY_CHECK(sqlite3_create_function(db_, "total_changes", 0, SQLITE_UTF8, this, &SqlDatabase::CaseTotalChanges,
+                                       nullptr, nullptr) == SQLITE_OK);
   sqlite3_progress_handler(db_, kProgressEveryVmSteps, &SqlDatabase::Progress, this);
   ExecOrDie(db_,
             "CREATE TABLE processed(event_id TEXT PRIMARY KEY);"
@@ -117,6 +119,11 @@ int SqlDatabase::Authorize(void* self_ptr, int action, const char* arg1, const c
       if (arg2 != nullptr && sqlite3_stricmp(arg2, "load_extension") == 0) {
         return refuse("load_extension is not available to protocol scripts");
       }
+      if (arg2 != nullptr && (sqlite3_stricmp(arg2, "random") == 0 || sqlite3_stricmp(arg2, "randomblob") == 0)) {
+        return refuse(fmt::format("{}() is not available to protocol scripts: it would make the run differ each "
+                                  "time (math.random draws from the run's seeded stream)",
+                                  arg2));
+      }
       return SQLITE_OK;
     case SQLITE_TRANSACTION:
       if (self->compiling_ != nullptr && arg1 != nullptr) {
@@ -128,6 +135,23 @@ int SqlDatabase::Authorize(void* self_ptr, int action, const char* arg1, const c
     default:
       return SQLITE_OK;
   }
+}
+
+void SqlDatabase::StartCase() {
+  sqlite3_set_last_insert_rowid(db_, 0);
+  // A delete of no row (the table is empty) sets changes() to 0. Stepped
+  // here, not through Execute: a benchmark's observer records a case's own
+  // statements only.
+  sqlite3_stmt* clear = statements_[static_cast<int>(SqlStatement::kClearProcessed)];
+  XACKLY_CHECK(sqlite3_step(clear) == SQLITE_DONE);
+  sqlite3_reset(clear);
+  XACKLY_CHECK(sqlite3_changes(db_) == 0);
+  total_changes_at_start_ = sqlite3_total_changes64(db_);
+}
+
+void SqlDatabase::CaseTotalChanges(sqlite3_context* context, int /*argc*/, sqlite3_value** /*argv*/) {
+  auto* self = static_cast<SqlDatabase*>(sqlite3_user_data(context));
+  sqlite3_result_int64(context, sqlite3_total_changes64(self->db_) - self->total_changes_at_start_);
 }
 
 int SqlDatabase::Progress(void* self_ptr) {
@@ -199,7 +223,12 @@ thread_local std::unique_ptr<SqlDatabase> t_spare_db;
 }  // namespace
 
 SqlStore::SqlStore(EffectLedger* ledger) : ledger_(ledger) {
-  db_ = t_spare_db ? std::move(t_spare_db) : std::make_unique<SqlDatabase>();
+  if (t_spare_db) {
+    db_ = std::move(t_spare_db);
+    db_->StartCase();
+  } else {
+    db_ = std::make_unique<SqlDatabase>();
+  }
 }
 
 SqlStore::~SqlStore() {
@@ -498,7 +527,7 @@ BusinessOutcome SqlStore::Execute(int owner, int64_t now_ms, const std::string& 
   // statement changed rows, or a CREATE would report an earlier case's count
   // and the trace would depend on which case ran before it.
   const bool changed_rows = sqlite3_total_changes64(db_->handle()) != rows_changed_before;
-  out->changes = columns == 0 && changed_rows ? sqlite3_changes(db_->handle()) : 0;
+  out->changes = changed_rows ? sqlite3_changes(db_->handle()) : 0;
   *result = columns > 0 ? fmt::format("{} rows", out->rows.size())
                         : fmt::format("{} changed", out->changes);
   return BusinessOutcome::kOk;

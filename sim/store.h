@@ -17,6 +17,8 @@
 
 struct sqlite3;
 struct sqlite3_stmt;
+struct sqlite3_context;
+struct sqlite3_value;
 
 namespace xackly {
 
@@ -89,10 +91,18 @@ class SqlDatabase {
   // Returns sqlite3_step's last code.
   int StepScriptStatement(sqlite3_stmt* stmt, const std::function<void()>& on_row);
 
+  // Starts the counters a script's SQL can read (changes(),
+  // total_changes(), last_insert_rowid()) from zero, as on a new database:
+  // a database handed on from an earlier case (SqlStore) still holds
+  // SQLite's counts of that case's rows, and a case must not see them.
+  void StartCase();
+
  private:
   static int Authorize(void* self, int action, const char* arg1, const char* arg2,
                        const char* database, const char* trigger);
   static int Progress(void* self);
+  // total_changes(), counted from StartCase.
+  static void CaseTotalChanges(sqlite3_context* context, int argc, sqlite3_value** argv);
 
   sqlite3* db_ = nullptr;
   sqlite3_stmt* statements_[kSqlStatementCount] = {};
@@ -101,6 +111,7 @@ class SqlDatabase {
   bool judging_script_ = false;
   CompiledScriptStatement* compiling_ = nullptr;
   int64_t vm_steps_ = 0;
+  int64_t total_changes_at_start_ = 0;
 };
 
 // How much SQLite virtual-machine work one script statement may do: about

@@ -154,12 +154,24 @@ TEST_F(ScriptSqlTest, AStatementThatChangesNoRowReportsNoneWhateverRanBefore) {
   ASSERT_EQ(Run(1, "INSERT INTO t VALUES (1), (2), (3)", &out), BusinessOutcome::kOk) << out.error;
   EXPECT_EQ(out.changes, 3);
   EXPECT_EQ(result_, "3 changed");
-  for (const char* none : {"CREATE TABLE u(b)", "UPDATE t SET a = 0 WHERE a > 5", "DELETE FROM u"}) {
+  for (const char* none : {"CREATE TABLE u(b)", "CREATE TABLE v AS SELECT a FROM t", "UPDATE t SET a = 0 WHERE a > 5",
+                           "DELETE FROM u"}) {
     SqlResult after;
     ASSERT_EQ(Run(1, none, &after), BusinessOutcome::kOk) << none << " " << after.error;
     EXPECT_EQ(after.changes, 0) << none;
     EXPECT_EQ(result_, "0 changed") << none;
   }
+
+  // A delete whose trigger writes counts the rows it deleted itself; one
+  // with RETURNING counts them too.
+  ASSERT_EQ(Run(1, "CREATE TRIGGER log AFTER DELETE ON t BEGIN INSERT INTO u VALUES (old.a); END", &out),
+            BusinessOutcome::kOk)
+      << out.error;
+  ASSERT_EQ(Run(1, "DELETE FROM t WHERE a <= 2", &out), BusinessOutcome::kOk) << out.error;
+  EXPECT_EQ(out.changes, 2);
+  ASSERT_EQ(Run(1, "INSERT INTO t VALUES (7), (8) RETURNING a", &out), BusinessOutcome::kOk) << out.error;
+  EXPECT_EQ(out.changes, 2);
+  EXPECT_EQ(out.rows.size(), 2u);
 
   // A database handed on by a store whose case wrote rows.
   EffectLedger ledger;
@@ -178,6 +190,30 @@ TEST_F(ScriptSqlTest, AStatementThatChangesNoRowReportsNoneWhateverRanBefore) {
       << first.error;
   EXPECT_EQ(first.changes, 0);
   EXPECT_EQ(result_, "0 changed");
+  // Nor can SQLite's own counters carry the earlier case's rows.
+  SqlResult counters;
+  ASSERT_EQ(next.Execute(1, 0, "SELECT changes() AS c, total_changes() AS t, last_insert_rowid() AS r", {}, &counters,
+                         &sql_, &result_),
+            BusinessOutcome::kOk)
+      << counters.error;
+  ASSERT_EQ(counters.rows.size(), 1u);
+  EXPECT_EQ(counters.rows[0], (std::vector<SqlValue>{int64_t{0}, int64_t{0}, int64_t{0}}));
+  ASSERT_EQ(next.Execute(1, 0, "INSERT INTO done VALUES ('a'), ('b')", {}, &first, &sql_, &result_),
+            BusinessOutcome::kOk);
+  SqlResult total;
+  ASSERT_EQ(next.Execute(1, 0, "SELECT total_changes() AS t", {}, &total, &sql_, &result_), BusinessOutcome::kOk);
+  ASSERT_EQ(total.rows.size(), 1u);
+  EXPECT_EQ(total.rows[0], (std::vector<SqlValue>{int64_t{2}})) << "this case's rows count";
+}
+
+// A function that answers differently on every run is refused: a case
+// must run the same every time.
+TEST_F(ScriptSqlTest, RandomFunctionsAreRefusedNamingThem) {
+  for (const char* statement : {"SELECT random()", "SELECT hex(randomblob(4))", "SELECT abs(RANDOM()) % 10"}) {
+    SqlResult out;
+    EXPECT_EQ(Run(1, statement, &out), BusinessOutcome::kFailed) << statement;
+    EXPECT_NE(out.error.find("() is not available to protocol scripts"), std::string::npos) << out.error;
+  }
 }
 
 TEST_F(ScriptSqlTest, AStatementThatNeverEndsFailsInsteadOfHanging) {
