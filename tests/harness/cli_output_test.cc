@@ -1,17 +1,13 @@
-// Approval tests of what xackly prints and finds. `xackly run` and
-// `xackly protocols`: every
-// catalog protocol's run at seed 1, a run under five fault kinds, the
-// examples that use a handler pool, several groups, a failover and an
-// outbox, and three refusals, compared whole with
-// tests/harness/data/cli-output.approved. The CLI tests assert the facts a
-// user relies on one by one; this catches the change nobody asserted (a
-// count, a cause, a sentence of a story, a line of the header, a fault the
-// run no longer fires). A meant change is approved with
-//   XACKLY_UPDATE_GOLDEN=1 build/tests/harness/xackly_harness_tests --gtest_filter='CliOutputTest.*'
-//   git diff tests/harness/data/cli-output.approved   # is every change meant?
-// The output holds for the server the corpus was recorded with (Debian 12's
-// redis 7.0.15), like every trace hash.
-#include <cstdlib>
+// Approval tests of what xackly prints and finds (tests/approved_file.h):
+// the CLI tests assert the facts a user relies on one by one; these catch
+// the change nobody asserted (a count, a cause, a sentence of a story, a
+// line of a header, a fault a run no longer fires, a search that finds
+// something else), compared whole with tests/harness/data/:
+//   cli-output.approved        `xackly run` and `xackly protocols`
+//   cli-check-output.approved  `xackly check`'s stdout
+//   catalog-searches.approved  what each catalog check's search finds
+// They hold for the server the corpus was recorded with (Debian 12's redis
+// 7.0.15), which each names near its top, like every trace hash.
 #include <regex>
 #include <string>
 #include <vector>
@@ -20,6 +16,7 @@
 
 #include "harness/files.h"
 #include "reports/report.h"
+#include "tests/approved_file.h"
 #include "sim/protocol.h"
 #include "tests/harness/test_util.h"
 
@@ -34,36 +31,8 @@ std::string ReplaceAll(std::string text, const std::string& from, const std::str
   return text;
 }
 
-// Compares `printed` with tests/harness/data/NAME (or, with
-// XACKLY_UPDATE_GOLDEN=1, writes it), naming the first line that differs
-// and the command it is under.
 void ExpectApprovedOutput(const std::string& name, const std::string& printed) {
-  const std::string approved_path = std::string(XACKLY_SOURCE_DIR) + "/tests/harness/data/" + name;
-  const char* update = std::getenv("XACKLY_UPDATE_GOLDEN");
-  if (update != nullptr && std::string(update) == "1") {
-    ASSERT_TRUE(WriteFileAtomically(approved_path, printed).ok());
-    return;
-  }
-  Result<std::string> approved = ReadFile(approved_path);
-  ASSERT_TRUE(approved.ok()) << approved.status().ToString();
-  if (printed == *approved) return;
-  size_t at = 0, line = 1, command_at = 0;
-  while (at < printed.size() && at < approved->size() && printed[at] == (*approved)[at]) {
-    if (printed[at] == '\n') {
-      ++line;
-      if (printed.compare(at + 1, 2, "$ ") == 0) command_at = at + 1;
-    }
-    ++at;
-  }
-  auto line_from = [](const std::string& text, size_t from) {
-    from = from == 0 ? std::string::npos : text.rfind('\n', from - 1);
-    from = from == std::string::npos ? 0 : from + 1;
-    return text.substr(from, text.find('\n', from) - from);
-  };
-  ADD_FAILURE() << "the output differs from " << approved_path << " at line " << line << ", under\n  "
-                << printed.substr(command_at, printed.find('\n', command_at) - command_at)
-                << "\n  approved: " << line_from(*approved, at) << "\n  printed:  " << line_from(printed, at)
-                << "\n(a meant change: XACKLY_UPDATE_GOLDEN=1, then read the diff)";
+  ExpectMatchesApprovedFile(std::string(XACKLY_SOURCE_DIR) + "/tests/harness/data/" + name, printed);
 }
 
 // Each command's output under a line "$ xackly ARGS   (exit N)", the source
@@ -120,7 +89,7 @@ TEST(CliOutputTest, ChecksPrintAsApproved) {
   };
   std::string printed = Printed(commands, out, /*stdout_only=*/true);
   // "..., 0.1 s)" at the end of a check line: wall time.
-  printed = std::regex_replace(printed, std::regex(R"(, [0-9]+(\.[0-9]+)? s\))"), ", T s)");
+  printed = std::regex_replace(printed, std::regex(R"(for determinism, [0-9]+\.[0-9] s\))"), "for determinism, T s)");
   ExpectApprovedOutput("cli-check-output.approved", printed);
 }
 
@@ -141,7 +110,8 @@ TEST(CliOutputTest, TheCatalogsSearchesFindAsApproved) {
   ASSERT_TRUE(json.ok()) << json.status().ToString();
   Result<report::Report> report = report::ParseJsonReport(*json);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
-  std::string printed = "# xackly check --scenario scenarios/catalog --cases 10: each check's search\n";
+  std::string printed =
+      "# xackly check --scenario scenarios/catalog --cases 10 on " + report->server_version + ": each check's search\n";
   for (const report::CheckReport& c : report->checks) {
     printed += c.name + ": " + c.observed + (c.matched ? " (matched)" : " (MISMATCH)") + ", " +
                std::to_string(c.cases_run) + " cases (" + std::to_string(c.cases_for_coverage) +

@@ -1,4 +1,4 @@
-// Approval tests: every rendering of three fixed reports, byte for byte.
+// Approval tests: every rendering of five fixed reports, byte for byte.
 //
 // The other report tests each assert one fact a user relies on (a glyph, a
 // headline, a table's column); a change nobody thought to assert (a word of
@@ -7,29 +7,24 @@
 // without colour, Markdown, HTML, JUnit, JSON, the server matrix) is
 // compared whole with its approved copy in tests/reports/golden/, so any
 // change to what a report says fails until a person has read the new text
-// and approved it:
-//
-//   XACKLY_UPDATE_GOLDEN=1 build/tests/reports/xackly_report_tests --gtest_filter='GoldenTest.*'
-//   git diff tests/reports/golden/    # read it: is every change meant?
+// and approved it (tests/approved_file.h says how).
 //
 // The inputs are JSON reports that real runs wrote, read with
 // ParseJsonReport: `xackly check` of a suite of seven checks (duplicates, a
 // failover's, a handler pool's, passes with coverage) and of a shard with
 // coverage gaps and a mismatch whose counterexample is unshrunk; `xackly
 // run` of a handler pool over six events and of a no-dedupe case under five
-// fault kinds; and
-// EverythingReport(), which sets every field. tests/reports/golden/regenerate
+// fault kinds; and EverythingReport(), which sets every field. tests/reports/golden/regenerate
 // writes the JSON inputs again (after a schema change) and then the
 // approved renderings.
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "harness/files.h"
 #include "reports/report.h"
+#include "tests/approved_file.h"
 #include "tests/reports/report_test_util.h"
 
 namespace xackly::report {
@@ -37,51 +32,15 @@ namespace {
 
 std::string GoldenDir() { return std::string(XACKLY_SOURCE_DIR) + "/tests/reports/golden/"; }
 
-bool Updating() {
-  const char* v = std::getenv("XACKLY_UPDATE_GOLDEN");
-  return v != nullptr && std::string(v) == "1";
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// Line `n` (from 1) of `text`, or "(end of text)".
-std::string LineOf(const std::string& text, size_t n) {
-  std::istringstream in(text);
-  std::string line;
-  for (size_t i = 0; i < n; ++i) {
-    if (!std::getline(in, line)) return "(end of text)";
-  }
-  return line;
-}
-
-// Compares `rendered` with the approved file `name` (or, when updating,
-// writes it), naming the first line that differs.
 void ExpectApproved(const std::string& name, const std::string& rendered) {
-  const std::string path = GoldenDir() + name;
-  if (Updating()) {
-    std::ofstream(path, std::ios::binary) << rendered;
-    return;
-  }
-  const std::string approved = ReadFile(path);
-  ASSERT_FALSE(approved.empty()) << path << " is missing: run with XACKLY_UPDATE_GOLDEN=1 and read the diff";
-  if (rendered == approved) return;
-  size_t line = 1;
-  for (size_t i = 0; i < std::min(rendered.size(), approved.size()) && rendered[i] == approved[i]; ++i) {
-    if (rendered[i] == '\n') ++line;
-  }
-  ADD_FAILURE() << name << " differs from its approved copy at line " << line << ":\n  approved: "
-                << LineOf(approved, line) << "\n  rendered: " << LineOf(rendered, line)
-                << "\n(if the change is meant: XACKLY_UPDATE_GOLDEN=1, then read `git diff " << path << "`)";
+  ExpectMatchesApprovedFile(GoldenDir() + name, rendered);
 }
 
 Report Input(const std::string& name) {
   const std::string path = GoldenDir() + name + ".json";
-  Result<Report> r = ParseJsonReport(ReadFile(path));
+  Result<std::string> text = ReadFile(path);
+  EXPECT_TRUE(text.ok()) << text.status().ToString();
+  Result<Report> r = ParseJsonReport(text.ok() ? *text : "");
   EXPECT_TRUE(r.ok()) << path << ": " << r.status().ToString()
                       << " (a schema change? tests/reports/golden/regenerate writes the inputs again)";
   return r.ok() ? *r : Report{};
@@ -98,7 +57,7 @@ void ExpectEveryRenderingApproved(const std::string& name, const Report& report,
   ExpectApproved(name + ".md", RenderMarkdown(report));
   ExpectApproved(name + ".html", RenderHtml(report));
   ExpectApproved(name + ".junit.xml", RenderJunit(report));
-  if (json == Json::kTheInput && Updating()) return;
+  if (json == Json::kTheInput && UpdatingApprovedFiles()) return;
   ExpectApproved(name + ".json", RenderJson(report));
 }
 
@@ -122,7 +81,7 @@ TEST(GoldenTest, TwoSingleRunsRenderAsApproved) {
   }
 }
 
-TEST(GoldenTest, EveryFieldSetRendersAsApproved) { 
+TEST(GoldenTest, EveryFieldSetRendersAsApproved) {
   ExpectEveryRenderingApproved("everything", EverythingReport(), Json::kApproved);
 }
 

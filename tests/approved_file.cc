@@ -1,0 +1,67 @@
+#include "tests/approved_file.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <string_view>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "harness/files.h"
+
+namespace xackly {
+namespace {
+
+// Line `n` (from 1) of `text` with control bytes escaped, or "(end of text)".
+std::string ShownLine(std::string_view text, size_t n) {
+  size_t start = 0;
+  for (size_t i = 1; i < n; ++i) {
+    start = text.find('\n', start);
+    if (start == std::string_view::npos) return "(end of text)";
+    ++start;
+  }
+  if (start >= text.size()) return "(end of text)";
+  const size_t end = std::min(text.find('\n', start), text.size());
+  std::string shown;
+  for (char c : text.substr(start, end - start)) {
+    const auto b = static_cast<unsigned char>(c);
+    shown += b < 0x20 || b == 0x7f ? fmt::format("\\x{:02x}", b) : std::string(1, c);
+  }
+  return end < text.size() ? shown + "\\n" : shown + " (end of text, no newline)";
+}
+
+}  // namespace
+
+bool UpdatingApprovedFiles() {
+  const char* v = std::getenv("XACKLY_UPDATE_GOLDEN");
+  return v != nullptr && std::string_view(v) == "1";
+}
+
+void ExpectMatchesApprovedFile(const std::string& path, const std::string& actual) {
+  if (UpdatingApprovedFiles()) {
+    Status written = WriteFileAtomically(path, actual);
+    EXPECT_TRUE(written.ok()) << written.ToString();
+    return;
+  }
+  Result<std::string> approved = ReadFile(path);
+  if (!approved.ok()) {
+    ADD_FAILURE() << approved.status().ToString() << " (a new approved file? XACKLY_UPDATE_GOLDEN=1 writes it)";
+    return;
+  }
+  if (actual == *approved) return;
+  size_t at = 0, line = 1, column = 1;
+  for (; at < actual.size() && at < approved->size() && actual[at] == (*approved)[at]; ++at) {
+    if (actual[at] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  ADD_FAILURE() << path << " differs from what the test produced at line " << line << ", column " << column
+                << ":\n  approved: " << ShownLine(*approved, line) << "\n  produced: " << ShownLine(actual, line)
+                << "\n  (" << approved->size() << " bytes approved, " << actual.size() << " produced; a meant "
+                << "change: XACKLY_UPDATE_GOLDEN=1, then read `git diff " << path << "`)";
+}
+
+}  // namespace xackly
