@@ -1,6 +1,7 @@
 #include "tests/approved_file.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <string_view>
 
@@ -37,10 +38,21 @@ bool UpdatingApprovedFiles() {
   return v != nullptr && std::string_view(v) == "1";
 }
 
+// The ctest command that approves what the running test produced.
+std::string ApproveCommand() {
+  const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  const std::string name = test == nullptr ? "GoldenTest|ScenarioRunsTest.Every|CliOutputTest"
+                                           : std::string(test->test_suite_name()) + "." + test->name();
+  return "XACKLY_UPDATE_GOLDEN=1 ctest --test-dir build -R '" + name + "'";
+}
+
 void ExpectMatchesApprovedFile(const std::string& path, const std::string& actual) {
   if (UpdatingApprovedFiles()) {
+    Result<std::string> before = ReadFile(path);
+    if (before.ok() && *before == actual) return;
     Status written = WriteFileAtomically(path, actual);
     EXPECT_TRUE(written.ok()) << written.ToString();
+    if (written.ok()) std::printf("approved: rewrote %s\n", path.c_str());
     return;
   }
   Result<std::string> approved = ReadFile(path);
@@ -60,8 +72,9 @@ void ExpectMatchesApprovedFile(const std::string& path, const std::string& actua
   }
   ADD_FAILURE() << path << " differs from what the test produced at line " << line << ", column " << column
                 << ":\n  approved: " << ShownLine(*approved, line) << "\n  produced: " << ShownLine(actual, line)
-                << "\n  (" << approved->size() << " bytes approved, " << actual.size() << " produced; a meant "
-                << "change: XACKLY_UPDATE_GOLDEN=1, then read `git diff " << path << "`)";
+                << "\n  (" << approved->size() << " bytes approved, " << actual.size() << " produced)"
+                << "\nIf the change is meant: " << ApproveCommand() << ", read `git diff " << path
+                << "`, and mend the tests that assert the old text (git grep it in tests/).";
 }
 
 }  // namespace xackly

@@ -19,8 +19,10 @@ bool UpdatingApprovedFiles();
 // Checks `actual` against the approved file at `path`: one test failure
 // when they differ, naming the file, the first line and column that differ,
 // both lines there (control bytes escaped, an end of text said so) and both
-// sizes; or when the file cannot be read. When UpdatingApprovedFiles(),
-// writes `actual` to `path` instead (a failure to write is a test failure).
+// sizes, and the command that approves it; or when the file cannot be
+// read. When UpdatingApprovedFiles(), writes `actual` to `path` instead
+// when it differs, saying so on stdout (a failure to write is a test
+// failure).
 void ExpectMatchesApprovedFile(const std::string& path, const std::string& actual);
 
 }  // namespace xackly
