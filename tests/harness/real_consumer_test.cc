@@ -4,6 +4,8 @@
 // expectations say, shrunk, replayed in a fresh process to the same trace,
 // and the same seed gives the same trace; a consumer that fails is a harness
 // error that shows what it printed, never a verdict.
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -219,6 +221,32 @@ TEST(RealConsumerTest, RepliesAreEncodedAsRedisWouldSendThem) {
   EXPECT_EQ(EncodeResp2(Reply::Error("ERR two\nlines")), "-ERR two lines\r\n");
   EXPECT_EQ(EncodeResp2(Reply::Array({Reply::String("1-0"), Reply::Array({}), Reply::Nil()})),
             "*3\r\n$3\r\n1-0\r\n*0\r\n$-1\r\n");
+}
+
+// A consumer command's program with a '/' in it is a path relative to the
+// scenario's directory (normalized: "./bin/../consumer.sh" is fine); one
+// that is not there, or not executable, is bad input naming it.
+TEST(RealConsumerTest, AProgramWithASlashIsFoundRelativeToTheScenariosDirectory) {
+  ScopedTempRoot dir;
+  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/consumer.sh", "#!/bin/sh\nexit 0\n").ok());
+  ASSERT_EQ(::chmod((dir.path() + "/consumer.sh").c_str(), 0755), 0);
+  std::filesystem::create_directories(dir.path() + "/bin");
+  for (const char* program : {"./consumer.sh", "./bin/../consumer.sh"}) {
+    RealConsumerOptions options;
+    options.command = {program};
+    options.working_dir = dir.path();
+    options.clock_library = XACKLY_TEST_CLOCK_LIB;
+    Result<std::shared_ptr<const RealConsumer>> consumer = RealConsumer::Create(options);
+    EXPECT_TRUE(consumer.ok()) << program << ": " << consumer.status().ToString();
+  }
+  RealConsumerOptions missing;
+  missing.command = {"./absent.sh"};
+  missing.working_dir = dir.path();
+  missing.clock_library = XACKLY_TEST_CLOCK_LIB;
+  Result<std::shared_ptr<const RealConsumer>> absent = RealConsumer::Create(missing);
+  ASSERT_FALSE(absent.ok());
+  EXPECT_NE(absent.status().message().find(dir.path() + "/absent.sh is not an executable file"), std::string::npos)
+      << absent.status().message();
 }
 
 // XACKLY.EFFECT's options reach the effect call, and each bad one is the

@@ -311,6 +311,25 @@ TEST(ReplicatedServerTest, AStreamThatDiffersIsShownInIdOrder) {
   EXPECT_LT(nine, ten) << *diverged;
 }
 
+// A hash that differs is shown as its field-value pairs, sorted by field
+// (a server keeps no order), every pair whole: field, then its value.
+TEST(ReplicatedServerTest, AHashThatDiffersIsShownAsItsSortedFieldValuePairs) {
+  auto server = StartReplicated();
+  ASSERT_NE(server, nullptr);
+  auto conn = server->Connect();
+  ASSERT_TRUE(conn.ok());
+  Send(**conn, {"HSET", "h", "b", "2", "a", "1"});
+  ASSERT_TRUE(server->Divergence().ok());
+  auto replica = server->replica().ConnectHarness();
+  ASSERT_TRUE(replica.ok());
+  Send(**replica, {"HSET", "h", "c", "3"});
+  Result<std::string> diverged = server->Divergence();
+  ASSERT_TRUE(diverged.ok()) << diverged.status().ToString();
+  EXPECT_NE(diverged->find("the primary holds hash {\"a\" \"1\", \"b\" \"2\"}"), std::string::npos) << *diverged;
+  EXPECT_NE(diverged->find("the replica holds hash {\"a\" \"1\", \"b\" \"2\", \"c\" \"3\"}"), std::string::npos)
+      << *diverged;
+}
+
 // A claim that finds its entry deleted drops it from the PEL on the primary
 // (XAUTOCLAIM's third reply element); the replica must drop it too, or
 // every replicated run with an xdel fault would end in a server finding.
