@@ -9,17 +9,21 @@
 
 namespace xackly {
 
-std::vector<int> AllowedCpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
+std::vector<int> CpusIn(const cpu_set_t* set) {
   std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+  if (set != nullptr) {
     for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-      if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+      if (CPU_ISSET(cpu, set)) cpus.push_back(cpu);
     }
   }
   if (cpus.empty()) cpus.push_back(0);
   return cpus;
+}
+
+std::vector<int> AllowedCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  return CpusIn(sched_getaffinity(0, sizeof(set), &set) == 0 ? &set : nullptr);
 }
 
 int CurrentCpu() {

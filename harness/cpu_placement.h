@@ -7,6 +7,7 @@
 // opt-out (--no-pin) leaves both where the kernel puts them.
 #pragma once
 
+#include <sched.h>
 #include <sys/types.h>
 
 #include <string>
@@ -17,6 +18,9 @@ namespace xackly {
 // The CPUs this process may run on (sched_getaffinity of the calling
 // thread's process), ascending; never empty (falls back to {0}).
 std::vector<int> AllowedCpus();
+// The CPUs in `set`, ascending; {0} when `set` is null (the affinity could
+// not be read: more CPUs than a cpu_set_t holds) or empty.
+std::vector<int> CpusIn(const cpu_set_t* set);
 
 // The CPU the calling thread runs on right now (sched_getcpu), or the first
 // allowed CPU when that is unknown.

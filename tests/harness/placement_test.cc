@@ -44,6 +44,20 @@ RunConfig SmallCase(uint64_t seed) {
   return config;
 }
 
+// The CPUs of an affinity set, ascending; when the affinity cannot be read
+// (a machine with more CPUs than a cpu_set_t holds), CPU 0, which every
+// machine has.
+TEST(PlacementTest, AnAffinitySetGivesItsCpusAndAnUnreadableOneCpuZero) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(5, &set);
+  CPU_SET(2, &set);
+  EXPECT_EQ(CpusIn(&set), (std::vector<int>{2, 5}));
+  EXPECT_EQ(CpusIn(nullptr), (std::vector<int>{0}));
+  CPU_ZERO(&set);
+  EXPECT_EQ(CpusIn(&set), (std::vector<int>{0}));
+}
+
 // The placement line commands print: one CPU in the singular, a list of
 // them ("0-1", "0,2") in the plural, and what the kernel says either way.
 TEST(PlacementTest, APinnedThreadIsDescribedOnOneCpuAnUnpinnedOneOnItsList) {
