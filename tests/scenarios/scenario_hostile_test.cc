@@ -100,6 +100,9 @@ TEST(ScenarioText, EveryUtf8LengthIsTextAtItsEdgesAndRefusedJustPastThem) {
       {"\xf5\x80\x80\x80", "0xf5"},     // no sequence starts with it
       {"\xe0\xa0", "0xe0"},             // cut short
   };
+  // A sequence the text ends inside (no newline after it) is cut short too.
+  EXPECT_EQ(ErrorOf("protocol = \"no-dedupe\"\n# cut \xc3"), "h.toml:2: invalid TOML: not UTF-8 (byte 0xc3)");
+  EXPECT_EQ(ErrorOf("protocol = \"no-dedupe\"\n# cut \xe0\xa0"), "h.toml:2: invalid TOML: not UTF-8 (byte 0xe0)");
   for (const auto& [text, byte] : past) {
     EXPECT_EQ(ErrorOf(std::string("protocol = \"no-dedupe\"\ndescription = \"") + text + "\"\n"),
               std::string("h.toml:2: invalid TOML: not UTF-8 (byte ") + byte + ")");
