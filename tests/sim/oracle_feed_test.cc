@@ -277,6 +277,12 @@ TEST_F(OracleFeedTest, AKeyNamingAnEventSetWithATtlIsItsDoneRecord) {
   Send({"SET", "done:" + EventId(3), "1", "NX", "EX", "3"}, Reply::StatusText("QUEUED"));
   Send({"DISCARD"}, Reply::StatusText("OK"));
   EXPECT_TRUE(records(3).empty());
+  // After the DISCARD the connection is out of its MULTI: the same SET now
+  // runs at once and is the record. (A DISCARD without a MULTI changes
+  // nothing.)
+  Send({"DISCARD"}, Reply::Error("ERR DISCARD without MULTI"));
+  Send({"SET", "done:" + EventId(3), "1", "NX", "EX", "4"}, Reply::StatusText("OK"));
+  EXPECT_EQ(records(3), std::vector<int64_t>{4000});
 }
 
 TEST_F(OracleFeedTest, DeliveriesAndClaimsInsideEvalAreReadBack) {
