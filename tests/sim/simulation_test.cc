@@ -214,6 +214,23 @@ TEST_F(SimulationTest, ARunNeedsAtLeastOneProducer) {
   }
 }
 
+// The producers and replicas a run may have, at both ends of their ranges.
+TEST_F(SimulationTest, ProducersAndReplicasAreTakenUpToTheirLimitsAndRefusedPastThem) {
+  RunConfig c = Config("txn-dedupe");
+  c.producers = kMaxProducers;
+  c.replicas = kMaxReplicas;
+  EXPECT_TRUE(ValidateRunConfig(c).ok()) << ValidateRunConfig(c).ToString();
+  c.replicas = 0;
+  EXPECT_TRUE(ValidateRunConfig(c).ok()) << ValidateRunConfig(c).ToString();
+  for (const int replicas : {-1, kMaxReplicas + 1}) {
+    c.replicas = replicas;
+    EXPECT_FALSE(ValidateRunConfig(c).ok()) << replicas << " replicas";
+  }
+  c.replicas = 0;
+  c.producers = kMaxProducers + 1;
+  EXPECT_FALSE(ValidateRunConfig(c).ok()) << c.producers << " producers";
+}
+
 TEST_F(SimulationTest, ExplicitPicksReplayTheScheduleWithoutTheSeed) {
   for (const ProtocolDef& p : Catalog()) {
     for (uint64_t seed : {2, 9}) {
