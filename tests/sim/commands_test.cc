@@ -138,6 +138,15 @@ TEST(SiteNamesTest, AScriptsSiteIsAnUpperCaseVerbWithOnlyItsOwnPunctuation) {
     EXPECT_FALSE(IsScriptSiteName(verb, SiteFamily::kRequest)) << verb;
     EXPECT_FALSE(IsScriptSiteName(std::string("after-") + verb, SiteFamily::kCrashPoint)) << verb;
   }
+  // A w:point of the script's own: "point:" and lower-case letters, digits
+  // (0 to 9), '-', '_' and '.', at the ends of each range.
+  for (const char* name : {"point:a", "point:z", "point:step-0", "point:step-9", "point:a_b.c"}) {
+    EXPECT_TRUE(IsScriptSiteName(name, SiteFamily::kCrashPoint)) << name;
+    EXPECT_FALSE(IsScriptSiteName(name, SiteFamily::kRequest)) << name;
+  }
+  for (const char* name : {"point:", "point:A", "point:a b", "point:a/b", "point:a:b", "point:`", "point:{"}) {
+    EXPECT_FALSE(IsScriptSiteName(name, SiteFamily::kCrashPoint)) << name;
+  }
 }
 
 }  // namespace
