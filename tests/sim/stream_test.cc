@@ -41,6 +41,22 @@ TEST(StreamTest, NilReadIsEmptyAndErrorsAreMalformed) {
   EXPECT_FALSE(ParseReadReply(Reply::Error("NOGROUP No such key")));
 }
 
+// XINFO's records are name-value pairs: a record of an odd length (a name
+// without its value) or a name that is not a string makes the reply
+// malformed, never read past its end.
+TEST(StreamTest, InfoRecordsAreNameValuePairsAndAnOddOneIsMalformed) {
+  const Reply group = Reply::Array({Reply::String("name"), Reply::String("workers"), Reply::String("pending"),
+                                    Reply::Integer(2)});
+  auto records = ParseInfoRecords(Reply::Array({group}));
+  ASSERT_TRUE(records);
+  ASSERT_EQ(records->size(), 1u);
+  EXPECT_EQ((*records)[0], (std::vector<std::pair<std::string, std::string>>{{"name", "workers"}, {"pending", "2"}}));
+  EXPECT_FALSE(ParseInfoRecords(Reply::Array({Reply::Array({Reply::String("name"), Reply::String("workers"),
+                                                            Reply::String("pending")})})));
+  EXPECT_FALSE(ParseInfoRecords(Reply::Array({Reply::Array({Reply::Integer(1), Reply::String("workers")})})));
+  EXPECT_FALSE(ParseInfoRecords(Reply::String("not an array")));
+}
+
 TEST(StreamTest, AutoClaimReportsDeletedIds) {
   Reply r = A({S("0-0"), A({A({S("3-0"), A({S("event_id"), S("order:3")})})}), A({S("4-0")})});
   auto c = ParseAutoClaimReply(r);
