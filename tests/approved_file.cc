@@ -5,10 +5,10 @@
 #include <cstdlib>
 #include <string_view>
 
-#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "harness/files.h"
+#include "reports/text_util.h"
 
 namespace xackly {
 namespace {
@@ -23,19 +23,8 @@ std::string ShownLine(std::string_view text, size_t n) {
   }
   if (start >= text.size()) return "(end of text)";
   const size_t end = std::min(text.find('\n', start), text.size());
-  std::string shown;
-  for (char c : text.substr(start, end - start)) {
-    const auto b = static_cast<unsigned char>(c);
-    shown += b < 0x20 || b == 0x7f ? fmt::format("\\x{:02x}", b) : std::string(1, c);
-  }
+  const std::string shown = report::Printable(text.substr(start, end - start));
   return end < text.size() ? shown + "\\n" : shown + " (end of text, no newline)";
-}
-
-}  // namespace
-
-bool UpdatingApprovedFiles() {
-  const char* v = std::getenv("XACKLY_UPDATE_GOLDEN");
-  return v != nullptr && std::string_view(v) == "1";
 }
 
 // The ctest command that approves what the running test produced.
@@ -44,6 +33,13 @@ std::string ApproveCommand() {
   const std::string name = test == nullptr ? "GoldenTest|ScenarioRunsTest.Every|CliOutputTest"
                                            : std::string(test->test_suite_name()) + "." + test->name();
   return "XACKLY_UPDATE_GOLDEN=1 ctest --test-dir build -R '" + name + "'";
+}
+
+}  // namespace
+
+bool UpdatingApprovedFiles() {
+  const char* v = std::getenv("XACKLY_UPDATE_GOLDEN");
+  return v != nullptr && std::string_view(v) == "1";
 }
 
 void ExpectMatchesApprovedFile(const std::string& path, const std::string& actual) {

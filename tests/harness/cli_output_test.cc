@@ -43,10 +43,7 @@ std::string Printed(const std::vector<std::vector<std::string>>& commands, const
   const std::string src = XACKLY_SOURCE_DIR;
   std::string printed;
   for (const std::vector<std::string>& args : commands) {
-    std::string shell = "exec \"$0\" \"$@\" 2>/dev/null";
-    std::vector<std::string> sh_args = {"-c", shell, XACKLY_TEST_EXE};
-    sh_args.insert(sh_args.end(), args.begin(), args.end());
-    CommandOutput out = stdout_only ? RunProgram("/bin/sh", sh_args) : RunXackly(args);
+    CommandOutput out = stdout_only ? RunXacklyStdout(args) : RunXackly(args);
     std::string text = "$ xackly";
     for (const std::string& a : args) text += " " + a;
     text += "   (exit " + std::to_string(out.exit_code) + ")\n" + out.output + "\n";

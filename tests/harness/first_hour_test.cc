@@ -26,14 +26,6 @@
 namespace xackly {
 namespace {
 
-// Runs xackly in `dir` and keeps only its stdout (stderr is dropped), the
-// way `xackly ... | python3 -m json.tool` sees it.
-CommandOutput StdoutOf(const std::string& dir, const std::vector<std::string>& args) {
-  std::vector<std::string> sh = {"-c", "cd \"$1\" && shift && exec \"$@\" 2>/dev/null", "sh", dir, XACKLY_TEST_EXE};
-  sh.insert(sh.end(), args.begin(), args.end());
-  return RunProgram("/bin/sh", sh);
-}
-
 // True when `text` is one JSON document (and says why not otherwise).
 ::testing::AssertionResult IsJson(const std::string& text) {
   if (nlohmann::json::accept(text)) return ::testing::AssertionSuccess();
@@ -43,7 +35,7 @@ CommandOutput StdoutOf(const std::string& dir, const std::vector<std::string>& a
 TEST(FirstHourTest, RunFormatJsonPrintsOnlyJsonOnStdoutForEveryProtocol) {
   ScopedTempRoot dir;
   for (const ProtocolDef& p : Catalog()) {
-    CommandOutput out = StdoutOf(dir.path(), {"run", "--protocol", p.name, "--format", "json"});
+    CommandOutput out = RunXacklyStdoutIn(dir.path(), {"run", "--protocol", p.name, "--format", "json"});
     EXPECT_TRUE(out.exit_code == kExitOk || out.exit_code == kExitVerdictMismatch) << p.name << out.output;
     EXPECT_TRUE(IsJson(out.output)) << p.name;
     Result<report::Report> r = report::ParseJsonReport(out.output);
@@ -57,7 +49,7 @@ TEST(FirstHourTest, RunFormatJsonPrintsOnlyJsonOnStdoutForEveryProtocol) {
 TEST(FirstHourTest, CheckReplayMergeAndProtocolsPrintJsonOnStdout) {
   ScopedTempRoot dir;
   CommandOutput check =
-      StdoutOf(dir.path(), {"check", "--protocol", "no-dedupe", "--cases", "20", "--format", "json", "-j", "1"});
+      RunXacklyStdoutIn(dir.path(), {"check", "--protocol", "no-dedupe", "--cases", "20", "--format", "json", "-j", "1"});
   ASSERT_EQ(check.exit_code, kExitOk) << check.output;
   ASSERT_TRUE(IsJson(check.output));
   Result<report::Report> checked = report::ParseJsonReport(check.output);
@@ -68,7 +60,7 @@ TEST(FirstHourTest, CheckReplayMergeAndProtocolsPrintJsonOnStdout) {
   EXPECT_TRUE(std::filesystem::exists(replay));
   EXPECT_FALSE(std::filesystem::exists(dir.path() + "/xackly-out/report.json"));
 
-  CommandOutput replayed = StdoutOf(dir.path(), {"replay", replay, "--format", "json"});
+  CommandOutput replayed = RunXacklyStdoutIn(dir.path(), {"replay", replay, "--format", "json"});
   EXPECT_EQ(replayed.exit_code, kExitOk) << replayed.output;
   EXPECT_TRUE(IsJson(replayed.output));
 
@@ -78,7 +70,7 @@ TEST(FirstHourTest, CheckReplayMergeAndProtocolsPrintJsonOnStdout) {
                                    dir.path() + "/s" + shard[0], "--format", "json", "--quiet", "-j", "1"});
     ASSERT_TRUE(ran.exit_code == kExitOk || ran.exit_code == kExitVerdictMismatch) << ran.output;
   }
-  CommandOutput merged = StdoutOf(dir.path(), {"merge", dir.path() + "/s1", dir.path() + "/s2", "--format", "json"});
+  CommandOutput merged = RunXacklyStdoutIn(dir.path(), {"merge", dir.path() + "/s1", dir.path() + "/s2", "--format", "json"});
   EXPECT_EQ(merged.exit_code, kExitOk) << merged.output;
   EXPECT_TRUE(IsJson(merged.output)) << merged.output;
   EXPECT_FALSE(std::filesystem::exists(dir.path() + "/xackly-merged"));
@@ -93,12 +85,12 @@ TEST(FirstHourTest, CheckReplayMergeAndProtocolsPrintJsonOnStdout) {
 
   // Several formats without --out cannot share stdout: a usage error, and
   // nothing is merged, printed or written.
-  CommandOutput two_merged = StdoutOf(dir.path(), {"merge", dir.path() + "/s1", dir.path() + "/s2", "--format", "json,md"});
+  CommandOutput two_merged = RunXacklyStdoutIn(dir.path(), {"merge", dir.path() + "/s1", dir.path() + "/s2", "--format", "json,md"});
   EXPECT_EQ(two_merged.exit_code, kExitUsage) << two_merged.output;
   EXPECT_FALSE(IsJson(two_merged.output)) << two_merged.output;
   EXPECT_FALSE(std::filesystem::exists(dir.path() + "/xackly-merged"));
 
-  CommandOutput protocols = StdoutOf(dir.path(), {"protocols", "--format", "json"});
+  CommandOutput protocols = RunXacklyStdoutIn(dir.path(), {"protocols", "--format", "json"});
   EXPECT_EQ(protocols.exit_code, kExitOk);
   EXPECT_TRUE(IsJson(protocols.output));
 
@@ -179,21 +171,21 @@ TEST(FirstHourTest, ARunThatMissesSaysOneSeedIsOneScheduleAndPointsToCheck) {
 // says so there too, and the exit code still follows the verdict.
 TEST(FirstHourTest, QuietRunAndReplayPrintOneLineWithTheVerdictAndTraceHash) {
   ScopedTempRoot dir;
-  CommandOutput loud = StdoutOf(dir.path(), {"run", "--protocol", "no-dedupe", "--seed", "3"});
+  CommandOutput loud = RunXacklyStdoutIn(dir.path(), {"run", "--protocol", "no-dedupe", "--seed", "3"});
   std::smatch hash;
   ASSERT_TRUE(std::regex_search(loud.output, hash, std::regex("trace ([0-9a-f]{16}),"))) << loud.output;
   const std::string out = dir.path() + "/out";
-  CommandOutput run = StdoutOf(dir.path(), {"run", "--protocol", "no-dedupe", "--seed", "3", "--out", out, "--quiet"});
+  CommandOutput run = RunXacklyStdoutIn(dir.path(), {"run", "--protocol", "no-dedupe", "--seed", "3", "--out", out, "--quiet"});
   EXPECT_EQ(run.exit_code, kExitOk) << run.output;
   EXPECT_EQ(run.output, "no-dedupe seed 3: observed duplicate (expected duplicate:crash:after-effect): matched, trace " + hash[1].str() +
                             "\n");
   for (const char* command : {"replay", "explain"}) {
-    CommandOutput again = StdoutOf(dir.path(), {command, out + "/no-dedupe.replay.toml", "--quiet"});
+    CommandOutput again = RunXacklyStdoutIn(dir.path(), {command, out + "/no-dedupe.replay.toml", "--quiet"});
     EXPECT_EQ(again.exit_code, kExitOk) << command << ": " << again.output;
     EXPECT_EQ(again.output, run.output) << command;
   }
   CommandOutput missed =
-      StdoutOf(dir.path(), {"run", "--protocol", "no-dedupe", "--seed", "3", "--faults", "none", "--quiet"});
+      RunXacklyStdoutIn(dir.path(), {"run", "--protocol", "no-dedupe", "--seed", "3", "--faults", "none", "--quiet"});
   EXPECT_EQ(missed.exit_code, kExitVerdictMismatch) << missed.output;
   EXPECT_EQ(std::count(missed.output.begin(), missed.output.end(), '\n'), 1) << missed.output;
   EXPECT_TRUE(missed.output.find("observed ok (expected duplicate:crash:after-effect): DOES NOT MATCH") != std::string::npos)
@@ -258,7 +250,7 @@ TEST(FirstHourTest, ExplainShowsTheViolatingPathNotTheWholeTrace) {
   EXPECT_TRUE(std::regex_search(path.output, std::regex("\n  \\.\\.\\. [0-9]+ lines?\n"))) << path.output;
   CommandOutput all = RunXackly({"explain", dir.path() + "/no-dedupe.replay.toml", "--all-steps"});
   EXPECT_GT(all.output.size(), path.output.size());
-  CommandOutput json = StdoutOf(dir.path(), {"explain", dir.path() + "/no-dedupe.replay.toml", "--format", "json"});
+  CommandOutput json = RunXacklyStdoutIn(dir.path(), {"explain", dir.path() + "/no-dedupe.replay.toml", "--format", "json"});
   EXPECT_TRUE(IsJson(json.output));
 }
 

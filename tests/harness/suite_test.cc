@@ -61,13 +61,6 @@ report::Report ReadJsonReport(const std::string& file) {
   return r.ok() ? *r : report::Report{};
 }
 
-// Runs xackly and keeps only its stdout (stderr is dropped).
-CommandOutput StdoutOf(const std::vector<std::string>& args) {
-  std::vector<std::string> sh = {"-c", "exec \"$@\" 2>/dev/null", "sh", XACKLY_TEST_EXE};
-  sh.insert(sh.end(), args.begin(), args.end());
-  return RunProgram("/bin/sh", sh);
-}
-
 // The lines of `text`, without their '\n'.
 std::vector<std::string> SplitLines(const std::string& text) {
   std::vector<std::string> lines;
@@ -144,7 +137,7 @@ TEST(SuiteTest, TwoShardsOfASuiteMergeToTheUnshardedVerdicts) {
   EXPECT_EQ(TestcaseNames(*ReadFile(root.path() + "/merged/junit.xml")),
             (std::vector<std::string>{"ack-first-script", "no-dedupe-script"}));
   // merge --quiet, as check --quiet: one line per check on stdout.
-  CommandOutput quiet = StdoutOf({"merge", root.path() + "/shard1", root.path() + "/shard2", "--out",
+  CommandOutput quiet = RunXacklyStdout({"merge", root.path() + "/shard1", root.path() + "/shard2", "--out",
                                   root.path() + "/merged-quiet", "--quiet"});
   EXPECT_EQ(quiet.exit_code, whole.exit_code) << quiet.output;
   const std::vector<std::string> lines = SplitLines(quiet.output);
@@ -186,7 +179,7 @@ TEST(SuiteTest, QuietPrintsOneLinePerRowOnStdout) {
   ScopedTempRoot root;
   const std::string suite = WriteSuite(root);
   const std::string out = root.path() + "/out";
-  CommandOutput quiet = StdoutOf(SmallCheck({"check", "--scenario", suite, "--out", out, "--quiet"}));
+  CommandOutput quiet = RunXacklyStdout(SmallCheck({"check", "--scenario", suite, "--out", out, "--quiet"}));
   ASSERT_TRUE(FoundOrMissed(quiet.exit_code)) << quiet.output;
   const std::vector<std::string> lines = SplitLines(quiet.output);
   ASSERT_EQ(lines.size(), 2u) << quiet.output;
@@ -211,7 +204,7 @@ TEST(ServerMatrixTest, OneServerTwiceGivesTheSameVerdictsInTwoReportDirectories)
   Result<std::string> redis = FindServerBinary("");
   ASSERT_TRUE(redis.ok()) << redis.status().ToString();
   const std::string out = root.path() + "/out";
-  CommandOutput matrix = StdoutOf(
+  CommandOutput matrix = RunXacklyStdout(
       SmallCheck({"check", "--protocol", "no-dedupe", "--server", *redis, "--server", *redis, "--out", out}));
   EXPECT_EQ(matrix.exit_code, kExitOk) << matrix.output;
   EXPECT_TRUE(Contains(matrix.output, "every check gives the same verdict on all 2 servers")) << matrix.output;
@@ -233,7 +226,7 @@ TEST(ServerMatrixTest, OneServerTwiceGivesTheSameVerdictsInTwoReportDirectories)
   ASSERT_TRUE(json.ok());
   EXPECT_TRUE(Contains(*json, "\"differs\": false")) << *json;
   // --quiet: one line per check on stdout, the matrix row.
-  CommandOutput quiet = StdoutOf(SmallCheck(
+  CommandOutput quiet = RunXacklyStdout(SmallCheck(
       {"check", "--protocol", "no-dedupe", "--server", *redis, "--server", *redis, "--out", out, "--quiet"}));
   EXPECT_EQ(quiet.exit_code, kExitOk) << quiet.output;
   ASSERT_EQ(SplitLines(quiet.output).size(), 1u) << quiet.output;
@@ -241,7 +234,7 @@ TEST(ServerMatrixTest, OneServerTwiceGivesTheSameVerdictsInTwoReportDirectories)
   // One --server is an ordinary check on that server: its own line, its
   // reports in --out itself, no matrix.
   const std::string single = root.path() + "/single";
-  CommandOutput one = StdoutOf(
+  CommandOutput one = RunXacklyStdout(
       SmallCheck({"check", "--protocol", "no-dedupe", "--server", *redis, "--out", single, "--quiet"}));
   EXPECT_EQ(one.exit_code, kExitOk) << one.output;
   EXPECT_TRUE(one.output.starts_with("no-dedupe ")) << one.output;
@@ -267,7 +260,7 @@ TEST(ServerMatrixTest, RedisAndValkeyGiveTheSameVerdictsSideBySide) {
   ASSERT_TRUE(redis.ok());
   const std::string suite = WriteSuite(root);
   const std::string out = root.path() + "/out";
-  CommandOutput matrix = StdoutOf(SmallCheck(
+  CommandOutput matrix = RunXacklyStdout(SmallCheck(
       {"check", "--scenario", suite, "--server", *redis, "--server", XACKLY_TEST_VALKEY_SERVER, "--out", out}));
   EXPECT_EQ(matrix.exit_code, kExitOk) << matrix.output;
   EXPECT_TRUE(Contains(matrix.output, "valkey 8.0.1")) << matrix.output;
@@ -336,7 +329,7 @@ TEST(ServerMatrixTest, SourceBuiltRedis8AndValkey9PassDoctorAndAgree) {
   const std::string suite = WriteSuite(root);
   const std::string examples = std::string(XACKLY_SOURCE_DIR) + "/scenarios/examples/";
   const std::string out = root.path() + "/out";
-  CommandOutput matrix = StdoutOf(SmallCheck({"check", "--scenario", suite, "--scenario",
+  CommandOutput matrix = RunXacklyStdout(SmallCheck({"check", "--scenario", suite, "--scenario",
                                               examples + "failover-setnx-first.toml", "--scenario",
                                               examples + "failover-txn-dedupe.toml", "--server", *redis, "--server",
                                               XACKLY_TEST_REDIS8_SERVER, "--server", XACKLY_TEST_VALKEY9_SERVER,

@@ -122,4 +122,13 @@ inline CommandOutput RunXackly(const std::vector<std::string>& args,
   return RunProgram(XACKLY_TEST_EXE, args, env_overrides);
 }
 
+// The same in directory `dir`, keeping only its stdout (stderr, where
+// progress and notes go, is dropped): what `xackly ... | tool` sees.
+inline CommandOutput RunXacklyStdoutIn(const std::string& dir, const std::vector<std::string>& args) {
+  std::vector<std::string> sh = {"-c", "cd \"$1\" && shift && exec \"$@\" 2>/dev/null", "sh", dir, XACKLY_TEST_EXE};
+  sh.insert(sh.end(), args.begin(), args.end());
+  return RunProgram("/bin/sh", sh);
+}
+inline CommandOutput RunXacklyStdout(const std::vector<std::string>& args) { return RunXacklyStdoutIn(".", args); }
+
 }  // namespace xackly
