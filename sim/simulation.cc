@@ -209,46 +209,13 @@ Status ValidateRunConfig(const RunConfig& c) {
   }
   // Every number within the limits of sim/limits.h; messages start with the
   // field's path in a scenario file.
-  const Timing& t = c.timing;
-  const ProtocolDef& pr = c.protocol;
-  const FaultModel& f = c.faults;
-  struct Range {
-    const char* path;
-    int64_t value, min, max;
-  };
-  const Range ranges[] = {
-      {"timing.step_ms", t.step_ms, 1, kMaxDurationMs},
-      {"timing.effect_ms", t.effect_ms, 0, kMaxDurationMs},
-      {"timing.effect_spread_ms", t.effect_spread_ms, 0, kMaxDurationMs},
-      {"timing.produce_every_ms", t.produce_every_ms, 0, kMaxDurationMs},
-      {"timing.produce_burst", t.produce_burst, 1, kMaxCount},
-      {"timing.restart_delay_ms", t.restart_delay_ms, 0, kMaxDurationMs},
-      {"timing.reconnect_ms", t.reconnect_ms, 0, kMaxDurationMs},
-      {"timing.fault_phase_ms", t.fault_phase_ms, 0, kMaxDurationMs},
-      {"timing.quiet_window_ms", t.quiet_window_ms, 0, kMaxDurationMs},
-      {"timing.max_steps", t.max_steps, 0, kMaxSteps},  // 0: derived (DefaultMaxSteps)
-      {"protocol.dedupe_ttl_ms", pr.dedupe_ttl_ms, 0, kMaxDurationMs},
-      {"protocol.fault_phase_ms", pr.fault_phase_ms, 0, kMaxDurationMs},
-      {"protocol.loop.read_count", pr.loop.read_count, 1, kMaxCount},
-      {"protocol.loop.claim_min_idle_ms", pr.loop.claim_min_idle_ms, 0, kMaxDurationMs},
-      {"protocol.loop.claim_count", pr.loop.claim_count, 1, kMaxCount},
-      {"protocol.loop.claim_every_ms", pr.loop.claim_every_ms, 1, kMaxDurationMs},
-      {"protocol.loop.block_ms", pr.loop.block_ms, 1, kMaxDurationMs},
-      {"protocol.loop.dead_letter_after", pr.loop.dead_letter_after, 0, kMaxCount},
-      {"protocol.janitor.trim_maxlen", pr.janitor.trim_maxlen, 0, kMaxCount},
-      {"protocol.janitor.consumer_idle_ms", pr.janitor.consumer_idle_ms, 0, kMaxDurationMs},
-      {"protocol.janitor.every_ms", pr.janitor.every_ms, 1, kMaxDurationMs},
-      {"faults.stall_ms", f.stall_ms, 1, kMaxDurationMs},
-      {"faults.scheduled_count", f.scheduled_count, 0, kMaxCount},
-      {"faults.clock_jump_ms", f.clock_jump_ms, 1, kMaxDurationMs},
-      {"faults.store_outage_ms", f.store_outage_ms, 1, kMaxDurationMs},
-      {"faults.poison_count", f.poison_count, 0, kMaxCount},
-  };
-  for (const Range& r : ranges) {
-    if (r.value < r.min || r.value > r.max) {
-      return bad(fmt::format("{}: expected an integer in {}..{}, got {}", r.path, r.min, r.max, r.value));
+  std::string out_of_range;
+  ForEachNumberField(c, [&](const char* path, int64_t value, int64_t min, int64_t max) {
+    if (out_of_range.empty() && (value < min || value > max)) {
+      out_of_range = fmt::format("{}: expected an integer in {}..{}, got {}", path, min, max, value);
     }
-  }
+  });
+  if (!out_of_range.empty()) return bad(out_of_range);
   // A number out of range is reported before what it may have broken.
   Status p = ValidateProtocol(c.protocol);
   if (!p.ok()) return p;

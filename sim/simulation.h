@@ -24,6 +24,7 @@
 
 #include "sim/command_timers.h"
 #include "sim/faults.h"
+#include "sim/limits.h"
 #include "sim/oracle.h"
 #include "sim/protocol.h"
 #include "sim/server.h"
@@ -121,6 +122,45 @@ FaultModel WithoutUnvisitedSites(const ProtocolDef& protocol);
 
 // Validates everything a user can get wrong; errors name the field.
 Status ValidateRunConfig(const RunConfig& config);
+
+// Calls visit(path, value, min, max) for every bounded number of `config`
+// (RunConfig or const RunConfig), where `value` is a reference to the field
+// (int or int64_t) and min..max its range (sim/limits.h). `path` is the
+// field's path in a scenario file ("timing.step_ms"). ValidateRunConfig
+// refuses a value outside its range with a message that starts with the
+// path; tests walk the same list, so a field added here is tested unedited.
+template <typename Config, typename Visit>
+void ForEachNumberField(Config& config, Visit&& visit) {
+  auto& t = config.timing;
+  auto& pr = config.protocol;
+  auto& f = config.faults;
+  visit("timing.step_ms", t.step_ms, 1, kMaxDurationMs);
+  visit("timing.effect_ms", t.effect_ms, 0, kMaxDurationMs);
+  visit("timing.effect_spread_ms", t.effect_spread_ms, 0, kMaxDurationMs);
+  visit("timing.produce_every_ms", t.produce_every_ms, 0, kMaxDurationMs);
+  visit("timing.produce_burst", t.produce_burst, 1, kMaxCount);
+  visit("timing.restart_delay_ms", t.restart_delay_ms, 0, kMaxDurationMs);
+  visit("timing.reconnect_ms", t.reconnect_ms, 0, kMaxDurationMs);
+  visit("timing.fault_phase_ms", t.fault_phase_ms, 0, kMaxDurationMs);
+  visit("timing.quiet_window_ms", t.quiet_window_ms, 0, kMaxDurationMs);
+  visit("timing.max_steps", t.max_steps, 0, kMaxSteps);  // 0: derived (DefaultMaxSteps)
+  visit("protocol.dedupe_ttl_ms", pr.dedupe_ttl_ms, 0, kMaxDurationMs);
+  visit("protocol.fault_phase_ms", pr.fault_phase_ms, 0, kMaxDurationMs);
+  visit("protocol.loop.read_count", pr.loop.read_count, 1, kMaxCount);
+  visit("protocol.loop.claim_min_idle_ms", pr.loop.claim_min_idle_ms, 0, kMaxDurationMs);
+  visit("protocol.loop.claim_count", pr.loop.claim_count, 1, kMaxCount);
+  visit("protocol.loop.claim_every_ms", pr.loop.claim_every_ms, 1, kMaxDurationMs);
+  visit("protocol.loop.block_ms", pr.loop.block_ms, 1, kMaxDurationMs);
+  visit("protocol.loop.dead_letter_after", pr.loop.dead_letter_after, 0, kMaxCount);
+  visit("protocol.janitor.trim_maxlen", pr.janitor.trim_maxlen, 0, kMaxCount);
+  visit("protocol.janitor.consumer_idle_ms", pr.janitor.consumer_idle_ms, 0, kMaxDurationMs);
+  visit("protocol.janitor.every_ms", pr.janitor.every_ms, 1, kMaxDurationMs);
+  visit("faults.stall_ms", f.stall_ms, 1, kMaxDurationMs);
+  visit("faults.scheduled_count", f.scheduled_count, 0, kMaxCount);
+  visit("faults.clock_jump_ms", f.clock_jump_ms, 1, kMaxDurationMs);
+  visit("faults.store_outage_ms", f.store_outage_ms, 1, kMaxDurationMs);
+  visit("faults.poison_count", f.poison_count, 0, kMaxCount);
+}
 // The part of it about config.groups: errors start "groups.<field>" (or
 // "groups:"); whether each group's function exists is checked only once
 // the script is loaded (config.protocol.script).

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -15,6 +17,7 @@
 #include "scenarios/schema.h"
 #include "sim/faults.h"
 #include "sim/protocol.h"
+#include "sim/simulation.h"
 #include "sim/verdict.h"
 #include "tests/rc_cases.h"
 
@@ -366,13 +369,18 @@ TEST(ScenarioNumberKeys, EveryRateRefusesNanInfinityAndNumbersOutside0To1) {
 }
 
 // A duration is an integer number of virtual milliseconds in its key's
-// range: NaN, an infinity, a fraction or a number out of range is refused
-// at its file, line and field, whatever the table.
-TEST(ScenarioNumberKeys, EveryDurationRefusesNanInfinityFractionsAndNumbersOutOfRange) {
-  int durations = 0;
+// range, a count an integer in its: NaN, an infinity, a fraction or a
+// number out of range is refused at its file, line and field, whatever the
+// table, and both ends of the range are taken.
+TEST(ScenarioNumberKeys, EveryIntegerKeyRefusesNanInfinityFractionsAndNumbersOutOfRangeAndTakesItsEnds) {
+  int durations = 0, counts = 0;
   for (const NumberTable& t : NumberTables()) {
-    for (const NumberKeys::Integer& d : t.keys.durations) {
-      ++durations;
+    std::vector<std::pair<const NumberKeys::Integer*, int*>> keys;
+    for (const NumberKeys::Integer& d : t.keys.durations) keys.emplace_back(&d, &durations);
+    for (const NumberKeys::Integer& c : t.keys.counts) keys.emplace_back(&c, &counts);
+    for (const auto& [key, tally] : keys) {
+      const NumberKeys::Integer& d = *key;
+      ++*tally;
       SCOPED_TRACE(t.path + "." + d.key);
       // The range's ends are values of the key; a scenario may still refuse
       // them for another reason (dedupe_ttl_ms without a Redis dedupe store;
@@ -390,6 +398,29 @@ TEST(ScenarioNumberKeys, EveryDurationRefusesNanInfinityFractionsAndNumbersOutOf
     }
   }
   EXPECT_GE(durations, 15) << "the schema's _ms keys were not found";
+  EXPECT_GE(counts, 8) << "the schema's count keys were not found";
+}
+
+// The scenario schema and the run's validation (ForEachNumberField, which
+// also serves a RunConfig built in C++) bound every number alike: a key
+// whose range differs would be taken by one and refused by the other.
+TEST(ScenarioNumberKeys, EveryBoundedNumberOfARunHasTheSameRangeInTheScenarioSchema) {
+  std::map<std::string, NumberKeys::Integer> schema;
+  for (const NumberTable& t : NumberTables()) {
+    for (const auto* list : {&t.keys.durations, &t.keys.counts}) {
+      for (const NumberKeys::Integer& i : *list) schema[t.path + "." + i.key] = i;
+    }
+  }
+  int fields = 0;
+  const RunConfig config;
+  ForEachNumberField(config, [&](const char* path, const auto&, int64_t min, int64_t max) {
+    ++fields;
+    auto it = schema.find(path);
+    ASSERT_NE(it, schema.end()) << path << " is no number key of a scenario file";
+    EXPECT_EQ(it->second.min, min) << path;
+    EXPECT_EQ(it->second.max, max) << path;
+  });
+  EXPECT_GE(fields, 25);
 }
 
 // A value no number key takes: NaN or an infinity in any spelling, and for

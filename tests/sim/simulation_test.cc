@@ -3,6 +3,7 @@
 // forms of every catalog protocol (C++ coroutine and declarative steps)
 // behave identically.
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <fmt/format.h>
@@ -229,6 +230,71 @@ TEST_F(SimulationTest, ProducersAndReplicasAreTakenUpToTheirLimitsAndRefusedPast
   c.replicas = 0;
   c.producers = kMaxProducers + 1;
   EXPECT_FALSE(ValidateRunConfig(c).ok()) << c.producers << " producers";
+}
+
+// Every bounded number (ForEachNumberField) is taken at both ends of its
+// range and refused one past either, by a message that starts with its
+// path and says the range: a bound moved by one, or a field the check
+// skips, is a config a C++ caller gets wrong without being told.
+TEST_F(SimulationTest, EveryBoundedNumberIsTakenAtItsEndsAndRefusedJustPastThemNamingIt) {
+  const RunConfig base = Config("txn-dedupe");
+  ASSERT_TRUE(ValidateRunConfig(base).ok()) << ValidateRunConfig(base).ToString();
+  int fields = 0;
+  ForEachNumberField(base, [&](const char*, const auto&, int64_t, int64_t) { ++fields; });
+  ASSERT_GE(fields, 25);
+  for (int k = 0; k < fields; ++k) {
+    std::string path;
+    int64_t min = 0, max = 0;
+    int at = 0;
+    ForEachNumberField(base, [&](const char* p, const auto&, int64_t lo, int64_t hi) {
+      if (at++ == k) path = p, min = lo, max = hi;
+    });
+    SCOPED_TRACE(path);
+    for (const int64_t value : {min - 1, min, max, max + 1}) {
+      RunConfig c = base;
+      at = 0;
+      ForEachNumberField(c, [&](const char*, auto& field, int64_t, int64_t) {
+        if (at++ == k) field = static_cast<std::remove_reference_t<decltype(field)>>(value);
+      });
+      const std::string refusal = fmt::format("{}: expected an integer in {}..{}, got {}", path, min, max, value);
+      const Status s = ValidateRunConfig(c);
+      if (value < min || value > max) {
+        EXPECT_EQ(s.message(), refusal) << value;
+      } else {
+        // Another check may still refuse an end (a TTL without a Redis
+        // store, a run that would outlast 100 years), never as the value.
+        EXPECT_EQ(s.message().find(path + ": expected"), std::string::npos) << value << ": " << s.ToString();
+      }
+    }
+  }
+}
+
+// Workers, handler lanes and events each have a range of their own, checked
+// before anything they could break: the message names the field and says
+// the range.
+TEST_F(SimulationTest, WorkersHandlersAndEventsAreTakenUpToTheirLimitsAndRefusedPastThem) {
+  const RunConfig base = Config("txn-dedupe");
+  struct Field {
+    const char* name;
+    int RunConfig::*member;
+    int max;
+  };
+  for (const Field& f : {Field{"workers", &RunConfig::workers, kMaxWorkers},
+                         Field{"handlers", &RunConfig::handlers, kMaxWorkers},
+                         Field{"events", &RunConfig::events, kMaxEvents}}) {
+    SCOPED_TRACE(f.name);
+    for (const int value : {0, -1, f.max + 1}) {
+      RunConfig c = base;
+      c.*f.member = value;
+      EXPECT_EQ(ValidateRunConfig(c).message(), fmt::format("{} must be in 1..{} (got {})", f.name, f.max, value));
+    }
+    for (const int value : {1, f.max}) {
+      RunConfig c = base;
+      c.*f.member = value;
+      const std::string m = ValidateRunConfig(c).message();
+      EXPECT_EQ(m.find(std::string(f.name) + " must be in"), std::string::npos) << value << ": " << m;
+    }
+  }
 }
 
 TEST_F(SimulationTest, ExplicitPicksReplayTheScheduleWithoutTheSeed) {
