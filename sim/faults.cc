@@ -433,6 +433,7 @@ FaultPlan::FaultPlan(const FaultModel& model, std::vector<FaultSpec> specs)
     if (IsPointFault(s.kind)) {
       point_specs_.push_back(std::move(s));
       visits_since_.push_back(0);
+      point_fate_.push_back(PointFate::kWaiting);
     } else if (s.kind == FaultKind::kPoison) {
       if (poison_.insert(s.event).second) fired_.push_back(s);
     } else {
@@ -441,6 +442,7 @@ FaultPlan::FaultPlan(const FaultModel& model, std::vector<FaultSpec> specs)
   }
   std::stable_sort(scheduled_.begin(), scheduled_.end(),
                    [](const FaultSpec& a, const FaultSpec& b) { return a.at_ms < b.at_ms; });
+  planned_scheduled_ = scheduled_;
 }
 
 bool FaultPlan::Eligible(FaultKind kind, std::string_view site) const {
@@ -515,11 +517,16 @@ std::optional<FaultSpec> FaultPlan::AtPoint(std::string_view actor_slot, std::st
     for (size_t i = 0; i < point_specs_.size(); ++i) {
       const FaultSpec& s = point_specs_[i];
       if (InfoOf(s.kind).Sites() != family || s.actor != actor_slot || s.site != site) continue;
-      if (!Allows(could, s.kind)) continue;
+      if (!Allows(could, s.kind)) {
+        if (s.at_ms == 0 && s.nth == nth) point_fate_[i] = PointFate::kVisitCannotTakeIt;
+        continue;
+      }
       // A timed spec counts its own visits from at_ms on (every matching
       // one, also when another spec fires at it).
       const bool due = s.at_ms > 0 ? now_ms >= s.at_ms && ++visits_since_[i] == s.nth : s.nth == nth;
+      if (due && hit) point_fate_[i] = PointFate::kAnotherFiredThere;
       if (due && !hit) {
+        point_fate_[i] = PointFate::kFired;
         hit = s;
         // Recorded as the visit it was: the fired list replays exactly
         // without the time.
@@ -561,6 +568,47 @@ std::optional<FaultSpec> FaultPlan::AtPoint(std::string_view actor_slot, std::st
   }
   if (hit) fired_.push_back(*hit);
   return hit;
+}
+
+std::vector<FaultPlan::Unfired> FaultPlan::UnfiredPlanned() const {
+  std::vector<Unfired> out;
+  for (size_t i = 0; i < point_specs_.size(); ++i) {
+    const FaultSpec& s = point_specs_[i];
+    const PointFate fate = point_fate_[i];
+    if (fate == PointFate::kFired) continue;
+    const bool crash_point = InfoOf(s.kind).Sites() == SiteFamily::kCrashPoint;
+    auto it = visits_.find(std::string(crash_point ? "c" : "l") + s.actor + "|" + s.site);
+    const Visits seen = it != visits_.end() ? it->second : Visits{};
+    const char* where = "(error replies go to a protocol's own commands, replica lag to a WAIT the harness answers)";
+    std::string why;
+    if (fate == PointFate::kAnotherFiredThere) {
+      why = "another fault of the plan fired at that visit";
+    } else if (fate == PointFate::kVisitCannotTakeIt) {
+      why = fmt::format("{}'s visit #{} of {} could not take {} {}", s.actor, s.nth, s.site, FaultKindName(s.kind),
+                        where);
+    } else if (seen.n == 0) {
+      why = fmt::format("{} never reached {} while faults could fire", s.actor, s.site);
+    } else if (!Allows(seen.could_in_fault_phase, s.kind)) {
+      why = fmt::format("{} reached {}, but no visit of it could take {} {}", s.actor, s.site, FaultKindName(s.kind),
+                        where);
+    } else if (s.at_ms > 0) {
+      why = fmt::format("{} reached {} {} while faults could fire, {} of them at or after {} ms", s.actor, s.site,
+                        Plural(seen.n, "time"), visits_since_[i], s.at_ms);
+    } else {
+      why = fmt::format("{} reached {} only {} while faults could fire", s.actor, s.site, Plural(seen.n, "time"));
+    }
+    out.push_back({s, std::move(why)});
+  }
+  std::vector<FaultSpec> fired = fired_;
+  for (const FaultSpec& s : planned_scheduled_) {
+    auto it = std::find(fired.begin(), fired.end(), s);
+    if (it != fired.end()) {
+      fired.erase(it);
+      continue;
+    }
+    out.push_back({s, fmt::format("the fault phase ended before {} ms", s.at_ms)});
+  }
+  return out;
 }
 
 void FaultPlan::RecordFired(const FaultSpec& spec) {

@@ -356,6 +356,16 @@ class FaultPlan {
   // run. What a fired fault brought about (ScheduleLater) is left out, so
   // that a replay of this list does not inject it twice.
   const std::vector<FaultSpec>& fired() const { return fired_; }
+  // Explicit mode: the plan's own faults that have not fired, point faults
+  // first (in the plan's order), then scheduled ones (by time), each with
+  // why as far as the plan can tell ("w1 reached after-effect only 1 time
+  // while faults could fire"). A run that matched its expectation without
+  // them says nothing about them. Empty in rate mode.
+  struct Unfired {
+    FaultSpec spec;
+    std::string why;
+  };
+  std::vector<Unfired> UnfiredPlanned() const;
   FaultCoverage Coverage() const;
   // Every site of `family` visited so far, in either phase, sorted: the
   // sites this run's protocol reaches.
@@ -389,6 +399,10 @@ class FaultPlan {
   std::map<std::string, Rng, std::less<>> point_rng_;  // actor slot -> its stream
   std::vector<FaultSpec> point_specs_;  // explicit mode
   std::vector<int> visits_since_;       // point_specs_[i]'s visits at or after its at_ms
+  // What became of point_specs_[i] at the visit it names.
+  enum class PointFate : uint8_t { kWaiting, kFired, kVisitCannotTakeIt, kAnotherFiredThere };
+  std::vector<PointFate> point_fate_;
+  std::vector<FaultSpec> planned_scheduled_;  // explicit mode: the plan's scheduled faults, by time
   std::vector<FaultSpec> scheduled_;
   std::set<int> poison_;
   struct Visits {

@@ -519,6 +519,7 @@ Result<RunResult> Simulation::Run() {
   result.business_requests = business_requests_;
   result.harness_round_trips = harness_rtt_;
   result.fired = plan_->fired();
+  result.unfired_planned = plan_->UnfiredPlanned();
   result.coverage = plan_->Coverage();
   result.request_senders = plan_->request_senders();
   result.picks = std::move(picks_);

@@ -215,6 +215,9 @@ struct RunResult {
   // real consumer's committed effects, which are neither, not counted).
   int64_t business_requests = 0;
   std::vector<FaultSpec> fired;  // the explicit plan that replays this run
+  // An explicit plan's (config.fault_schedule) faults that never fired,
+  // with why (FaultPlan::UnfiredPlanned); empty for a drawn plan.
+  std::vector<FaultPlan::Unfired> unfired_planned;
   FaultCoverage coverage;
   // Every request site the actors visited, with who sent it.
   std::map<std::string, RequestSenders, std::less<>> request_senders;

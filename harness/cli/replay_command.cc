@@ -98,7 +98,8 @@ void RegisterReplayCommand(CLI::App& app, CommandResult& result) {
       "--expect, whatever the changed protocol gives: the file's expectation was the old protocol's); 1: it does "
       "not; 2: the file is malformed, or its handler is C++ code in your own test (replay it there: ReplayCaseFile); "
       "3: the trace differs from the file's hash (the file was edited, nondeterminism, or another server: the "
-      "run's own verdict is shown, then why it is not the recorded one) or the harness failed.");
+      "run's own verdict is shown, then why it is not the recorded one) or the harness failed; 4: it matches an expected "
+      "ok, but a fault of the file's plan ([schedule] faults) never fired, so the run says nothing about it.");
   AddReplayFlags(cmd, flags.get());
   cmd->callback([flags, &result] { result.exit_code = Replay("replay", *flags, /*timeline=*/false); });
 }
@@ -112,7 +113,8 @@ void RegisterExplainCommand(CLI::App& app, CommandResult& result) {
       "virtual time, actor, request and reply ('... N steps' marks what lies between them); "
       "--all-steps prints every step, marking the path with '>'.\n"
       "Exit 0: the verdict matches the file's expectation; 1: it does not; 2: the file is malformed, or its handler is C++ code in your own test (replay it there: ReplayCaseFile); "
-      "3: the trace differs from the file's hash, or the harness failed.");
+      "3: the trace differs from the file's hash, or the harness failed; 4: it matches an expected ok, "
+      "but a fault of the file's plan never fired.");
   AddReplayFlags(cmd, flags.get());
   cmd->add_flag("--all-steps", flags->all_steps, "print every step of the trace, not only the violating path");
   cmd->callback([flags, &result] { result.exit_code = Replay("explain", *flags, /*timeline=*/true); });

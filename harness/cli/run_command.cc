@@ -23,6 +23,7 @@
 #include "harness/real_consumer.h"
 #include "harness/results.h"
 #include "reports/report.h"
+#include "sim/text.h"
 
 namespace xackly {
 
@@ -366,6 +367,9 @@ int RunAndReport(const char* command, const Scenario& scenario, const std::strin
     fired += fmt::format("{}{} ({} time{})", fired.empty() ? "" : ", ", site, n, n == 1 ? "" : "s");
   }
   fmt::print(human, "faults fired: {}\n", fired.empty() ? "none" : fired);
+  for (const FaultPlan::Unfired& u : run->unfired_planned) {
+    fmt::print(human, "planned fault never fired: '{}': {}\n", u.spec.ToString(), u.why);
+  }
   PrintTimeline(human, options.timeline, *run, *check.counterexample);
   for (const std::string& note : run->notes) fmt::print(human, "note: {}\n", note);
   if (!options.verdict_is_news && !diverged) fmt::print(human, "{}", NoHitHint(scenario, config, *run));
@@ -389,6 +393,18 @@ int RunAndReport(const char* command, const Scenario& scenario, const std::strin
                run->observed, config.expected.ToString());
     return kExitOk;
   }
+  if (run->matched && run->observed == "ok" && !run->unfired_planned.empty()) {
+    // A green that never injected what the plan named is no evidence about
+    // it (README, Exit codes). A violation that matched stands whatever
+    // else the plan named: a counterexample replays to its exit code.
+    fmt::print(human,
+               "matched, but {} of the plan never fired (above): the run says nothing about {}; make the run "
+               "reach {} or take {} out of [schedule] faults; exit {}\n",
+               Plural(run->unfired_planned.size(), "fault"), run->unfired_planned.size() == 1 ? "it" : "them",
+               run->unfired_planned.size() == 1 ? "it" : "them", run->unfired_planned.size() == 1 ? "it" : "them",
+               kExitCoverageGaps);
+    return kExitCoverageGaps;
+  }
   return run->matched ? kExitOk : kExitVerdictMismatch;
 }
 
@@ -404,7 +420,8 @@ void RegisterRunCommand(CLI::App& app, CommandResult& result) {
       "formats); without --out, --format json (or md, html, junit) prints that report on stdout "
       "and the rest on stderr.\n"
       "Exit 0: the observed verdict matches the expectation; 1: it does not; 2: bad input; 3: "
-      "harness or server failure (or --check-determinism found two different traces).");
+      "harness or server failure (or --check-determinism found two different traces); 4: it matches an "
+      "expected ok, but a fault the scenario's [schedule] named never fired, so the run says nothing about it.");
   AddTargetFlags(cmd, &flags->target, ScenarioCount::kOne);
   AddOverrideFlags(cmd, &flags->overrides, /*with_seed=*/true);
   AddOutputFlags(cmd, &flags->output, "");

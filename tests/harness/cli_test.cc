@@ -1,11 +1,15 @@
 // The xackly executable as a user meets it: help text, exit codes, and the
 // doctor both passing and failing.
+#include <cstdint>
+#include <regex>
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "harness/exit_codes.h"
+#include "harness/files.h"
 #include "tests/harness/test_util.h"
 
 namespace xackly {
@@ -39,6 +43,91 @@ TEST(CliTest, UsageErrorsExitWithTwo) {
     EXPECT_EQ(out.exit_code, kExitUsage) << "args: " << ::testing::PrintToString(args) << "\n"
                                          << out.output;
   }
+}
+
+// An override the run cannot take is a usage error that names the flag and
+// the value, before any server starts: a misspelt verdict or fault kind
+// would otherwise judge the run against something else.
+TEST(CliTest, ABadOverrideIsAUsageErrorNamingTheFlagAndTheValue) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"--expect", "meteor"}, "xackly run: error: --expect: 'meteor': 'meteor' is not a verdict kind"},
+           {{"--expect", "duplicate:meteor"},
+            "xackly run: error: --expect: 'duplicate:meteor': 'meteor' is not a cause of duplicate"},
+           {{"--faults", "crash,meteor"}, "xackly run: error: --faults: unknown fault kind 'meteor' (valid: crash,"},
+           {{"--workers", "0"}, "--workers: Value 0 not in range 1 to 64"},
+       }) {
+    std::vector<std::string> args = {"run", "--protocol", "no-dedupe"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    CommandOutput out = RunXackly(args);
+    EXPECT_EQ(out.exit_code, kExitUsage) << ::testing::PrintToString(args) << "\n" << out.output;
+    EXPECT_NE(out.output.find(c.says), std::string::npos) << out.output;
+  }
+}
+
+// Every number flag with a range, as each command's --help states it
+// ("INT:INT in [0 - 64]"), so a flag added with a range is tested
+// unedited: both ends are taken, and one past either is a usage error
+// naming the flag and its range. The target is unknown, so a value that
+// is taken ends at the protocol lookup instead of starting a search.
+TEST(CliTest, EveryNumberFlagTakesTheEndsOfItsRangeAndRefusesOnePastThem) {
+  const std::regex ranged(R"((--[a-z][a-z-]*) INT:INT in \[(-?[0-9]+) - (-?[0-9]+)\])");
+  int flags = 0;
+  for (const char* command : {"run", "check"}) {
+    const std::string help = RunXackly({command, "--help"}).output;
+    for (std::sregex_iterator it(help.begin(), help.end(), ranged), end; it != end; ++it) {
+      ++flags;
+      const std::string flag = (*it)[1];
+      const int64_t min = std::stoll((*it)[2]), max = std::stoll((*it)[3]);
+      SCOPED_TRACE(std::string(command) + " " + flag);
+      for (const int64_t value : {min - 1, min, max, max + 1}) {
+        CommandOutput out = RunXackly({command, "--protocol", "no-such-protocol", flag, std::to_string(value)});
+        EXPECT_EQ(out.exit_code, kExitUsage) << value << ": " << out.output;
+        const std::string refusal =
+            fmt::format("{}: Value {} not in range {} to {}", flag, value, min, max);
+        if (value < min || value > max) {
+          EXPECT_NE(out.output.find(refusal), std::string::npos) << value << ": " << out.output;
+        } else {
+          EXPECT_EQ(out.output.find("not in range"), std::string::npos) << value << ": " << out.output;
+          EXPECT_NE(out.output.find("unknown protocol 'no-such-protocol'"), std::string::npos) << out.output;
+        }
+      }
+    }
+  }
+  EXPECT_GE(flags, 10) << "the ranges were not found in --help";
+}
+
+// A scenario's exact plan names faults; one that never fired is named with
+// why, and a green run without it is exit 4 (no evidence), while a
+// violation that matched keeps exit 0 (it happened whatever else the plan
+// named).
+TEST(CliTest, APlannedFaultThatNeverFiredIsNamedAndAGreenWithoutItIsExitFour) {
+  ScopedTempRoot dir;
+  const std::string plan =
+      "[workload]\nworkers = 1\nevents = 1\n[schedule]\nfaults = [\"crash w1 after-effect #1\", "
+      "\"crash w1 after-effect #5\"]\n";
+  const std::string green = dir.path() + "/green.toml", found = dir.path() + "/found.toml";
+  ASSERT_TRUE(WriteFileAtomically(green, "protocol = \"txn-dedupe\"\nexpect = \"ok\"\n" + plan).ok());
+  ASSERT_TRUE(WriteFileAtomically(found, "protocol = \"no-dedupe\"\nexpect = \"duplicate\"\n" + plan).ok());
+  const std::string line =
+      "planned fault never fired: 'crash w1 after-effect #5': w1 reached after-effect only 2 times while faults "
+      "could fire";
+  for (const char* command : {"run", "replay"}) {
+    CommandOutput ok = command == std::string("run") ? RunXackly({"run", "--scenario", green})
+                                                     : RunXackly({"replay", green});
+    EXPECT_EQ(ok.exit_code, kExitCoverageGaps) << command << "\n" << ok.output;
+    EXPECT_NE(ok.output.find("observed ok (expected ok): matched"), std::string::npos) << ok.output;
+    EXPECT_NE(ok.output.find(line), std::string::npos) << ok.output;
+    EXPECT_NE(ok.output.find("matched, but 1 fault of the plan never fired (above)"), std::string::npos) << ok.output;
+  }
+  CommandOutput duplicate = RunXackly({"run", "--scenario", found});
+  EXPECT_EQ(duplicate.exit_code, kExitOk) << duplicate.output;
+  EXPECT_NE(duplicate.output.find("observed duplicate"), std::string::npos) << duplicate.output;
+  EXPECT_NE(duplicate.output.find("planned fault never fired: 'crash w1 after-effect #5'"), std::string::npos)
+      << duplicate.output;
 }
 
 TEST(CliTest, DoctorPassesEveryCheckOnThisMachine) {

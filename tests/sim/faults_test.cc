@@ -228,6 +228,77 @@ TEST(FaultPlanTest, ATimedPointFaultTakesTheNthVisitFromItsTimeOnAndIsRecordedAs
   EXPECT_FALSE(ParseFaultSpec("crash w1 after-ack #1 @soonms").ok());
 }
 
+// A plan's fault that never fired is named with why, so that a run that
+// matched without it is not taken for evidence about it: each reason at
+// its edge, and nothing once every fault fired.
+TEST(FaultPlanTest, AnExplicitPlansFaultsThatNeverFiredAreListedWithWhy) {
+  auto unfired = [](const FaultPlan& plan) {
+    std::vector<std::string> out;
+    for (const FaultPlan::Unfired& u : plan.UnfiredPlanned()) out.push_back(u.spec.ToString() + ": " + u.why);
+    return out;
+  };
+  using Lines = std::vector<std::string>;
+  {  // one visit short of its nth, then the nth
+    FaultPlan plan(FaultModel{}, {*ParseFaultSpec("crash w1 after-effect #2")});
+    EXPECT_EQ(unfired(plan), Lines{"crash w1 after-effect #2: w1 never reached after-effect while faults could fire"});
+    EXPECT_FALSE(plan.AtPoint("w1", "after-effect", SiteFamily::kCrashPoint));
+    EXPECT_FALSE(plan.AtPoint("w2", "after-effect", SiteFamily::kCrashPoint));  // another worker's visit
+    EXPECT_EQ(unfired(plan),
+              Lines{"crash w1 after-effect #2: w1 reached after-effect only 1 time while faults could fire"});
+    EXPECT_TRUE(plan.AtPoint("w1", "after-effect", SiteFamily::kCrashPoint));
+    EXPECT_TRUE(unfired(plan).empty());
+  }
+  {  // visits after the fault phase do not count
+    FaultPlan plan(FaultModel{}, {*ParseFaultSpec("crash w1 after-effect #1")});
+    plan.Disable();
+    EXPECT_FALSE(plan.AtPoint("w1", "after-effect", SiteFamily::kCrashPoint));
+    EXPECT_EQ(unfired(plan), Lines{"crash w1 after-effect #1: w1 never reached after-effect while faults could fire"});
+  }
+  {  // the named visit could not take an error reply; a later one could
+    FaultPlan plan(FaultModel{}, {*ParseFaultSpec("error-reply w1 XACK #1 READONLY")});
+    EXPECT_FALSE(plan.AtPoint("w1", "XACK", SiteFamily::kRequest, 0, VisitCan{}));
+    EXPECT_FALSE(plan.AtPoint("w1", "XACK", SiteFamily::kRequest, 0, VisitCan{.error_reply = true}));
+    const Lines got = unfired(plan);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].find("error-reply w1 XACK #1 READONLY: w1's visit #1 of XACK could not take error-reply ("),
+              0u)
+        << got[0];
+  }
+  {  // no visit could take it at all
+    FaultPlan plan(FaultModel{}, {*ParseFaultSpec("error-reply w1 XACK #3 READONLY")});
+    EXPECT_FALSE(plan.AtPoint("w1", "XACK", SiteFamily::kRequest, 0, VisitCan{}));
+    const Lines got = unfired(plan);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_NE(got[0].find("w1 reached XACK, but no visit of it could take error-reply"), std::string::npos) << got[0];
+  }
+  {  // a timed fault counts its visits from its time on
+    FaultPlan plan(FaultModel{}, {*ParseFaultSpec("crash w1 after-ack #2 @1000ms")});
+    EXPECT_FALSE(plan.AtPoint("w1", "after-ack", SiteFamily::kCrashPoint, 999));
+    EXPECT_FALSE(plan.AtPoint("w1", "after-ack", SiteFamily::kCrashPoint, 1000));
+    EXPECT_EQ(unfired(plan), Lines{"crash w1 after-ack #2 @1000ms: w1 reached after-ack 2 times while faults could "
+                                   "fire, 1 of them at or after 1000 ms"});
+  }
+  {  // two faults named at one visit: the first fires, the second is crowded out
+    FaultPlan plan(FaultModel{}, {*ParseFaultSpec("crash w1 after-read #1"), *ParseFaultSpec("stall w1 after-read #1 500ms")});
+    EXPECT_TRUE(plan.AtPoint("w1", "after-read", SiteFamily::kCrashPoint));
+    EXPECT_EQ(unfired(plan), Lines{"stall w1 after-read #1 500ms: another fault of the plan fired at that visit"});
+  }
+  {  // a scheduled fault fires when the run records it
+    FaultPlan plan(FaultModel{}, {*ParseFaultSpec("restart @500ms"), *ParseFaultSpec("restart @200ms")});
+    EXPECT_EQ(unfired(plan), (Lines{"restart @200ms: the fault phase ended before 200 ms",
+                                    "restart @500ms: the fault phase ended before 500 ms"}));
+    plan.RecordFired(plan.scheduled()[0]);
+    EXPECT_EQ(unfired(plan), Lines{"restart @500ms: the fault phase ended before 500 ms"});
+  }
+  // A drawn plan names no faults of its own.
+  FaultModel every;
+  every.kinds = {FaultKind::kCrash, FaultKind::kRestart};
+  every.crash_ppm = 500000;
+  FaultPlan rates(every, Rng(3), 1000, 1);
+  for (int i = 0; i < 50; ++i) rates.AtPoint("w1", "after-effect", SiteFamily::kCrashPoint);
+  EXPECT_TRUE(rates.UnfiredPlanned().empty());
+}
+
 TEST(FaultPlanTest, DisabledPlanFiresNothing) {
   // Positive control: the same plan, enabled, fires at that visit.
   FaultPlan enabled(FaultModel{}, {*ParseFaultSpec("crash w1 after-read #1")});
