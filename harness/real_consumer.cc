@@ -791,16 +791,18 @@ Result<EffectCall> ParseEffect(const std::vector<std::string>& argv) {
   return call;
 }
 
-namespace {
-
-// Where an XREADGROUP's BLOCK option is (its index), or 0 when it has none.
 size_t BlockOption(const std::vector<std::string>& argv) {
   for (size_t i = 1; i + 1 < argv.size(); ++i) {
     if (EqualsIgnoreCase(argv[i], "STREAMS")) return 0;
     if (EqualsIgnoreCase(argv[i], "BLOCK")) return i;
+    // An option's arguments are no options (a consumer may be named BLOCK).
+    if (EqualsIgnoreCase(argv[i], "GROUP")) i += 2;
+    else if (EqualsIgnoreCase(argv[i], "COUNT")) i += 1;
   }
   return 0;
 }
+
+namespace {
 
 bool ReadsOnlyNew(const std::vector<std::string>& argv) {
   for (size_t i = 1; i < argv.size(); ++i) {

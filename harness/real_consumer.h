@@ -87,6 +87,13 @@ inline constexpr char kRequestTimeoutEnv[] = "XACKLY_REQUEST_TIMEOUT_MS";
 // a whole number in 0..kMaxDurationMs.
 Result<EffectCall> ParseEffect(const std::vector<std::string>& argv);
 
+// Where an XREADGROUP's BLOCK option is (its index in argv, argv[0] being
+// the verb), or 0 when it has none: options come in any order before
+// STREAMS (the server reads `XREADGROUP BLOCK 100 GROUP g c STREAMS s >`
+// too), nothing after STREAMS is an option, and neither is an option's
+// argument (a consumer named BLOCK).
+size_t BlockOption(const std::vector<std::string>& argv);
+
 struct RealConsumerOptions {
   // argv of one consumer process. argv[0] is looked up in PATH unless it
   // holds a '/' (then it is relative to working_dir).

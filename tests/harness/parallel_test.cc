@@ -3,6 +3,7 @@
 // unsharded run.
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <regex>
 #include <string>
 #include <vector>
@@ -187,6 +188,34 @@ TEST(ParallelTest, TwoChecksRunAtOnceWhenThereAreTwoThreads) {
         << jobs << "\n" << check.output;
     EXPECT_EQ(Contains(check.output, "(protocol 1 of 2)"), jobs == "1") << jobs << "\n" << check.output;
   }
+}
+
+// A gap is a site some shard's cases reached but never fired: merged, a
+// gap that another shard fired is closed, one that no shard fired stays
+// (and makes `merge` exit 4), and the tallies add up over the shards.
+TEST(ParallelTest, MergedGapsAreTheShardsGapsThatNoShardFired) {
+  report::CheckReport one, two;
+  one.name = two.name = "no-dedupe";
+  Expectation duplicate;
+  std::string why;
+  ASSERT_TRUE(Expectation::Parse("duplicate", &duplicate, &why)) << why;
+  one.expected = two.expected = duplicate;
+  one.observed = two.observed = "ok";
+  one.cases_run = two.cases_run = 10;
+  one.coverage_gaps = {"crash@after-ack", "xdel"};
+  one.never_fired = {"crash@after-ack", "xdel"};
+  one.fired_totals = {{"crash@after-effect", 3}};
+  two.coverage_gaps = {"crash@after-ack"};
+  two.never_fired = {"crash@after-ack"};
+  two.fired_totals = {{"crash@after-effect", 2}, {"xdel", 1}};
+  Result<report::Report> merged = MergeReports({AsReport({one}, "1/2"), AsReport({two}, "2/2")});
+  ASSERT_TRUE(merged.ok()) << merged.status().ToString();
+  ASSERT_EQ(merged->checks.size(), 1u);
+  const report::CheckReport& m = merged->checks[0];
+  EXPECT_EQ(m.coverage_gaps, std::vector<std::string>{"crash@after-ack"});
+  EXPECT_EQ(m.never_fired, std::vector<std::string>{"crash@after-ack"});
+  EXPECT_EQ(m.fired_totals, (std::map<std::string, int>{{"crash@after-effect", 5}, {"xdel", 1}}));
+  EXPECT_EQ(m.cases_run, 20);
 }
 
 TEST(ParallelTest, MergeRefusesShardsThatDoNotBelongTogether) {

@@ -251,6 +251,21 @@ TEST(RealConsumerTest, AProgramWithASlashIsFoundRelativeToTheScenariosDirectory)
 
 // XACKLY.EFFECT's options reach the effect call, and each bad one is the
 // consumer's error reply naming the option and its bounds, at the bounds.
+// A consumer's XREADGROUP parks only when it has a BLOCK option: found
+// wherever the server would read it, and nowhere it would not.
+TEST(RealConsumerTest, AReadsBlockOptionIsFoundInAnyOrderBeforeStreamsOnly) {
+  using Argv = std::vector<std::string>;
+  EXPECT_EQ(BlockOption(Argv{"XREADGROUP", "GROUP", "g", "c", "BLOCK", "100", "STREAMS", "s", ">"}), 4u);
+  EXPECT_EQ(BlockOption(Argv{"XREADGROUP", "BLOCK", "100", "GROUP", "g", "c", "STREAMS", "s", ">"}), 1u);
+  EXPECT_EQ(BlockOption(Argv{"xreadgroup", "group", "g", "c", "count", "10", "block", "0", "streams", "s", ">"}), 6u);
+  EXPECT_EQ(BlockOption(Argv{"XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">"}), 0u);
+  EXPECT_EQ(BlockOption(Argv{"XREADGROUP", "GROUP", "g", "BLOCK", "STREAMS", "s", ">"}), 0u)  // a consumer named BLOCK
+      << "an option's argument is no option";
+  EXPECT_EQ(BlockOption(Argv{"XREADGROUP", "GROUP", "g", "c", "STREAMS", "BLOCK", "100"}), 0u)  // a stream named BLOCK
+      << "nothing after STREAMS is an option";
+  EXPECT_EQ(BlockOption(Argv{"XREADGROUP", "GROUP", "g", "c", "BLOCK"}), 0u) << "BLOCK without its value";
+}
+
 TEST(RealConsumerTest, EffectCommandOptionsAreReadAndABadOneIsAnErrorReplyNamingIt) {
   const std::string most = std::to_string(kMaxDurationMs);
   Result<EffectCall> call = ParseEffect({"XACKLY.EFFECT", "order:1", "key", "k1", "KEY_TTL", "0", "ENTRY", "1-0",

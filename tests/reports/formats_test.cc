@@ -39,5 +39,21 @@ TEST(FormatsTest, RenderFormatPicksTheRenderer) {
   EXPECT_EQ(RenderFormat(r, "text"), RenderText(r, /*color=*/false));
 }
 
+// What every format says after "counterexample" about its shrinking: how
+// many steps, and whether --max-shrinks cut it short (so the case may not
+// be minimal), in each of the four combinations.
+TEST(FormatsTest, TheShrinkNoteSaysHowManyStepsAndWhetherTheCapStoppedThem) {
+  CheckReport k;
+  EXPECT_EQ(ShrinkNote(k), "");
+  k.shrink_steps = 1;
+  EXPECT_EQ(ShrinkNote(k), " (after 1 shrink)");
+  k.shrink_steps = 3;
+  EXPECT_EQ(ShrinkNote(k), " (after 3 shrinks)");
+  k.shrink_cut = true;
+  EXPECT_EQ(ShrinkNote(k), " (after 3 shrinks; --max-shrinks stopped it, may not be minimal)");
+  k.shrink_steps = 0;
+  EXPECT_EQ(ShrinkNote(k), " (not shrunk: --max-shrinks stopped it; may not be minimal)");
+}
+
 }  // namespace
 }  // namespace xackly::report

@@ -433,6 +433,46 @@ TEST(JsonTest, NamesThePathOfAMissingOrWrongField) {
   EXPECT_EQ(back.status().message(), "report: shard: missing");
 }
 
+// A number that fits the JSON but not the field it is read into (an int
+// count or a fired tally past 2^31, a time past 2^63) is refused naming its
+// path, never wrapped into another value a merge would then add up.
+TEST(JsonTest, ANumberPastItsFieldsWidthIsRefusedNamingItsPath) {
+  const std::string json = RenderJson(EverythingReport());
+  struct Case {
+    std::string find, number, path;
+  };
+  const std::vector<Case> cases = {
+      {"\"workers\": 3", "2147483648", "checks[0].counterexample.workers"},
+      {"\"workers\": 3", "-2147483649", "checks[0].counterexample.workers"},
+      {"\"crash@after-effect\": 3", "2147483648", "checks[0].counterexample.coverage.fired.crash@after-effect"},
+      {"\"crash@after-effect\": 3", "-2147483649", "checks[0].counterexample.coverage.fired.crash@after-effect"},
+      {"\"t_ms\": 0", "9223372036854775808", "checks[0].counterexample.trace[0].t_ms"},
+  };
+  for (const Case& c : cases) {
+    std::string changed = json;
+    const size_t at = changed.find(c.find);
+    ASSERT_NE(at, std::string::npos) << c.find;
+    const size_t colon = c.find.find(':');
+    changed.replace(at, c.find.size(), c.find.substr(0, colon + 2) + c.number);
+    Result<Report> back = ParseJsonReport(changed);
+    ASSERT_FALSE(back.ok()) << c.path << " = " << c.number;
+    EXPECT_EQ(back.status().message(), "report: " + c.path + ": out of range") << c.number;
+  }
+  // The widest values that fit are read as they are.
+  for (const Case& c : std::vector<Case>{{"\"workers\": 3", "2147483647", ""},
+                                         {"\"crash@after-effect\": 3", "-2147483648", ""}}) {
+    std::string changed = json;
+    const size_t at = changed.find(c.find);
+    changed.replace(at, c.find.size(), c.find.substr(0, c.find.find(':') + 2) + c.number);
+    Result<Report> back = ParseJsonReport(changed);
+    ASSERT_TRUE(back.ok()) << c.number << ": " << back.status().ToString();
+    ASSERT_TRUE(back->checks[0].counterexample.has_value());
+    const CaseReport& ce = *back->checks[0].counterexample;
+    EXPECT_EQ(c.find.starts_with("\"workers") ? ce.workers : ce.coverage.fired.at("crash@after-effect"),
+              std::stoll(c.number));
+  }
+}
+
 TEST(JsonTest, RejectsUnknownEnumNames) {
   std::string json = RenderJson(EverythingReport());
   const size_t at = json.find("\"kind\": \"crash\"");

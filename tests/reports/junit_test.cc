@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "reports/report.h"
 #include "tests/reports/report_test_util.h"
 
@@ -94,6 +96,39 @@ TEST(JunitTest, AViolatingPathOfMoreThanSixtyRowsShowsSixtyAndCountsTheRest) {
   RunConfig config = RunConfig::For(*FindProtocol("no-dedupe"));
   const std::string xml = RenderJunit(ReportOf({CheckFromCase(config, c)}));
   EXPECT_EQ(Count(xml, fmt::format("… {} more path rows in the JSON and HTML reports", rows - 60)), 1u) << xml;
+}
+
+// Each format that cuts a long path (text at 40 rows, Markdown and JUnit at
+// 60) shows a path of exactly its limit whole, and one row more as the
+// limit and "1 more".
+TEST(JunitTest, EveryFormatShowsAPathOfItsLimitWholeAndCutsOneRowMore) {
+  struct Format {
+    const char* name;
+    size_t limit;
+    std::function<std::string(const Report&)> render;
+  };
+  const std::vector<Format> formats = {
+      {"text", 40, [](const Report& r) { return RenderText(r, /*color=*/false); }},
+      {"md", 60, [](const Report& r) { return RenderMarkdown(r); }},
+      {"junit", 60, [](const Report& r) { return RenderJunit(r); }},
+  };
+  const RunConfig config = RunConfig::For(*FindProtocol("no-dedupe"));
+  for (const Format& f : formats) {
+    for (const size_t rows : {f.limit, f.limit + 1}) {
+      SCOPED_TRACE(fmt::format("{}, {} rows", f.name, rows));
+      CaseReport c = NoDedupeCase();
+      for (int i = 0; FoldedPath(c).size() < rows; ++i) {
+        AppendIdenticalPolls(&c, 1, 1);
+        c.trace.back().reply = fmt::format("[{}]", i);  // each poll its own row
+      }
+      ASSERT_EQ(FoldedPath(c).size(), rows);
+      const std::string out = f.render(ReportOf({CheckFromCase(config, c)}));
+      EXPECT_EQ(Count(out, "more path rows in the JSON and HTML reports"), rows > f.limit ? 1u : 0u) << out;
+      if (rows > f.limit) {
+        EXPECT_EQ(Count(out, "… 1 more path rows in the JSON and HTML reports"), 1u) << out;
+      }
+    }
+  }
 }
 
 TEST(JunitTest, MatchedChecksPassWithTheirDetailsInSystemOut) {

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/text.h"
+#include "sim/trace.h"
 
 namespace xackly {
 namespace {
@@ -36,6 +37,34 @@ TEST(TextHelpersTest, PluralOnlyForCountsOtherThanOne) {
   EXPECT_EQ(Plural(1, "case"), "1 case");
   EXPECT_EQ(Plural(0, "case"), "0 cases");
   EXPECT_EQ(Plural(size_t{2}, "fault"), "2 faults");
+}
+
+// What the determinism check prints when two runs of one seed differ: the
+// first line that differs, or where one trace ends; nothing for two equal
+// traces.
+TEST(TextHelpersTest, TheFirstTraceDifferenceNamesTheLineOrWhereATraceEnds) {
+  auto line = [](int64_t t, const char* request) {
+    TraceLine l;
+    l.t_ms = t;
+    l.actor = "w1";
+    l.kind = LineKind::kRedis;
+    l.request = request;
+    l.reply = "1";
+    return l;
+  };
+  const std::vector<TraceLine> two = {line(0, "XACK events workers 1-0"), line(1, "XACK events workers 2-0")};
+  const std::vector<TraceLine> one = {two[0]};
+  const std::vector<TraceLine> other = {two[0], line(1, "XACK events workers 3-0")};
+  EXPECT_EQ(FirstTraceDifference(two, two), "");
+  EXPECT_EQ(FirstTraceDifference({}, {}), "");
+  const std::string shorter = FirstTraceDifference(two, one);
+  EXPECT_EQ(shorter.find("first differ at trace line 2: `"), 0u) << shorter;
+  EXPECT_NE(shorter.find("` then `(the trace ends)`"), std::string::npos) << shorter;
+  const std::string longer = FirstTraceDifference(one, two);
+  EXPECT_EQ(longer.find("first differ at trace line 2: `(the trace ends)` then `"), 0u) << longer;
+  const std::string differs = FirstTraceDifference(two, other);
+  EXPECT_NE(differs.find("2-0"), std::string::npos) << differs;
+  EXPECT_NE(differs.find("3-0"), std::string::npos) << differs;
 }
 
 }  // namespace

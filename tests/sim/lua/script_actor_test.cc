@@ -109,6 +109,31 @@ end
   EXPECT_EQ(printed[2], "0-0\t2\t3-0\torder:3\t4-0\ttrue\t5-0");
 }
 
+// An entry's fields are its name-value pairs, each name once: a value is
+// never a field name (a flat [f1, v1, f2, v2] read a pair at a time).
+TEST(ScriptActorTest, AnEntrysFieldsAreItsNameValuePairsAndNothingElse) {
+  FakeWorld world;
+  world.redis = [&](const std::vector<std::string>&) {
+    return ReadReply({Reply::Array({Reply::String("1-0"),
+                                    Reply::Array({Reply::String("event_id"), Reply::String("order:1"),
+                                                  Reply::String("attempt"), Reply::String("2"),
+                                                  Reply::String("note"), Reply::String("x")})})});
+  };
+  std::vector<std::string> printed;
+  Status s = RunConsumer(R"lua(
+function consumer(w)
+  local batch = w:read(">")
+  local names = {}
+  for name, value in pairs(batch[1].fields) do names[#names + 1] = name .. "=" .. value end
+  table.sort(names)
+  print(#names, table.concat(names, " "))
+end
+)lua", world, {}, 42, &printed);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_EQ(printed.size(), 1u);
+  EXPECT_EQ(printed[0], "3\tattempt=2 event_id=order:1 note=x");
+}
+
 TEST(ScriptActorTest, ReadGivesEntriesDeletedPayloadsAndErrorsAsValues) {
   FakeWorld world;
   int reads = 0;
