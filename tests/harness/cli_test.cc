@@ -10,6 +10,7 @@
 
 #include "harness/exit_codes.h"
 #include "harness/files.h"
+#include "tests/approved_file.h"
 #include "tests/harness/test_util.h"
 
 namespace xackly {
@@ -72,16 +73,20 @@ TEST(CliTest, ABadOverrideIsAUsageErrorNamingTheFlagAndTheValue) {
 // ("INT:INT in [0 - 64]"), so a flag added with a range is tested
 // unedited: both ends are taken, and one past either is a usage error
 // naming the flag and its range. The target is unknown, so a value that
-// is taken ends at the protocol lookup instead of starting a search.
+// is taken ends at the protocol lookup instead of starting a search. The
+// ranges themselves are approved (tests/harness/data/cli-ranges.approved),
+// so a bound that moves is read by a person before it ships.
 TEST(CliTest, EveryNumberFlagTakesTheEndsOfItsRangeAndRefusesOnePastThem) {
   const std::regex ranged(R"((--[a-z][a-z-]*) INT:INT in \[(-?[0-9]+) - (-?[0-9]+)\])");
   int flags = 0;
+  std::string approved;
   for (const char* command : {"run", "check"}) {
     const std::string help = RunXackly({command, "--help"}).output;
     for (std::sregex_iterator it(help.begin(), help.end(), ranged), end; it != end; ++it) {
       ++flags;
       const std::string flag = (*it)[1];
       const int64_t min = std::stoll((*it)[2]), max = std::stoll((*it)[3]);
+      approved += fmt::format("{} {} {}..{}\n", command, flag, min, max);
       SCOPED_TRACE(std::string(command) + " " + flag);
       for (const int64_t value : {min - 1, min, max, max + 1}) {
         CommandOutput out = RunXackly({command, "--protocol", "no-such-protocol", flag, std::to_string(value)});
@@ -98,6 +103,7 @@ TEST(CliTest, EveryNumberFlagTakesTheEndsOfItsRangeAndRefusesOnePastThem) {
     }
   }
   EXPECT_GE(flags, 10) << "the ranges were not found in --help";
+  ExpectMatchesApprovedFile(std::string(XACKLY_SOURCE_DIR) + "/tests/harness/data/cli-ranges.approved", approved);
 }
 
 // A scenario's exact plan names faults; one that never fired is named with
