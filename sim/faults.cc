@@ -473,6 +473,11 @@ Rng& FaultPlan::PointStream(std::string_view actor_slot) {
   return it->second;
 }
 
+void FaultPlan::AssignVisitKey(SiteFamily family, std::string_view actor_slot, std::string_view site,
+                               std::string* key) {
+  key->assign(1, family == SiteFamily::kCrashPoint ? 'c' : 'l').append(actor_slot).append(1, '|').append(site);
+}
+
 std::optional<FaultSpec> FaultPlan::AtPoint(std::string_view actor_slot, std::string_view site,
                                             SiteFamily family, int64_t now_ms, VisitCan can) {
   // One hash lookup per visit: this runs before every command and step of
@@ -481,7 +486,7 @@ std::optional<FaultSpec> FaultPlan::AtPoint(std::string_view actor_slot, std::st
   // first visit by this actor, the only time the visited sets can grow.
   const bool crash_point = family == SiteFamily::kCrashPoint;
   thread_local std::string key;
-  key.assign(1, crash_point ? 'c' : 'l').append(actor_slot).append(1, '|').append(site);
+  AssignVisitKey(family, actor_slot, site, &key);
   auto [visit, first] = visits_.try_emplace(key);
   if (first) {
     (crash_point ? visited_crash_ : visited_lost_).emplace(site);
@@ -576,8 +581,9 @@ std::vector<FaultPlan::Unfired> FaultPlan::UnfiredPlanned() const {
     const FaultSpec& s = point_specs_[i];
     const PointFate fate = point_fate_[i];
     if (fate == PointFate::kFired) continue;
-    const bool crash_point = InfoOf(s.kind).Sites() == SiteFamily::kCrashPoint;
-    auto it = visits_.find(std::string(crash_point ? "c" : "l") + s.actor + "|" + s.site);
+    std::string key;
+    AssignVisitKey(InfoOf(s.kind).Sites(), s.actor, s.site, &key);
+    auto it = visits_.find(key);
     const Visits seen = it != visits_.end() ? it->second : Visits{};
     const char* where = "(error replies go to a protocol's own commands, replica lag to a WAIT the harness answers)";
     std::string why;

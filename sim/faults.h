@@ -390,6 +390,10 @@ class FaultPlan {
     return index < 0 || (bits & (1 << index)) != 0;
   }
   Rng& PointStream(std::string_view actor_slot);
+  // visits_'s key of an actor's site: "cw1|after-effect" (a crash point),
+  // "lw1|XACK" (a request site); assigned into a reused buffer.
+  static void AssignVisitKey(SiteFamily family, std::string_view actor_slot, std::string_view site,
+                             std::string* key);
 
   FaultModel model_;
   bool explicit_ = false;
@@ -411,7 +415,7 @@ class FaultPlan {
     uint8_t could = 0;                 // conditional kinds one of them could take (Bits)
     uint8_t could_in_fault_phase = 0;  // ... while faults could fire
   };
-  std::unordered_map<std::string, Visits> visits_;  // "cw1|after-effect" -> its visits
+  std::unordered_map<std::string, Visits> visits_;  // AssignVisitKey -> its visits
   std::set<std::string, std::less<>> visited_crash_;
   std::set<std::string, std::less<>> visited_lost_;
   std::map<std::string, RequestSenders, std::less<>> request_senders_;

@@ -397,12 +397,11 @@ int RunAndReport(const char* command, const Scenario& scenario, const std::strin
     // A green that never injected what the plan named is no evidence about
     // it (README, Exit codes). A violation that matched stands whatever
     // else the plan named: a counterexample replays to its exit code.
+    const char* them = run->unfired_planned.size() == 1 ? "it" : "them";
     fmt::print(human,
                "matched, but {} of the plan never fired (above): the run says nothing about {}; make the run "
                "reach {} or take {} out of [schedule] faults; exit {}\n",
-               Plural(run->unfired_planned.size(), "fault"), run->unfired_planned.size() == 1 ? "it" : "them",
-               run->unfired_planned.size() == 1 ? "it" : "them", run->unfired_planned.size() == 1 ? "it" : "them",
-               kExitCoverageGaps);
+               Plural(run->unfired_planned.size(), "fault"), them, them, them, kExitCoverageGaps);
     return kExitCoverageGaps;
   }
   return run->matched ? kExitOk : kExitVerdictMismatch;

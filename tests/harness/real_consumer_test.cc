@@ -249,8 +249,6 @@ TEST(RealConsumerTest, AProgramWithASlashIsFoundRelativeToTheScenariosDirectory)
       << absent.status().message();
 }
 
-// XACKLY.EFFECT's options reach the effect call, and each bad one is the
-// consumer's error reply naming the option and its bounds, at the bounds.
 // A consumer's XREADGROUP parks only when it has a BLOCK option: found
 // wherever the server would read it, and nowhere it would not.
 TEST(RealConsumerTest, AReadsBlockOptionIsFoundInAnyOrderBeforeStreamsOnly) {
@@ -266,6 +264,8 @@ TEST(RealConsumerTest, AReadsBlockOptionIsFoundInAnyOrderBeforeStreamsOnly) {
   EXPECT_EQ(BlockOption(Argv{"XREADGROUP", "GROUP", "g", "c", "BLOCK"}), 0u) << "BLOCK without its value";
 }
 
+// XACKLY.EFFECT's options reach the effect call, and each bad one is the
+// consumer's error reply naming the option and its bounds, at the bounds.
 TEST(RealConsumerTest, EffectCommandOptionsAreReadAndABadOneIsAnErrorReplyNamingIt) {
   const std::string most = std::to_string(kMaxDurationMs);
   Result<EffectCall> call = ParseEffect({"XACKLY.EFFECT", "order:1", "key", "k1", "KEY_TTL", "0", "ENTRY", "1-0",

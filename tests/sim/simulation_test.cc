@@ -215,23 +215,6 @@ TEST_F(SimulationTest, ARunNeedsAtLeastOneProducer) {
   }
 }
 
-// The producers and replicas a run may have, at both ends of their ranges.
-TEST_F(SimulationTest, ProducersAndReplicasAreTakenUpToTheirLimitsAndRefusedPastThem) {
-  RunConfig c = Config("txn-dedupe");
-  c.producers = kMaxProducers;
-  c.replicas = kMaxReplicas;
-  EXPECT_TRUE(ValidateRunConfig(c).ok()) << ValidateRunConfig(c).ToString();
-  c.replicas = 0;
-  EXPECT_TRUE(ValidateRunConfig(c).ok()) << ValidateRunConfig(c).ToString();
-  for (const int replicas : {-1, kMaxReplicas + 1}) {
-    c.replicas = replicas;
-    EXPECT_FALSE(ValidateRunConfig(c).ok()) << replicas << " replicas";
-  }
-  c.replicas = 0;
-  c.producers = kMaxProducers + 1;
-  EXPECT_FALSE(ValidateRunConfig(c).ok()) << c.producers << " producers";
-}
-
 // Every bounded number (ForEachNumberField) is taken at both ends of its
 // range and refused one past either, by a message that starts with its
 // path and says the range: a bound moved by one, or a field the check
@@ -239,62 +222,72 @@ TEST_F(SimulationTest, ProducersAndReplicasAreTakenUpToTheirLimitsAndRefusedPast
 TEST_F(SimulationTest, EveryBoundedNumberIsTakenAtItsEndsAndRefusedJustPastThemNamingIt) {
   const RunConfig base = Config("txn-dedupe");
   ASSERT_TRUE(ValidateRunConfig(base).ok()) << ValidateRunConfig(base).ToString();
-  int fields = 0;
-  ForEachNumberField(base, [&](const char*, const auto&, int64_t, int64_t) { ++fields; });
-  ASSERT_GE(fields, 25);
-  for (int k = 0; k < fields; ++k) {
+  struct Bound {
     std::string path;
-    int64_t min = 0, max = 0;
-    int at = 0;
-    ForEachNumberField(base, [&](const char* p, const auto&, int64_t lo, int64_t hi) {
-      if (at++ == k) path = p, min = lo, max = hi;
-    });
-    SCOPED_TRACE(path);
-    for (const int64_t value : {min - 1, min, max, max + 1}) {
+    int64_t min, max;
+  };
+  std::vector<Bound> bounds;
+  ForEachNumberField(base, [&](const char* path, const auto&, int64_t min, int64_t max) {
+    bounds.push_back({path, min, max});
+  });
+  ASSERT_GE(bounds.size(), 25u);
+  for (size_t k = 0; k < bounds.size(); ++k) {
+    const Bound& b = bounds[k];
+    SCOPED_TRACE(b.path);
+    for (const int64_t value : {b.min - 1, b.min, b.max, b.max + 1}) {
       RunConfig c = base;
-      at = 0;
+      size_t at = 0;
       ForEachNumberField(c, [&](const char*, auto& field, int64_t, int64_t) {
         if (at++ == k) field = static_cast<std::remove_reference_t<decltype(field)>>(value);
       });
-      const std::string refusal = fmt::format("{}: expected an integer in {}..{}, got {}", path, min, max, value);
       const Status s = ValidateRunConfig(c);
-      if (value < min || value > max) {
-        EXPECT_EQ(s.message(), refusal) << value;
+      if (value < b.min || value > b.max) {
+        EXPECT_EQ(s.message(), fmt::format("{}: expected an integer in {}..{}, got {}", b.path, b.min, b.max, value));
       } else {
         // Another check may still refuse an end (a TTL without a Redis
         // store, a run that would outlast 100 years), never as the value.
-        EXPECT_EQ(s.message().find(path + ": expected"), std::string::npos) << value << ": " << s.ToString();
+        EXPECT_EQ(s.message().find(b.path + ": expected"), std::string::npos) << value << ": " << s.ToString();
       }
     }
   }
 }
 
-// Workers, handler lanes and events each have a range of their own, checked
-// before anything they could break: the message names the field and says
-// the range.
-TEST_F(SimulationTest, WorkersHandlersAndEventsAreTakenUpToTheirLimitsAndRefusedPastThem) {
+// Workers, handler lanes, events, producers and replicas each have a range
+// of their own, checked before anything they could break: the message
+// names the field and says the range. At the most producers and replicas
+// the whole config is valid.
+TEST_F(SimulationTest, WorkersHandlersEventsProducersAndReplicasAreTakenUpToTheirLimitsAndRefusedPastThem) {
   const RunConfig base = Config("txn-dedupe");
   struct Field {
     const char* name;
     int RunConfig::*member;
-    int max;
+    int min, max;
   };
-  for (const Field& f : {Field{"workers", &RunConfig::workers, kMaxWorkers},
-                         Field{"handlers", &RunConfig::handlers, kMaxWorkers},
-                         Field{"events", &RunConfig::events, kMaxEvents}}) {
+  for (const Field& f : {Field{"workers", &RunConfig::workers, 1, kMaxWorkers},
+                         Field{"handlers", &RunConfig::handlers, 1, kMaxWorkers},
+                         Field{"events", &RunConfig::events, 1, kMaxEvents},
+                         Field{"producers", &RunConfig::producers, 1, kMaxProducers},
+                         Field{"server.replicas", &RunConfig::replicas, 0, kMaxReplicas}}) {
     SCOPED_TRACE(f.name);
-    for (const int value : {0, -1, f.max + 1}) {
+    for (const int value : {f.min - 1, f.min - 2, f.max + 1}) {
       RunConfig c = base;
       c.*f.member = value;
-      EXPECT_EQ(ValidateRunConfig(c).message(), fmt::format("{} must be in 1..{} (got {})", f.name, f.max, value));
+      EXPECT_EQ(ValidateRunConfig(c).message(),
+                fmt::format("{} must be in {}..{} (got {})", f.name, f.min, f.max, value));
     }
-    for (const int value : {1, f.max}) {
+    for (const int value : {f.min, f.max}) {
       RunConfig c = base;
       c.*f.member = value;
       const std::string m = ValidateRunConfig(c).message();
       EXPECT_EQ(m.find(std::string(f.name) + " must be in"), std::string::npos) << value << ": " << m;
     }
   }
+  RunConfig most = base;
+  most.producers = kMaxProducers;
+  most.replicas = kMaxReplicas;
+  EXPECT_TRUE(ValidateRunConfig(most).ok()) << ValidateRunConfig(most).ToString();
+  most.replicas = 0;
+  EXPECT_TRUE(ValidateRunConfig(most).ok()) << ValidateRunConfig(most).ToString();
 }
 
 TEST_F(SimulationTest, ExplicitPicksReplayTheScheduleWithoutTheSeed) {
