@@ -81,10 +81,8 @@ report::CheckReport SingleRunCheck(const std::string& name, const std::string& d
   r.matched = result.matched;
   r.cases_run = 1;
   r.cases_failed = result.violations.empty() ? 0 : 1;
-  if (!result.violations.empty() || !result.matched) {
-    r.counterexample = ToCaseReport(config, result, scenario_file);
-    r.counterexample_size = CaseSize(config, result);
-  }
+  r.counterexample = ToCaseReport(config, result, scenario_file);
+  r.counterexample_size = CaseSize(config, result);
   r.fired_totals = result.coverage.fired;
   r.never_fired = result.coverage.NeverFired();
   r.seconds = seconds;

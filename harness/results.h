@@ -19,7 +19,9 @@ std::string ReplayCommand(const std::string& file, const std::vector<std::string
 report::CaseReport ToCaseReport(const RunConfig& config, const RunResult& result,
                                 const std::string& scenario_file);
 
-// A check row for a single run (run, replay, explain): one case.
+// A check row for a single run (run, replay, explain): one case, shown
+// whatever its verdict (a green run's trace, histories and faults are its
+// evidence), as `counterexample`.
 report::CheckReport SingleRunCheck(const std::string& name, const std::string& description,
                                    const RunConfig& config, const RunResult& result,
                                    const std::string& scenario_file, double seconds);

@@ -329,10 +329,6 @@ int RunAndReport(const char* command, const Scenario& scenario, const std::strin
   rep.server_version = server_version;
   rep.options = DescribeRun(config);
   report::CheckReport check = SingleRunCheck(scenario.name, scenario.description, config, *run, scenario_file, seconds);
-  if (!check.counterexample) {
-    check.counterexample = ToCaseReport(config, *run, scenario_file);
-    check.counterexample_size = CaseSize(config, *run);
-  }
   // `run` without --out is reproduced by its own command line (its flags may
   // override the scenario file's seed or workload); replay and explain by
   // the file they replayed.

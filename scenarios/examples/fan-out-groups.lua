@@ -5,9 +5,12 @@
 -- an external search service and then XACKs, keyed by an idempotency key
 -- the service dedupes by (params.indexer_key = true), or not at all
 -- (false: a crash between the call and the XACK indexes the event twice).
+-- params.orders_dedupe = false drops the orders group's dedupe row instead
+-- (a crash between its COMMIT and its XACK runs the order twice).
 -- Each group's exactly-once is judged on its own.
 -- Expected: ok (fan-out-groups), duplicate in group search-indexer
--- (fan-out-groups-unkeyed).
+-- (fan-out-groups-unkeyed), duplicate in group workers
+-- (fan-out-groups-orders-undeduped).
 -- Shows: several consumer groups on one stream ([[groups]]), a group's own
 -- function, effects judged per (group, event).
 
@@ -33,9 +36,13 @@ end
 local function handle_order(w, e)
   if e.deleted then w:redis("XACK", w.stream, w.group, e.id) return end
   if not w:sql("BEGIN").ok then return end
-  local mark = w:sql("INSERT OR IGNORE INTO orders_done(event_id) VALUES (?)", e.fields.event_id)
-  if not mark.ok then return end
-  if mark.changes == 1 and not w:effect(e.fields.event_id, "sql", {entry = e}) then
+  local first = true  -- without the dedupe row (orders_dedupe = false), every delivery is the first
+  if params.orders_dedupe ~= false then
+    local mark = w:sql("INSERT OR IGNORE INTO orders_done(event_id) VALUES (?)", e.fields.event_id)
+    if not mark.ok then return end
+    first = mark.changes == 1
+  end
+  if first and not w:effect(e.fields.event_id, "sql", {entry = e}) then
     w:sql("ROLLBACK")
     return
   end

@@ -10,12 +10,17 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include "harness/case_executor.h"
 #include "harness/files.h"
+#include "harness/results.h"
+#include "reports/report.h"
 #include "harness/scenario_files.h"
 #include "scenarios/scenario.h"
+#include "sim/text_hash.h"
 #include "tests/approved_file.h"
 #include "tests/harness/test_util.h"
 
@@ -87,16 +92,41 @@ class ScenarioRunsTest : public ::testing::Test {
   }
 
   // Every config run on one executor, in file order or in reverse; each
-  // result "hash verdict" in file order.
-  static std::vector<std::string> RunAll(bool reversed) {
+  // result "hash verdict" in file order. `reports`, when given, gets each
+  // run's report hashes (ReportHashes) in file order.
+  static std::vector<std::string> RunAll(bool reversed, std::vector<std::string>* reports = nullptr) {
     CaseExecutor executor(TestServerOptions());
     std::vector<std::string> out(configs_.size());
+    if (reports != nullptr) reports->assign(configs_.size(), "");
     for (size_t k = 0; k < configs_.size(); ++k) {
       size_t i = reversed ? configs_.size() - 1 - k : k;
       Result<RunResult> r = executor.Run(configs_[i]);
       out[i] = r.ok() ? r->TraceHashHex() + " " + r->observed : "error: " + r.status().ToString();
+      if (r.ok() && reports != nullptr) (*reports)[i] = ReportHashes(names_[i], configs_[i], *r);
     }
     server_version_ = executor.server_version();
+    return out;
+  }
+
+  // The reports `xackly run --scenario FILE --out DIR` writes for one run, as one
+  // short hash per format (report::FormatNames' order): "a1b2c3d4 ...".
+  // What varies between machines (version, duration) is fixed.
+  static std::string ReportHashes(const std::string& file, const RunConfig& config, const RunResult& run) {
+    report::Report rep;
+    rep.tool_version = "approved";
+    rep.command = "run";
+    rep.command_line = "xackly run --scenario " + file;
+    rep.seed = config.seed;
+    rep.server_version = "redis 7.0.15";
+    rep.checks.push_back(SingleRunCheck(file, config.protocol.description, config, run, file, 0.0));
+    rep.checks.back().counterexample->replay_command = ReplayCommand(file);
+    rep.all_matched = run.matched;
+    std::string out;
+    for (const std::string& format : report::FormatNames()) {
+      uint64_t hash = Fnv1aText::kOffsetBasis;
+      Fnv1aText(&hash).append(report::RenderFormat(rep, format));
+      out += fmt::format("{}{:08x}", out.empty() ? "" : " ", static_cast<uint32_t>(hash));
+    }
     return out;
   }
 
@@ -127,7 +157,7 @@ TEST_F(ScenarioRunsTest, ACasesTraceDoesNotDependOnTheCaseBeforeItOnItsThread) {
 // Each scenario file's run gives its approved trace hash and verdict
 // (tests/harness/data/scenario-runs.approved, recorded on Debian 12's redis
 // 7.0.15 like the corpus; its first line names the server): a change to
-// what any protocol, fault or command does in any of these 167 runs fails
+// what any protocol, fault or command does in any of these runs fails
 // here, naming the file, until it is approved (tests/approved_file.h). The
 // corpus pins only counterexamples; this pins the correct protocols'
 // faulted runs and the examples' too.
@@ -141,6 +171,26 @@ TEST_F(ScenarioRunsTest, EveryScenarioFilesRunGivesItsApprovedTraceAndVerdict) {
     text += names_[i] + " " + forward[i] + "\n";
   }
   ExpectMatchesApprovedFile(std::string(XACKLY_SOURCE_DIR) + "/tests/harness/data/scenario-runs.approved", text);
+}
+
+// Each scenario file's run writes its approved reports
+// (tests/harness/data/scenario-reports.approved: a hash of each format's
+// text): a change to what any report, story, timeline or JSON field says
+// about any of these runs, green ones included, fails here naming the
+// file, until it is approved. GoldenTest shows a few reports whole; this
+// pins every file's, so a wording or field that only some runs reach is
+// covered too. See what changed with `xackly run --scenario FILE --format md`
+// before and after.
+TEST_F(ScenarioRunsTest, EveryScenarioFilesRunWritesItsApprovedReports) {
+  std::vector<std::string> reports;
+  const std::vector<std::string> runs = RunAll(false, &reports);
+  std::string text = "# on " + server_version_ + ": each scenario file's run's reports, one hash per format: path " +
+                     fmt::format("{}", fmt::join(report::FormatNames(), " ")) + "\n";
+  for (size_t i = 0; i < names_.size(); ++i) {
+    ASSERT_EQ(runs[i].rfind("error", 0), std::string::npos) << names_[i] << ": " << runs[i];
+    text += names_[i] + " " + reports[i] + "\n";
+  }
+  ExpectMatchesApprovedFile(std::string(XACKLY_SOURCE_DIR) + "/tests/harness/data/scenario-reports.approved", text);
 }
 
 }  // namespace
