@@ -85,6 +85,7 @@ report::CheckReport SingleRunCheck(const std::string& name, const std::string& d
   r.counterexample_size = CaseSize(config, result);
   r.fired_totals = result.coverage.fired;
   r.never_fired = result.coverage.NeverFired();
+  for (const FaultPlan::Unfired& u : result.unfired_planned) r.unfired_planned.push_back({u.spec.ToString(), u.why});
   r.seconds = seconds;
   return r;
 }

@@ -196,6 +196,28 @@ std::vector<CoverageRow> CoverageRows(const CheckReport& check) {
   return rows;
 }
 
+std::vector<std::string> UnfiredPlannedLines(const CheckReport& check) {
+  std::vector<std::string> out;
+  for (const CheckReport::UnfiredFault& u : check.unfired_planned) {
+    out.push_back(fmt::format("planned fault never fired: '{}': {}", u.fault, u.why));
+  }
+  return out;
+}
+
+std::vector<std::string> GapLines(const CheckReport& check) {
+  if (!FailedOnlyByGaps(check)) return {};
+  std::vector<std::string> out;
+  if (!check.gaps_allowed) {
+    for (const std::string& site : check.coverage_gaps) {
+      out.push_back("fault site that never fired although a case reached it: " + site);
+    }
+  }
+  if (GreenWithUnfiredPlan(check)) {
+    for (std::string& line : UnfiredPlannedLines(check)) out.push_back(std::move(line));
+  }
+  return out;
+}
+
 std::string CaseCountsText(const CheckReport& check) {
   std::string out = fmt::format("{} run, {} violated", check.cases_run, check.cases_failed);
   if (check.cases_unjudged > 0) {
@@ -227,6 +249,7 @@ const char* UndecidedWhy(const CheckReport& check) {
 }
 
 const char* ResultWord(const CheckReport& check) {
+  if (GreenWithUnfiredPlan(check)) return "matched with gaps";
   if (check.matched && !check.coverage_gaps.empty()) return check.gaps_allowed ? "matched (gaps allowed)" : "matched with gaps";
   if (check.matched) return "matched";
   return check.undecided ? "undecided" : "MISMATCH";

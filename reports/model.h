@@ -101,6 +101,16 @@ struct CheckReport {
   int cases_for_coverage = 0;
   std::vector<std::string> coverage_gaps;
   bool gaps_allowed = false;
+  // A single run (run, replay, explain) of an explicit plan ([schedule]
+  // faults): the planned faults that never fired, each with why ("w1
+  // reached after-effect only 1 time while faults could fire"). A green run
+  // with any of them does not pass (GreenWithUnfiredPlan).
+  struct UnfiredFault {
+    std::string fault;  // as the plan names it: "crash w1 after-effect #5"
+    std::string why;
+    bool operator==(const UnfiredFault&) const = default;
+  };
+  std::vector<UnfiredFault> unfired_planned;
   double seconds = 0;
 };
 
@@ -217,6 +227,17 @@ std::vector<CoverageRow> CoverageRows(const CheckReport& check);
 // judged)" when a case was: what every format says about a check's cases.
 std::string CaseCountsText(const CheckReport& check);
 
+// "planned fault never fired: 'crash w1 after-effect #5': w1 reached
+// after-effect only 1 time while faults could fire": what every format says
+// of each of check.unfired_planned, in order.
+std::vector<std::string> UnfiredPlannedLines(const CheckReport& check);
+
+// Why a check that matched does not pass, one line each: its coverage gaps
+// ("fault site that never fired although a case reached it: crash@after-ack")
+// unless allowed, and a green run's unfired planned faults. Empty when it
+// passes or did not match.
+std::vector<std::string> GapLines(const CheckReport& check);
+
 // "1 worker", or "2 workers x 3 lanes" when its processes run lanes.
 std::string WorkersText(int64_t workers, int handlers);
 inline std::string WorkersText(const CaseReport& c) { return WorkersText(c.workers, c.handlers); }
@@ -225,10 +246,20 @@ inline std::string WorkersText(const CaseReport& c) { return WorkersText(c.worke
 // what every format appends to a counterexample's size.
 std::string ShrinkNote(const CheckReport& check);
 
+// A run that matched an expected ok while a fault its plan named never
+// fired: it is no evidence about that fault (`run` exits 4, as `check` does
+// for coverage gaps). A matched violation stands whatever else the plan
+// named.
+inline bool GreenWithUnfiredPlan(const CheckReport& check) {
+  return check.matched && check.observed == "ok" && !check.unfired_planned.empty();
+}
+
 // A check passes when it matched its expectation (with no coverage gap, or
-// gaps allowed) or is undecided in a shard.
+// gaps allowed; and, a green run, with every planned fault fired) or is
+// undecided in a shard.
 inline bool Passed(const CheckReport& check) {
-  return (check.matched && (check.coverage_gaps.empty() || check.gaps_allowed)) || check.undecided;
+  return (check.matched && (check.coverage_gaps.empty() || check.gaps_allowed) && !GreenWithUnfiredPlan(check)) ||
+         check.undecided;
 }
 // A check that matched but left coverage gaps it was not allowed.
 inline bool FailedOnlyByGaps(const CheckReport& check) { return check.matched && !Passed(check); }

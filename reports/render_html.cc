@@ -627,6 +627,7 @@ void CaseSection(const CheckReport& k, int n, std::string& out) {
   out += fmt::format("<p class=\"expect\">expected <code>{}</code>, observed <code>{}</code> over {}, {} violated</p>\n",
                      E(k.expected.ToString()), E(Or(k.observed, "?")), Count(k.cases_run, "case"), k.cases_failed);
   if (!k.description.empty()) out += "<p class=\"description\">" + E(k.description) + "</p>\n";
+  for (const std::string& line : UnfiredPlannedLines(k)) out += "<p class=\"never-fired\">" + E(line) + "</p>\n";
   if (!k.counterexample) {
     out += "<p class=\"note\">No case violated, so there is no counterexample to replay.</p>\n";
     out += "<h3>Fault-point coverage</h3>\n";

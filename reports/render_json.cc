@@ -140,6 +140,12 @@ json CaseJson(const CaseReport& c) {
           {"replay_command", c.replay_command}};
 }
 
+json UnfiredJson(const CheckReport& k) {
+  json list = json::array();
+  for (const CheckReport::UnfiredFault& u : k.unfired_planned) list.push_back({{"fault", u.fault}, {"why", u.why}});
+  return list;
+}
+
 json CheckJson(const CheckReport& k) {
   return {{"name", k.name},
           {"description", k.description},
@@ -162,6 +168,7 @@ json CheckJson(const CheckReport& k) {
           {"cases_for_coverage", k.cases_for_coverage},
           {"coverage_gaps", k.coverage_gaps},
           {"gaps_allowed", k.gaps_allowed},
+          {"unfired_planned", UnfiredJson(k)},
           {"seconds", k.seconds}};
 }
 
@@ -471,6 +478,13 @@ void ReadCheck(Reader& r, const json& j, const std::string& p, CheckReport* k) {
     r.ReadValue(s, sp, &k->coverage_gaps.emplace_back());
   });
   r.Read(j, p, "gaps_allowed", &k->gaps_allowed);
+  if (j.contains("unfired_planned")) {  // absent before it was added
+    r.ForArray(j, p, "unfired_planned", [&](const json& u, const std::string& up) {
+      CheckReport::UnfiredFault& out = k->unfired_planned.emplace_back();
+      r.Read(u, up, "fault", &out.fault);
+      r.Read(u, up, "why", &out.why);
+    });
+  }
   r.Read(j, p, "seconds", &k->seconds);
 }
 

@@ -65,6 +65,7 @@ std::string SystemOut(const CheckReport& k, const CaseTexts& texts) {
   out += fmt::format("expected {}, observed {}: {}\n", k.expected.ToString(), Or(k.observed, "?"),
                      ResultWord(k));
   out += "cases: " + CaseCountsText(k) + "\n";
+  for (const std::string& line : UnfiredPlannedLines(k)) out += line + "\n";
   if (k.counterexample) {
     const CaseReport& c = *k.counterexample;
     out += fmt::format("minimal counterexample: {}{}\n", Or(k.counterexample_size, "?"),
@@ -141,6 +142,12 @@ std::string RenderJunit(const Report& report) {
       out += fmt::format("      <failure message=\"{}\" type=\"mismatch\">{}</failure>\n",
                          Attr(fmt::format("expected {}, observed {}", k.expected.ToString(), Or(k.observed, "?"))),
                          EscapeXml(FailureText(k, texts)));
+    } else if (const std::vector<std::string> gaps = GapLines(k); !gaps.empty()) {
+      // Counted a failure above: a CI tool that reads the element sees why.
+      out += fmt::format("      <failure message=\"{}\" type=\"coverage-gaps\">{}</failure>\n",
+                         Attr(fmt::format("{}: expected {}, observed {}", ResultWord(k), k.expected.ToString(),
+                                          Or(k.observed, "?"))),
+                         EscapeXml(fmt::format("{}\n", fmt::join(gaps, "\n"))));
     }
     out += "      <system-out>" + EscapeXml(SystemOut(k, texts)) + "</system-out>\n";
     out += "    </testcase>\n";

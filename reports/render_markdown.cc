@@ -75,6 +75,7 @@ void RenderDetail(const CheckReport& k, std::string& out) {
   out += fmt::format("- **Result:** {}\n", k.matched ? "matched its expectation" : "**MISMATCH**");
   if (!k.fault_model.empty()) out += "- **Fault model:** " + Code(k.fault_model) + "\n";
   out += "- **Cases:** " + CaseCountsText(k) + "\n";
+  for (const std::string& line : UnfiredPlannedLines(k)) out += "- ⚠️ " + Md(line) + "\n";
   if (!k.counterexample) {
     out += "- No case violated, so there is no counterexample to replay.\n\n### Fault-point coverage\n\n";
     CoverageTable(k, out);

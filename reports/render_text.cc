@@ -109,6 +109,7 @@ void RenderDetail(const CheckReport& k, const Paint& paint, std::string& out) {
   if (!k.fault_model.empty()) out += "fault model: " + Printable(k.fault_model) + "\n";
   out += "cases: " + CaseCountsText(k) + "\n";
   out += OtherViolationsNote(k);
+  for (const std::string& line : UnfiredPlannedLines(k)) out += paint.Yellow(Printable(line)) + "\n";
   const std::vector<CoverageRow> coverage = CoverageRows(k);
   if (!k.counterexample) {
     if (!coverage.empty()) {

@@ -338,7 +338,7 @@ int RunAndReport(const char* command, const Scenario& scenario, const std::strin
           ? ReplayCommand(check.counterexample->replay_file, options.replay_flags)
           : CommandLine();
   rep.checks.push_back(check);
-  rep.all_matched = run->matched;
+  rep.all_matched = report::Passed(check);  // a green run with a planned fault unfired did not pass
 
   if (Status wrote = out.WriteReports(rep, options.output); !wrote.ok()) {
     PrintError(command, wrote);
@@ -363,9 +363,7 @@ int RunAndReport(const char* command, const Scenario& scenario, const std::strin
     fired += fmt::format("{}{} ({} time{})", fired.empty() ? "" : ", ", site, n, n == 1 ? "" : "s");
   }
   fmt::print(human, "faults fired: {}\n", fired.empty() ? "none" : fired);
-  for (const FaultPlan::Unfired& u : run->unfired_planned) {
-    fmt::print(human, "planned fault never fired: '{}': {}\n", u.spec.ToString(), u.why);
-  }
+  for (const std::string& line : report::UnfiredPlannedLines(check)) fmt::print(human, "{}\n", line);
   PrintTimeline(human, options.timeline, *run, *check.counterexample);
   for (const std::string& note : run->notes) fmt::print(human, "note: {}\n", note);
   if (!options.verdict_is_news && !diverged) fmt::print(human, "{}", NoHitHint(scenario, config, *run));
@@ -389,7 +387,7 @@ int RunAndReport(const char* command, const Scenario& scenario, const std::strin
                run->observed, config.expected.ToString());
     return kExitOk;
   }
-  if (run->matched && run->observed == "ok" && !run->unfired_planned.empty()) {
+  if (report::GreenWithUnfiredPlan(check)) {
     // A green that never injected what the plan named is no evidence about
     // it (README, Exit codes). A violation that matched stands whatever
     // else the plan named: a counterexample replays to its exit code.

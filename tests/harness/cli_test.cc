@@ -10,6 +10,8 @@
 
 #include "harness/exit_codes.h"
 #include "harness/files.h"
+#include "reports/report.h"
+#include "reports/text_util.h"
 #include "tests/approved_file.h"
 #include "tests/harness/test_util.h"
 
@@ -134,6 +136,37 @@ TEST(CliTest, APlannedFaultThatNeverFiredIsNamedAndAGreenWithoutItIsExitFour) {
   EXPECT_NE(duplicate.output.find("observed duplicate"), std::string::npos) << duplicate.output;
   EXPECT_NE(duplicate.output.find("planned fault never fired: 'crash w1 after-effect #5'"), std::string::npos)
       << duplicate.output;
+
+  // The reports CI keeps say it too: the JSON names the fault and why, and
+  // JUnit fails the green run with a failure element (not only a count).
+  const std::string out = dir.path() + "/out";
+  CommandOutput written = RunXackly({"run", "--scenario", green, "--out", out});
+  ASSERT_EQ(written.exit_code, kExitCoverageGaps) << written.output;
+  Result<std::string> json = ReadFile(out + "/report.json");
+  ASSERT_TRUE(json.ok()) << json.status().ToString();
+  Result<report::Report> back = report::ParseJsonReport(*json);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  ASSERT_EQ(back->checks.size(), 1u);
+  EXPECT_EQ(back->checks[0].unfired_planned,
+            (std::vector<report::CheckReport::UnfiredFault>{
+                {"crash w1 after-effect #5", "w1 reached after-effect only 2 times while faults could fire"}}));
+  EXPECT_FALSE(back->all_matched);
+  Result<std::string> junit = ReadFile(out + "/junit.xml");
+  ASSERT_TRUE(junit.ok()) << junit.status().ToString();
+  EXPECT_NE(junit->find("failures=\"1\""), std::string::npos) << *junit;
+  EXPECT_NE(junit->find("<failure message=\"matched with gaps: expected ok, observed ok\" type=\"coverage-gaps\">" +
+                        report::EscapeXml(line) + "\n</failure>"),
+            std::string::npos)
+      << *junit;
+  for (const char* file : {"/report.md", "/report.html", "/report.txt"}) {
+    Result<std::string> text = ReadFile(out + file);
+    ASSERT_TRUE(text.ok()) << text.status().ToString();
+    // HTML writes the quotes as entities, Markdown escapes the '#'.
+    const size_t at = text->find("planned fault never fired: ");
+    ASSERT_NE(at, std::string::npos) << file << "\n" << *text;
+    EXPECT_NE(text->find("crash w1 after-effect", at), std::string::npos) << file << "\n" << *text;
+    EXPECT_NE(text->find("only 2 times while faults could fire", at), std::string::npos) << file << "\n" << *text;
+  }
 }
 
 TEST(CliTest, DoctorPassesEveryCheckOnThisMachine) {

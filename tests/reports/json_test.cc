@@ -139,6 +139,7 @@ void ExpectSame(const Report& a, const Report& b) {
     EXPECT_FIELD(x, y, cases_for_coverage);
     EXPECT_FIELD(x, y, coverage_gaps);
     EXPECT_FIELD(x, y, gaps_allowed);
+    EXPECT_FIELD(x, y, unfired_planned);
     EXPECT_FIELD(x, y, seconds);
   }
 }
@@ -295,6 +296,7 @@ rc::Gen<CheckReport> AnyCheck() {
     k.cases_for_coverage = *rc::gen::arbitrary<int>();
     k.coverage_gaps = *Few(AnyText());
     k.gaps_allowed = *rc::gen::arbitrary<bool>();
+    for (const std::string& fault : *Few(AnyText())) k.unfired_planned.push_back({fault, *AnyText()});
     k.seconds = *AnyFinite();
     return k;
   });

@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "reports/report.h"
+#include "reports/text_util.h"
 #include "tests/reports/report_test_util.h"
 
 namespace xackly::report {
@@ -166,6 +167,68 @@ TEST(JunitTest, AnUndecidedShardCheckIsSkippedNotFailed) {
   const std::string html = RenderHtml(report);
   EXPECT_NE(html.find("<span class=\"badge ok\">"), std::string::npos);
   EXPECT_EQ(html.find("MISMATCH"), std::string::npos);
+}
+
+// A check that matched but did not pass (coverage gaps not allowed; a green
+// run whose planned fault never fired) is counted a failure, and CI tools
+// that read the elements rather than the count see a failure element that
+// names each gap. Allowed gaps, and a matched violation whose plan named a
+// fault that never fired, pass.
+TEST(JunitTest, AMatchThatDidNotPassForItsGapsIsAFailureNamingEachGap) {
+  auto check = [](const std::string& name, const std::string& observed) {
+    CheckReport k;
+    k.name = name;
+    k.expected = {observed == "ok" ? VerdictKind::kOk : VerdictKind::kDuplicate, ""};
+    k.observed = observed;
+    k.matched = true;
+    k.cases_run = 1;
+    return k;
+  };
+  const CheckReport::UnfiredFault unfired{"crash w1 after-effect #5",
+                                          "w1 reached after-effect only 2 times while faults could fire"};
+  CheckReport gaps = check("gaps", "ok");
+  gaps.coverage_gaps = {"crash@after-XCLAIM"};
+  CheckReport allowed = gaps;
+  allowed.name = "allowed";
+  allowed.gaps_allowed = true;
+  // Single runs, as SingleRunCheck makes them: their case is always shown.
+  CheckReport green = check("green-unfired", "ok");
+  green.unfired_planned = {unfired};
+  green.counterexample = CaseReport{};
+  CheckReport found = check("found-unfired", "duplicate");
+  found.unfired_planned = {unfired};
+  found.counterexample = CaseReport{};
+  const Report report = ReportOf({gaps, allowed, green, found});
+  EXPECT_FALSE(report.all_matched);
+  EXPECT_EQ(std::vector<std::string>({ResultWord(gaps), ResultWord(allowed), ResultWord(green), ResultWord(found)}),
+            std::vector<std::string>({"matched with gaps", "matched (gaps allowed)", "matched with gaps", "matched"}));
+  const std::string line =
+      "planned fault never fired: 'crash w1 after-effect #5': w1 reached after-effect only 2 times while faults "
+      "could fire";
+  EXPECT_EQ(GapLines(gaps),
+            std::vector<std::string>{"fault site that never fired although a case reached it: crash@after-XCLAIM"});
+  EXPECT_EQ(GapLines(green), std::vector<std::string>{line});
+  EXPECT_TRUE(GapLines(allowed).empty());
+  EXPECT_TRUE(GapLines(found).empty());
+  EXPECT_EQ(UnfiredPlannedLines(found), std::vector<std::string>{line});
+
+  const std::string xml = RenderJunit(report);
+  ExpectValid(xml);
+  EXPECT_NE(xml.find("tests=\"4\" failures=\"2\""), std::string::npos) << xml;
+  EXPECT_EQ(Count(xml, "<failure "), 2u) << xml;
+  EXPECT_NE(xml.find("<failure message=\"matched with gaps: expected ok, observed ok\" type=\"coverage-gaps\">fault "
+                     "site that never fired although a case reached it: crash@after-XCLAIM\n</failure>"),
+            std::string::npos)
+      << xml;
+  EXPECT_NE(xml.find("type=\"coverage-gaps\">" + EscapeXml(line) + "\n</failure>"), std::string::npos) << xml;
+  // Every format says it of both runs whose plan it was, the passing one too
+  // (JUnit in each system-out, and in the failure; JSON as fields).
+  for (const std::string& format : FormatNames()) {
+    const std::string text = RenderFormat(report, format);
+    const size_t times = format == "junit" ? 3 : 2;
+    EXPECT_EQ(Count(text, "planned fault never fired"), format == "json" ? 0u : times) << format << "\n" << text;
+    EXPECT_EQ(Count(text, "w1 reached after-effect only 2 times while faults could fire"), times) << format;
+  }
 }
 
 }  // namespace
