@@ -118,6 +118,12 @@ TEST(EmbedTest, ReplayCaseReproducesABugThatExistsOnlyInCpp) {
   const CaseRun& found = *check->counterexample;
   EXPECT_EQ(found.server_version, check->server_version);
   const std::string file = ReplayFile(found);
+  // What a failed property's test prints: the summary, then the minimal
+  // case's report with its replay file.
+  const std::string report = FailureReport(*check);
+  EXPECT_TRUE(report.starts_with(check->Summary())) << report;
+  EXPECT_TRUE(Contains(report, FailureReport(found))) << report;
+  EXPECT_TRUE(Contains(report, file)) << report;
 
   Result<ReplayOutcome> again = ReplayCase(file, protocol, Options());
   ASSERT_TRUE(again.ok()) << again.status().ToString();
@@ -252,6 +258,7 @@ TEST(EmbedTest, APassingCheckShowsWhatItSearched) {
   // The 10 asked for, then the coverage rule's until every reachable site fired.
   EXPECT_EQ(check->cases_run, 10 + check->cases_for_coverage);
   EXPECT_TRUE(check->EvidenceComplete()) << check->Summary();
+  EXPECT_EQ(FailureReport(*check), "") << "a passing property prints no failure";
   EXPECT_EQ(check->protocol, "orders");
   EXPECT_EQ(check->fault_model, RunConfig::For(p).faults.ToString());
   EXPECT_FALSE(check->default_fault_model);

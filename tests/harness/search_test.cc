@@ -44,6 +44,14 @@ TEST(SearchTest, SwarmRangesReachTheProtocolsOwnTimers) {
   // short-ttl-dedupe: the 10 s TTL expires inside the phase, and a claim follows.
   SwarmRanges ttl = SwarmRangesFor(Base("short-ttl-dedupe"), CaseBounds{});
   EXPECT_GE(ttl.fault_phase_ms, 10000 + 35000);
+  // A slow janitor: three of its rounds, and the idle time after which it
+  // deletes a consumer, pass with faults on (a worker can die before each).
+  RunConfig janitor = Base("delconsumer-cleanup");
+  ASSERT_TRUE(janitor.protocol.janitor.delete_idle_consumers);
+  janitor.protocol.janitor.every_ms = 200000;
+  SwarmRanges slow = SwarmRangesFor(janitor, CaseBounds{});
+  EXPECT_GE(slow.fault_phase_ms,
+            3 * 200000 + janitor.protocol.janitor.consumer_idle_ms + janitor.timing.restart_delay_ms);
 }
 
 // The shortest timer a protocol can have: a 1 ms block and no claim. Half
