@@ -141,45 +141,12 @@ std::vector<ThreadOfTree> ThreadsOfTree(pid_t root) {
   return out;
 }
 
-// Whether a sleeping thread (its /proc/PID/task/TID/syscall) is in a call
-// that ends by itself in real time: a raw sleep, or a futex, poll, select or
-// epoll wait with a timeout (the clock preload's virtual waits reach the
-// kernel with none).
-bool InTimedWait(const std::string& syscall_path) {
+// Whether a sleeping thread is in a call that ends by itself in real time
+// (InTimedWait), from its /proc/PID/task/TID/syscall.
+bool InTimedWaitFile(const std::string& syscall_path) {
   std::ifstream in(syscall_path);
-  long nr = -1;
-  uint64_t a[6] = {};
-  in >> nr >> std::hex >> a[0] >> a[1] >> a[2] >> a[3] >> a[4] >> a[5];
-  if (!in) return false;  // "running", or not in a call
-  const auto timeout_int = [](uint64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(v)); };
-  switch (nr) {
-    case SYS_nanosleep:
-    case SYS_clock_nanosleep:
-      return true;
-    case SYS_futex: {
-      const uint64_t command = a[1] & 0x7f;  // without FUTEX_PRIVATE_FLAG and FUTEX_CLOCK_REALTIME
-      return (command == 0 /* FUTEX_WAIT */ || command == 9 /* FUTEX_WAIT_BITSET */) && a[3] != 0;
-    }
-#ifdef SYS_poll
-    case SYS_poll:
-      return timeout_int(a[2]) >= 0;
-#endif
-    case SYS_ppoll:
-      return a[2] != 0;
-#ifdef SYS_select
-    case SYS_select:
-      return a[4] != 0;
-#endif
-    case SYS_pselect6:
-      return a[4] != 0;
-#ifdef SYS_epoll_wait
-    case SYS_epoll_wait:
-#endif
-    case SYS_epoll_pwait:
-      return timeout_int(a[3]) >= 0;
-    default:
-      return false;
-  }
+  std::string line;
+  return std::getline(in, line) && InTimedWait(line);
 }
 
 // One request a process sent: which of its connections (an id that stays
@@ -398,7 +365,7 @@ class ConsumerProcess {
         const char s = state[0];
         if (s != 'S' && s != 'T' && s != 't' && s != 'Z' && s != 'X') {
           busy = fmt::format("thread {} is {}", t.tid, state);
-        } else if (s == 'S' && grace && InTimedWait(dir + "/syscall")) {
+        } else if (s == 'S' && grace && InTimedWaitFile(dir + "/syscall")) {
           busy = fmt::format("thread {} is in a timed wait", t.tid);
         }
         snapshot[t.tid] = state.substr(0, 1) + switches;
@@ -789,6 +756,43 @@ Result<EffectCall> ParseEffect(const std::vector<std::string>& argv) {
     *field = *ms;
   }
   return call;
+}
+
+bool InTimedWait(std::string_view syscall_line) {
+  std::istringstream in{std::string(syscall_line)};
+  long nr = -1;
+  uint64_t a[6] = {};
+  in >> nr >> std::hex >> a[0] >> a[1] >> a[2] >> a[3] >> a[4] >> a[5];
+  if (!in) return false;  // "running", or not in a call
+  const auto timeout_int = [](uint64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(v)); };
+  switch (nr) {
+    case SYS_nanosleep:
+    case SYS_clock_nanosleep:
+      return true;
+    case SYS_futex: {
+      const uint64_t command = a[1] & 0x7f;  // without FUTEX_PRIVATE_FLAG and FUTEX_CLOCK_REALTIME
+      return (command == 0 /* FUTEX_WAIT */ || command == 9 /* FUTEX_WAIT_BITSET */) && a[3] != 0;
+    }
+#ifdef SYS_poll
+    case SYS_poll:
+      return timeout_int(a[2]) >= 0;
+#endif
+    case SYS_ppoll:
+      return a[2] != 0;
+#ifdef SYS_select
+    case SYS_select:
+      return a[4] != 0;
+#endif
+    case SYS_pselect6:
+      return a[4] != 0;
+#ifdef SYS_epoll_wait
+    case SYS_epoll_wait:
+#endif
+    case SYS_epoll_pwait:
+      return timeout_int(a[3]) >= 0;
+    default:
+      return false;
+  }
 }
 
 size_t BlockOption(const std::vector<std::string>& argv) {

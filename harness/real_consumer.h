@@ -68,6 +68,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/script_world.h"
@@ -93,6 +94,13 @@ Result<EffectCall> ParseEffect(const std::vector<std::string>& argv);
 // too), nothing after STREAMS is an option, and neither is an option's
 // argument (a consumer named BLOCK).
 size_t BlockOption(const std::vector<std::string>& argv);
+
+// Whether a sleeping thread's system call, as /proc/PID/task/TID/syscall
+// shows it (the call's number, then its six arguments in hex; "running" or
+// "-1 ..." when in none), ends by itself in real time: a raw sleep, or a
+// futex, poll, select or epoll wait with a timeout (the clock preload's
+// virtual waits reach the kernel with none, so they never do).
+bool InTimedWait(std::string_view syscall_line);
 
 struct RealConsumerOptions {
   // argv of one consumer process. argv[0] is looked up in PATH unless it

@@ -5,6 +5,7 @@
 // and the same seed gives the same trace; a consumer that fails is a harness
 // error that shows what it printed, never a verdict.
 #include <sys/stat.h>
+#include <sys/syscall.h>
 
 #include <filesystem>
 #include <string>
@@ -262,6 +263,39 @@ TEST(RealConsumerTest, AReadsBlockOptionIsFoundInAnyOrderBeforeStreamsOnly) {
   EXPECT_EQ(BlockOption(Argv{"XREADGROUP", "GROUP", "g", "c", "STREAMS", "BLOCK", "100"}), 0u)  // a stream named BLOCK
       << "nothing after STREAMS is an option";
   EXPECT_EQ(BlockOption(Argv{"XREADGROUP", "GROUP", "g", "c", "BLOCK"}), 0u) << "BLOCK without its value";
+}
+
+// A consumer thread asleep in a call that ends by itself in real time is
+// busy in the consumer's own time, not waiting on the virtual clock: read
+// from its /proc/.../syscall line (number, six hex arguments, sp, pc).
+TEST(RealConsumerTest, ATimedWaitIsASleepOrAWaitWithATimeoutAndNothingElse) {
+  auto line = [](long nr, std::vector<std::string> args) {
+    args.resize(6, "0x0");
+    return fmt::format("{} {} 0x7ffd0000 0x7f000000", nr, fmt::join(args, " "));
+  };
+  const std::string futex_addr = "0x55d0c0de0000", timeout = "0x7ffd12345678";
+  const std::vector<std::pair<std::string, bool>> cases = {
+      {line(SYS_nanosleep, {"0x7ffd1000"}), true},
+      {line(SYS_clock_nanosleep, {"0x1", "0x0", "0x7ffd1000"}), true},
+      {line(SYS_futex, {futex_addr, "0x0", "0x1", timeout}), true},     // FUTEX_WAIT with a timeout
+      {line(SYS_futex, {futex_addr, "0x80", "0x1", timeout}), true},    // FUTEX_WAIT_PRIVATE
+      {line(SYS_futex, {futex_addr, "0x189", "0x1", timeout}), true},   // FUTEX_WAIT_BITSET, private, realtime
+      {line(SYS_futex, {futex_addr, "0x80", "0x1", "0x0"}), false},     // no timeout: the clock's virtual wait
+      {line(SYS_futex, {futex_addr, "0x81", "0x1", timeout}), false},   // FUTEX_WAKE_PRIVATE is no wait
+      {line(SYS_futex, {futex_addr, "0x1", "0x1", timeout}), false},    // FUTEX_WAKE
+      {line(SYS_futex, {futex_addr, "0x83", "0x1", timeout}), false},   // FUTEX_REQUEUE_PRIVATE
+      {line(SYS_ppoll, {"0x7ffd2000", "0x1", timeout}), true},
+      {line(SYS_ppoll, {"0x7ffd2000", "0x1", "0x0"}), false},
+      {line(SYS_epoll_pwait, {"0x3", "0x7ffd3000", "0x10", "0x64"}), true},        // 100 ms
+      {line(SYS_epoll_pwait, {"0x3", "0x7ffd3000", "0x10", "0xffffffff"}), false},  // -1: for ever
+      {line(SYS_pselect6, {"0x4", "0x7ffd4000", "0x0", "0x0", timeout}), true},
+      {line(SYS_pselect6, {"0x4", "0x7ffd4000", "0x0", "0x0", "0x0"}), false},
+      {line(SYS_read, {"0x3", "0x7ffd5000", "0x1000"}), false},
+      {"running", false},
+      {"-1 0x7ffd0000 0x7f000000", false},
+      {"", false},
+  };
+  for (const auto& [syscall_line, timed] : cases) EXPECT_EQ(InTimedWait(syscall_line), timed) << syscall_line;
 }
 
 // XACKLY.EFFECT's options reach the effect call, and each bad one is the
