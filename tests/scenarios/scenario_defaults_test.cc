@@ -1,5 +1,6 @@
 // What a scenario file means when it leaves keys out.
 #include <map>
+#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -200,6 +201,30 @@ TEST(ScenarioDefaults, TheHashesRecordedOnOtherServersRoundTrip) {
 TEST(ScenarioDefaults, PicksMaySpanLines) {
   Scenario s = ParseOk("protocol = \"no-dedupe\"\n[schedule]\npicks = \"\"\"\np1 w1 \\\n  w2\tw3\"\"\"\n");
   EXPECT_EQ(s.config.picks, (std::vector<std::string>{"p1", "w1", "w2", "w3"}));
+}
+
+// A replay file writes a long pick list 24 to a line, each line but the
+// last ending in a joining backslash, and the last pick right before the
+// closing quotes: no empty continuation when the count is a multiple of 24.
+TEST(ScenarioDefaults, ALongPickListIsWrittenTwentyFourToALine) {
+  Scenario s = ParseOk("protocol = \"no-dedupe\"\n");
+  const std::string line = "p1 w1 w2 w3 p1 w1 w2 w3 p1 w1 w2 w3 p1 w1 w2 w3 p1 w1 w2 w3 p1 w1 w2 w3";
+  std::vector<std::string> words;
+  std::istringstream split(line);
+  for (std::string w; split >> w;) words.push_back(w);
+  ASSERT_EQ(words.size(), 24u);
+  for (const size_t n : {24u, 25u, 48u, 49u}) {
+    s.config.picks.clear();
+    while (s.config.picks.size() < n) s.config.picks.push_back(words[s.config.picks.size() % 24]);
+    std::string want;
+    if (n == 24) want = "picks = \"" + line + "\"\n";
+    if (n == 25) want = "picks = \"\"\"\n" + line + " \\\np1\"\"\"\n";
+    if (n == 48) want = "picks = \"\"\"\n" + line + " \\\n" + line + "\"\"\"\n";
+    if (n == 49) want = "picks = \"\"\"\n" + line + " \\\n" + line + " \\\np1\"\"\"\n";
+    const std::string text = WriteScenario(s);
+    EXPECT_NE(text.find(want), std::string::npos) << n << " picks:\n" << text;
+    EXPECT_EQ(ParseOk(text).config.picks, s.config.picks) << n << " picks";
+  }
 }
 
 TEST(ScenarioDefaults, ExampleFileParses) {
