@@ -128,6 +128,31 @@ end
   EXPECT_EQ(printed, (std::vector<std::string>{"true\t100000"}));
 }
 
+// table.sort refuses what Lua's own refuses, with Lua's messages: a table
+// too long to sort (a __len past INT_MAX, no memory needed), a comparison
+// that is not a function, no table; and, as Lua's own, takes a table of
+// one element with anything as its comparison.
+TEST(DeterministicSortTest, WhatCannotBeSortedIsRefusedWithLuasOwnMessage) {
+  FakeWorld world;
+  std::vector<std::string> printed;
+  Status s = RunConsumer(R"lua(
+function consumer(w)
+  local huge = setmetatable({}, {__len = function() return 2147483647 end})
+  print(select(2, pcall(function() table.sort(huge) end)))
+  print(select(2, pcall(function() table.sort({3, 1}, 5) end)))
+  print(select(2, pcall(function() table.sort(nil) end)))
+  local one = setmetatable({}, {__len = function() return 1 end})
+  print(pcall(function() table.sort(one, 5) end))
+end
+)lua",
+                         world, {}, 42, &printed);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(printed, (std::vector<std::string>{"test.lua:4: bad argument #1 to 'sort' (array too big)",
+                                               "test.lua:5: bad argument #2 to 'sort' (function expected, got number)",
+                                               "test.lua:6: bad argument #1 to 'sort' (table expected, got nil)",
+                                               "true"}));  // one element: nothing to compare, as Lua's own
+}
+
 // --- Item 9: memory bounded for all of a run's processes, replies included -------
 
 TEST(MemoryCapTest, AllTheProcessesOfARunShareOneLimit) {
