@@ -28,13 +28,6 @@ void IgnoreSigpipeOnce() {
   (void)kIgnored;
 }
 
-timeval ToTimeval(int timeout_ms) {
-  timeval tv;
-  tv.tv_sec = timeout_ms / 1000;
-  tv.tv_usec = (timeout_ms % 1000) * 1000;
-  return tv;
-}
-
 // hiredis's parser builds xackly Replies directly (its reply-object hooks),
 // so a reply is allocated once, as the Reply the simulator reads, instead
 // of as a redisReply tree that is then copied into a Reply and freed. The
@@ -229,6 +222,13 @@ Result<std::unique_ptr<Connection>> ConnectUnix(const std::string& socket_path, 
   }
   context->reader->fn = &g_reply_functions;
   return std::unique_ptr<Connection>(new HiredisConnection(context, socket_path));
+}
+
+timeval ToTimeval(int timeout_ms) {
+  timeval tv;
+  tv.tv_sec = timeout_ms / 1000;
+  tv.tv_usec = (timeout_ms % 1000) * 1000;
+  return tv;
 }
 
 }  // namespace xackly

@@ -3,6 +3,8 @@
 // over a Unix socket.
 #pragma once
 
+#include <sys/time.h>
+
 #include <memory>
 #include <string>
 
@@ -20,5 +22,8 @@ namespace xackly {
 // so that writing to a server that died yields kIoError instead of killing
 // xackly. Child processes started by the harness reset it before exec.
 Result<std::unique_ptr<Connection>> ConnectUnix(const std::string& socket_path, int timeout_ms);
+
+// `timeout_ms` (>= 0) as the whole seconds and microseconds hiredis takes.
+timeval ToTimeval(int timeout_ms);
 
 }  // namespace xackly

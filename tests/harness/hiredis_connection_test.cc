@@ -11,6 +11,8 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -22,6 +24,16 @@ namespace {
 using namespace std::string_literals;
 
 class HiredisConnectionTest : public ServerTest {};
+
+// Every timeout reaches hiredis whole: seconds, and the rest in microseconds.
+TEST(HiredisTimeoutTest, ATimeoutIsItsWholeSecondsAndTheRestInMicroseconds) {
+  const std::vector<std::pair<int, std::pair<long, long>>> cases = {
+      {1, {0, 1000}}, {999, {0, 999000}}, {1000, {1, 0}}, {1500, {1, 500000}}, {60001, {60, 1000}}};
+  for (const auto& [ms, want] : cases) {
+    const timeval tv = ToTimeval(ms);
+    EXPECT_EQ(std::make_pair(static_cast<long>(tv.tv_sec), static_cast<long>(tv.tv_usec)), want) << ms << " ms";
+  }
+}
 
 TEST_F(HiredisConnectionTest, RendersEveryReplyType) {
   RedisServer* server = StartServer();
