@@ -37,6 +37,24 @@ TEST(StoryTest, NoDedupeNamesTheCrashBetweenEffectAndAckAndEndsWithTheDuplicate)
   EXPECT_LE(story.size(), kMaxStorySentences);
 }
 
+// The producer's XADD request lost on the way: the story tells it once
+// (it once told it twice, as the lost XADD and as a lost request), before
+// the retry that adds the event, and the duplicate that follows.
+TEST(StoryTest, ALostXaddRequestIsToldBeforeTheRetryThatAddsTheEvent) {
+  const CaseReport c =
+      RunCase("no-dedupe", 1, 1, std::vector<std::string>{"lost-request p1 XADD #1", "crash w1 after-effect #1"});
+  ASSERT_FALSE(c.violations.empty());
+  const std::vector<std::string> story = Story(c);
+  SCOPED_TRACE(Dump(story));
+  const std::vector<size_t> lost = Find(story, "p1 sends XADD for order:1, but the request is lost and never runs");
+  const std::vector<size_t> added = Find(story, "adds order:1 as");
+  ASSERT_EQ(lost.size(), 1u);
+  ASSERT_EQ(added.size(), 1u);
+  EXPECT_LT(lost[0], added[0]);
+  EXPECT_TRUE(Find(story, "request is lost").size() == 1u) << "one fault, one sentence";
+  EXPECT_NE(story.back().find("duplicate of order:1"), std::string::npos);
+}
+
 TEST(StoryTest, AckFirstEndsWithTheLoss) {
   const CaseReport& c = AckFirstCase();
   ASSERT_FALSE(c.violations.empty());

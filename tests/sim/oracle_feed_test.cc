@@ -358,6 +358,21 @@ TEST_F(OracleFeedTest, SetidBackwardsMakesEntriesDeliverableAgain) {
   EXPECT_FALSE(oracle_.NothingLeftToDeliver());
 }
 
+// XREADGROUP > never reads a pending entry: moving the position back below
+// one does not make it deliverable again (only its claim or its owner's
+// own pending read does); once it is acked, nothing is left.
+TEST_F(OracleFeedTest, SetidBackwardsLeavesAPendingEntryWithItsOwner) {
+  for (int n = 1; n <= 3; ++n) {
+    Produce(n);
+    Read(n, "w1");
+  }
+  Send({"XACK", "events", "workers", Id(1), Id(2)}, Int(2));
+  reads_ = {Arr({PendingReply(3, "w1")}), GroupsReply(Id(2)), Int(3), Arr({})};
+  Send({"XGROUP", "SETID", "events", "workers", Id(2)}, Reply::StatusText("OK"));
+  Send({"XACK", "events", "workers", Id(3)}, Int(1));
+  EXPECT_TRUE(oracle_.NothingLeftToDeliver()) << "order:3 was pending, not rewound";
+}
+
 TEST_F(OracleFeedTest, DestroyedGroupEmptiesThePelModel) {
   Produce(1);
   Read(1, "w1");
