@@ -622,8 +622,8 @@ void TraceRows(const CaseReport& c, int n, const std::vector<int64_t>& lines, co
 void CaseSection(const CheckReport& k, int n, std::string& out) {
   out += fmt::format("<section class=\"case {}\" id=\"case-{}\" data-check=\"{}\">\n",
                      k.matched ? "matched" : "mismatch", n, A(k.name));
-  out += fmt::format("<h2><span class=\"badge {}\">{}</span> {}</h2>\n", k.matched ? "ok" : "fail",
-                     k.matched ? "matched" : "MISMATCH", E(k.name));
+  out += fmt::format("<h2><span class=\"badge {}\">{}</span> {}</h2>\n", Passed(k) ? "ok" : "fail",
+                     ResultWord(k), E(k.name));
   out += fmt::format("<p class=\"expect\">expected <code>{}</code>, observed <code>{}</code> over {}, {} violated</p>\n",
                      E(k.expected.ToString()), E(Or(k.observed, "?")), Count(k.cases_run, "case"), k.cases_failed);
   if (!k.description.empty()) out += "<p class=\"description\">" + E(k.description) + "</p>\n";

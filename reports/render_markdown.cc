@@ -69,10 +69,12 @@ void CoverageTable(const CheckReport& k, std::string& out) {
 }
 
 void RenderDetail(const CheckReport& k, std::string& out) {
-  out += fmt::format("\n## {} {}: expected {}, observed {}\n\n", k.matched ? "✅" : "❌", Md(k.name),
+  out += fmt::format("\n## {} {}: expected {}, observed {}\n\n", Passed(k) ? "✅" : k.matched ? "⚠️" : "❌", Md(k.name),
                      Code(k.expected.ToString()), Code(Or(k.observed, "?")));
   if (!k.description.empty()) out += Md(k.description) + "\n\n";
-  out += fmt::format("- **Result:** {}\n", k.matched ? "matched its expectation" : "**MISMATCH**");
+  out += fmt::format("- **Result:** {}\n", FailedOnlyByGaps(k) ? "**matched with gaps**: not a pass (below)"
+                                            : k.matched       ? "matched its expectation"
+                                                              : "**MISMATCH**");
   if (!k.fault_model.empty()) out += "- **Fault model:** " + Code(k.fault_model) + "\n";
   out += "- **Cases:** " + CaseCountsText(k) + "\n";
   for (const std::string& line : UnfiredPlannedLines(k)) out += "- ⚠️ " + Md(line) + "\n";
@@ -147,7 +149,7 @@ std::string RenderMarkdown(const Report& report) {
     const std::string replay = k.counterexample && !k.counterexample->replay_file.empty()
                                    ? Code(k.counterexample->replay_file)
                                    : "–";
-    out += Row({k.matched ? "✅ ok" : k.undecided ? "⏸ undecided" : "❌ **MISMATCH**", Md(k.name), Code(k.expected.ToString()),
+    out += Row({FailedOnlyByGaps(k) ? "⚠️ **matched with gaps**" : k.matched ? "✅ ok" : k.undecided ? "⏸ undecided" : "❌ **MISMATCH**", Md(k.name), Code(k.expected.ToString()),
                 Code(Or(k.observed, "?")), fmt::format("{} ({} violated)", k.cases_run, k.cases_failed),
                 k.counterexample ? Md(Or(k.counterexample_size, "?")) : "–", replay});
   }

@@ -101,7 +101,7 @@ std::string OtherViolationsNote(const CheckReport& k) {
 }
 
 void RenderDetail(const CheckReport& k, const Paint& paint, std::string& out) {
-  const std::string verdict = k.matched ? paint.Green("matched") : paint.Red("MISMATCH");
+  const std::string verdict = Passed(k) ? paint.Green(ResultWord(k)) : paint.Red(ResultWord(k));
   out += "\n" + paint.Bold(fmt::format("── {}: expected {}, observed {}", Printable(k.name),
                                        Printable(k.expected.ToString()), Printable(Or(k.observed, "?")))) +
          " — " + verdict + "\n";

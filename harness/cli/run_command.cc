@@ -227,11 +227,19 @@ std::FILE* QuietSink() {
 // report has stdout): the verdict against the expectation and the trace hash. A mismatch's replay command goes to stderr,
 // one line, as `check --quiet` does.
 void PrintQuietLine(const Scenario& scenario, const RunConfig& config, const RunResult& run,
-                    const std::string& replay_command, const RunOptions& options) {
-  const char* judged = options.verdict_is_news ? "protocol changed" : run.matched ? "matched" : "DOES NOT MATCH";
+                    const report::CheckReport& check, const RunOptions& options) {
+  const bool gaps = !options.verdict_is_news && report::GreenWithUnfiredPlan(check);
+  const char* judged = options.verdict_is_news ? "protocol changed"
+                       : gaps                  ? "matched with gaps"
+                       : run.matched           ? "matched"
+                                               : "DOES NOT MATCH";
   fmt::print(HumanOut(options.output), "{} seed {}: observed {} (expected {}): {}, trace {}\n", scenario.name, config.seed,
              run.observed, config.expected.ToString(), judged, run.TraceHashHex());
-  if (!run.matched && !options.verdict_is_news) fmt::print(stderr, "replay: {}\n", replay_command);
+  if (!run.matched && !options.verdict_is_news) fmt::print(stderr, "replay: {}\n", check.counterexample->replay_command);
+  // What makes a green run exit 4, one line each, as `check --quiet` does.
+  if (gaps) {
+    for (const std::string& line : report::UnfiredPlannedLines(check)) fmt::print(stderr, "{}\n", line);
+  }
 }
 
 }  // namespace
@@ -374,7 +382,7 @@ int RunAndReport(const char* command, const Scenario& scenario, const std::strin
   if (!options.trace_file.empty()) fmt::print(human, "trace written to {}\n", options.trace_file);
   for (const std::string& f : out.written()) fmt::print(human, "wrote {}\n", f);
   fmt::print(human, "replay: {}\n", check.counterexample->replay_command);
-  if (options.output.quiet) PrintQuietLine(scenario, config, *run, check.counterexample->replay_command, options);
+  if (options.output.quiet) PrintQuietLine(scenario, config, *run, check, options);
   if (diverged) {
     fmt::print(human, "replay diverged: observed {} in a run that is not the recorded one (see above); exit 3\n",
                run->observed);

@@ -137,6 +137,12 @@ TEST(CliTest, APlannedFaultThatNeverFiredIsNamedAndAGreenWithoutItIsExitFour) {
   EXPECT_NE(duplicate.output.find("planned fault never fired: 'crash w1 after-effect #5'"), std::string::npos)
       << duplicate.output;
 
+  // --quiet's one line says so, and stderr says why, as `check --quiet` does.
+  CommandOutput quiet = RunXackly({"run", "--scenario", green, "--quiet"});
+  EXPECT_EQ(quiet.exit_code, kExitCoverageGaps) << quiet.output;
+  EXPECT_NE(quiet.output.find("observed ok (expected ok): matched with gaps, trace"), std::string::npos) << quiet.output;
+  EXPECT_NE(quiet.output.find(line), std::string::npos) << quiet.output;
+
   // The reports CI keeps say it too: the JSON names the fault and why, and
   // JUnit fails the green run with a failure element (not only a count).
   const std::string out = dir.path() + "/out";

@@ -221,6 +221,13 @@ TEST(JunitTest, AMatchThatDidNotPassForItsGapsIsAFailureNamingEachGap) {
             std::string::npos)
       << xml;
   EXPECT_NE(xml.find("type=\"coverage-gaps\">" + EscapeXml(line) + "\n</failure>"), std::string::npos) << xml;
+  // No format shows the run that did not pass as a plain match.
+  EXPECT_NE(RenderMarkdown(report).find("## ⚠️ green-unfired"), std::string::npos);
+  EXPECT_NE(RenderMarkdown(report).find("| ⚠️ **matched with gaps** | green-unfired |"), std::string::npos);
+  EXPECT_NE(RenderHtml(report).find("<span class=\"badge fail\">matched with gaps</span> green-unfired"),
+            std::string::npos);
+  EXPECT_NE(RenderText(report, false).find("── green-unfired: expected ok, observed ok — matched with gaps"),
+            std::string::npos);
   // Every format says it of both runs whose plan it was, the passing one too
   // (JUnit in each system-out, and in the failure; JSON as fields).
   for (const std::string& format : FormatNames()) {
