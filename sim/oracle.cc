@@ -45,6 +45,13 @@ const char* HistoryKindName(HistoryKind k) {
 }
 
 namespace {
+
+// "1 delivery", "3 deliveries".
+std::string DeliveriesText(int64_t n) { return n == 1 ? "1 delivery" : fmt::format("{} deliveries", n); }
+
+}  // namespace
+
+namespace {
 constexpr size_t kHistoryItemsPerEvent = 8;
 }  // namespace
 
@@ -681,8 +688,8 @@ Violation Oracle::ExplainMissing(const std::string& event_id, const FinalState& 
     } else {
       v.kind = VerdictKind::kStuck;
       v.cause = "never-settled";
-      v.detail = fmt::format("{} never settles: entry {} is pending with live consumer {} after {} deliveries and its effect never succeeded",
-                             event_id, row.id, row.consumer, row.deliveries);
+      v.detail = fmt::format("{} never settles: entry {} is pending with live consumer {} after {} and its effect never succeeded",
+                             event_id, row.id, row.consumer, DeliveriesText(row.deliveries));
     }
     return v;
   }
@@ -792,8 +799,8 @@ std::vector<Violation> Oracle::Judge(const FinalState& fs, const EffectLedger& l
       v.event_id = event_id;
       v.effect_count = static_cast<int>(list.size());
       v.cause = "done-but-pending";
-      v.detail = fmt::format("{} is done, but its entry {} stays pending with {} after {} deliveries: the PEL never drains",
-                             event_id, row.id, row.consumer, row.deliveries);
+      v.detail = fmt::format("{} is done, but its entry {} stays pending with {} after {}: the PEL never drains",
+                             event_id, row.id, row.consumer, DeliveriesText(row.deliveries));
       out.push_back(v);
       break;
     }
