@@ -90,6 +90,15 @@ report::CheckReport SingleRunCheck(const std::string& name, const std::string& d
   return r;
 }
 
+report::Report SingleRunReport(const std::string& command, uint64_t seed, const report::CheckReport& check) {
+  report::Report r;
+  r.command = command;
+  r.seed = seed;
+  r.checks.push_back(check);
+  r.all_matched = report::Passed(check);
+  return r;
+}
+
 report::CheckReport ToCheckReport(const std::string& name, const std::string& description,
                                   const RunConfig& base, const CheckOutcome& outcome,
                                   const std::string& counterexample_file) {

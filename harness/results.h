@@ -26,6 +26,12 @@ report::CheckReport SingleRunCheck(const std::string& name, const std::string& d
                                    const RunConfig& config, const RunResult& result,
                                    const std::string& scenario_file, double seconds);
 
+// The report of a single run: `command` ("run", "replay", "explain") of
+// `seed`, with `check` (SingleRunCheck) as its one check, all matched when
+// it passed (report::Passed: a green run whose plan left a fault unfired did
+// not). The caller names the tool version, command line, server and options.
+report::Report SingleRunReport(const std::string& command, uint64_t seed, const report::CheckReport& check);
+
 // A check row for a property check; `counterexample_file` is where the
 // minimal case was written (empty: none).
 report::CheckReport ToCheckReport(const std::string& name, const std::string& description,

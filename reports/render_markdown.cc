@@ -68,6 +68,13 @@ void CoverageTable(const CheckReport& k, std::string& out) {
   }
 }
 
+// A check's cell in the results table.
+const char* ResultCell(const CheckReport& k) {
+  if (FailedOnlyByGaps(k)) return "⚠️ **matched with gaps**";
+  if (k.matched) return "✅ ok";
+  return k.undecided ? "⏸ undecided" : "❌ **MISMATCH**";
+}
+
 void RenderDetail(const CheckReport& k, std::string& out) {
   out += fmt::format("\n## {} {}: expected {}, observed {}\n\n", Passed(k) ? "✅" : k.matched ? "⚠️" : "❌", Md(k.name),
                      Code(k.expected.ToString()), Code(Or(k.observed, "?")));
@@ -149,7 +156,7 @@ std::string RenderMarkdown(const Report& report) {
     const std::string replay = k.counterexample && !k.counterexample->replay_file.empty()
                                    ? Code(k.counterexample->replay_file)
                                    : "–";
-    out += Row({FailedOnlyByGaps(k) ? "⚠️ **matched with gaps**" : k.matched ? "✅ ok" : k.undecided ? "⏸ undecided" : "❌ **MISMATCH**", Md(k.name), Code(k.expected.ToString()),
+    out += Row({ResultCell(k), Md(k.name), Code(k.expected.ToString()),
                 Code(Or(k.observed, "?")), fmt::format("{} ({} violated)", k.cases_run, k.cases_failed),
                 k.counterexample ? Md(Or(k.counterexample_size, "?")) : "–", replay});
   }

@@ -134,12 +134,6 @@ std::vector<Beat> EventBeats(const std::string& event_id, const std::vector<Hist
     const HistoryItem& item = history[i];
     if (item.kind == HistoryKind::kEffect) effect_before = true;
     if (item.kind == HistoryKind::kProduced && !tell_produce) continue;
-    // A producer's lost XADD is one fault: its produce-lost item says it,
-    // and the lost-request item the same request left is not a second one.
-    if (item.kind == HistoryKind::kLostRequest && i > 0 && history[i - 1].kind == HistoryKind::kProduceLost &&
-        history[i - 1].line == item.line && history[i - 1].actor == item.actor) {
-      continue;
-    }
     Beat b{item.kind, item.t_ms, item.line, item.actor, item.detail, item.value, {}, "", false, false, false, false,
            0, item.t_ms};
     b.facts = item;

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/text.h"
 #include "sim/trace.h"
 #include "sim/worker.h"
 
@@ -43,13 +44,6 @@ const char* HistoryKindName(HistoryKind k) {
   }
   return "?";
 }
-
-namespace {
-
-// "1 delivery", "3 deliveries".
-std::string DeliveriesText(int64_t n) { return n == 1 ? "1 delivery" : fmt::format("{} deliveries", n); }
-
-}  // namespace
 
 namespace {
 constexpr size_t kHistoryItemsPerEvent = 8;
@@ -689,7 +683,7 @@ Violation Oracle::ExplainMissing(const std::string& event_id, const FinalState& 
       v.kind = VerdictKind::kStuck;
       v.cause = "never-settled";
       v.detail = fmt::format("{} never settles: entry {} is pending with live consumer {} after {} and its effect never succeeded",
-                             event_id, row.id, row.consumer, DeliveriesText(row.deliveries));
+                             event_id, row.id, row.consumer, Plural(row.deliveries, "delivery", "deliveries"));
     }
     return v;
   }
@@ -800,7 +794,7 @@ std::vector<Violation> Oracle::Judge(const FinalState& fs, const EffectLedger& l
       v.effect_count = static_cast<int>(list.size());
       v.cause = "done-but-pending";
       v.detail = fmt::format("{} is done, but its entry {} stays pending with {} after {}: the PEL never drains",
-                             event_id, row.id, row.consumer, DeliveriesText(row.deliveries));
+                             event_id, row.id, row.consumer, Plural(row.deliveries, "delivery", "deliveries"));
       out.push_back(v);
       break;
     }

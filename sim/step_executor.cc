@@ -216,10 +216,12 @@ Status Simulation::ExecuteRedis(Actor& a, Step& s, bool* handled) {
     trace_.Add(now_, a.name, LineKind::kFault, RequestText(s.argv), "!lost-request (never reached the server)",
                {.event = LineEvent::kLostRequest, .argv = &s.argv, .site = site});
     SetOracleLine(trace_.size() - 1);
+    std::vector<std::string> events = EventsOf(s);
     if (s.op == Op::kProduce) {
       ForEachOracle([&](Oracle& o) { o.Produced(now_, a.name, s.event_id, s.argv[2], Oracle::ProduceOutcome::kNotSent); });
+      events.clear();  // the event's history has it as its lost XADD: one fault, one item
     }
-    TimeOut(a, HistoryKind::kLostRequest, site, EventsOf(s));
+    TimeOut(a, HistoryKind::kLostRequest, site, events);
     *handled = true;
     return Status::Ok();
   }

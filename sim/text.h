@@ -16,6 +16,12 @@ template <typename Int>
 std::string Plural(Int n, std::string_view word) {
   return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
 }
+// "1 delivery", "3 deliveries": the same, for a word whose plural is not
+// word + "s".
+template <typename Int>
+std::string Plural(Int n, std::string_view one, std::string_view many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
 
 // `text` whole when it has at most `max_chars` characters; else its first
 // `max_chars` followed by "..." (messages quote user data and trace lines

@@ -329,13 +329,6 @@ int RunAndReport(const char* command, const Scenario& scenario, const std::strin
     replay_file = *file;
   }
 
-  report::Report rep;
-  rep.tool_version = XACKLY_VERSION;
-  rep.command = command;
-  rep.command_line = CommandLine();
-  rep.seed = config.seed;
-  rep.server_version = server_version;
-  rep.options = DescribeRun(config);
   report::CheckReport check = SingleRunCheck(scenario.name, scenario.description, config, *run, scenario_file, seconds);
   // `run` without --out is reproduced by its own command line (its flags may
   // override the scenario file's seed or workload); replay and explain by
@@ -345,8 +338,11 @@ int RunAndReport(const char* command, const Scenario& scenario, const std::strin
       !check.counterexample->replay_file.empty()
           ? ReplayCommand(check.counterexample->replay_file, options.replay_flags)
           : CommandLine();
-  rep.checks.push_back(check);
-  rep.all_matched = report::Passed(check);  // a green run with a planned fault unfired did not pass
+  report::Report rep = SingleRunReport(command, config.seed, check);
+  rep.tool_version = XACKLY_VERSION;
+  rep.command_line = CommandLine();
+  rep.server_version = server_version;
+  rep.options = DescribeRun(config);
 
   if (Status wrote = out.WriteReports(rep, options.output); !wrote.ok()) {
     PrintError(command, wrote);

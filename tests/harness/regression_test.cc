@@ -112,15 +112,12 @@ class ScenarioRunsTest : public ::testing::Test {
   // short hash per format (report::FormatNames' order): "a1b2c3d4 ...".
   // What varies between machines (version, duration) is fixed.
   static std::string ReportHashes(const std::string& file, const RunConfig& config, const RunResult& run) {
-    report::Report rep;
+    report::CheckReport check = SingleRunCheck(file, config.protocol.description, config, run, file, 0.0);
+    check.counterexample->replay_command = ReplayCommand(file);
+    report::Report rep = SingleRunReport("run", config.seed, check);
     rep.tool_version = "approved";
-    rep.command = "run";
     rep.command_line = "xackly run --scenario " + file;
-    rep.seed = config.seed;
     rep.server_version = "redis 7.0.15";
-    rep.checks.push_back(SingleRunCheck(file, config.protocol.description, config, run, file, 0.0));
-    rep.checks.back().counterexample->replay_command = ReplayCommand(file);
-    rep.all_matched = run.matched;
     std::string out;
     for (const std::string& format : report::FormatNames()) {
       uint64_t hash = Fnv1aText::kOffsetBasis;

@@ -51,7 +51,7 @@ TEST(StoryTest, ALostXaddRequestIsToldBeforeTheRetryThatAddsTheEvent) {
   ASSERT_EQ(lost.size(), 1u);
   ASSERT_EQ(added.size(), 1u);
   EXPECT_LT(lost[0], added[0]);
-  EXPECT_TRUE(Find(story, "request is lost").size() == 1u) << "one fault, one sentence";
+  EXPECT_EQ(Find(story, "request is lost").size(), 1u) << "one fault, one sentence";
   EXPECT_NE(story.back().find("duplicate of order:1"), std::string::npos);
 }
 

@@ -37,6 +37,9 @@ TEST(TextHelpersTest, PluralOnlyForCountsOtherThanOne) {
   EXPECT_EQ(Plural(1, "case"), "1 case");
   EXPECT_EQ(Plural(0, "case"), "0 cases");
   EXPECT_EQ(Plural(size_t{2}, "fault"), "2 faults");
+  EXPECT_EQ(Plural(int64_t{1}, "delivery", "deliveries"), "1 delivery");
+  EXPECT_EQ(Plural(0, "delivery", "deliveries"), "0 deliveries");
+  EXPECT_EQ(Plural(3, "delivery", "deliveries"), "3 deliveries");
 }
 
 // What the determinism check prints when two runs of one seed differ: the
