@@ -84,8 +84,12 @@ report::CheckReport SingleRunCheck(const std::string& name, const std::string& d
   r.counterexample = ToCaseReport(config, result, scenario_file);
   r.counterexample_size = CaseSize(config, result);
   r.fired_totals = result.coverage.fired;
-  r.never_fired = result.coverage.NeverFired();
+  // An explicit plan fires only the faults it names: the model's other
+  // sites were never meant to fire, and its own unfired faults are named
+  // below (unfired_planned).
+  if (!config.fault_schedule) r.never_fired = result.coverage.NeverFired();
   for (const FaultPlan::Unfired& u : result.unfired_planned) r.unfired_planned.push_back({u.spec.ToString(), u.why});
+  r.single_run = true;
   r.seconds = seconds;
   return r;
 }

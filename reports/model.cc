@@ -177,7 +177,10 @@ std::string SearchSettings::DifferenceFrom(const SearchSettings& other) const {
 std::vector<CoverageRow> CoverageRows(const CheckReport& check) {
   std::map<std::string, int> fired = check.fired_totals;
   std::set<std::string> never(check.never_fired.begin(), check.never_fired.end());
-  if (fired.empty() && never.empty() && check.counterexample) {
+  // A single run's counts are its own (SingleRunCheck): an explicit plan's
+  // run that fired nothing has none, and the model's sites it never aimed
+  // at are no gap of it.
+  if (fired.empty() && never.empty() && check.counterexample && !check.single_run) {
     const FaultCoverage& cov = check.counterexample->coverage;
     fired = cov.fired;
     for (const std::string& site : cov.enabled) {
@@ -253,6 +256,23 @@ const char* ResultWord(const CheckReport& check) {
   if (check.matched && !check.coverage_gaps.empty()) return check.gaps_allowed ? "matched (gaps allowed)" : "matched with gaps";
   if (check.matched) return "matched";
   return check.undecided ? "undecided" : "MISMATCH";
+}
+
+const char* CaseTitle(const CheckReport& check) {
+  return check.single_run ? "run" : "minimal counterexample";
+}
+
+const char* CaseColumnTitle(const Report& report) {
+  const bool runs = !report.checks.empty() &&
+                    std::all_of(report.checks.begin(), report.checks.end(),
+                                [](const CheckReport& k) { return k.single_run; });
+  return runs ? "run" : "minimal counterexample";
+}
+
+std::string CoverageScope(const CheckReport& check) {
+  if (check.single_run) return "in this run";
+  return "over the " + Count(check.cases_run, "case") + " searched" +
+         (check.counterexample ? ", not in the counterexample" : "");
 }
 
 bool NeedsDetail(const CheckReport& check) {

@@ -111,6 +111,9 @@ struct CheckReport {
     bool operator==(const UnfiredFault&) const = default;
   };
   std::vector<UnfiredFault> unfired_planned;
+  // A single run (run, replay, explain: SingleRunCheck): its case is the run
+  // itself, shown whatever its verdict, not a search's shrunk counterexample.
+  bool single_run = false;
   double seconds = 0;
 };
 
@@ -213,6 +216,16 @@ const FaultKindInfo* FaultOf(const HistoryItem& item);
 // The slot an actor incarnation shares with its others ("w1" for "w1.2").
 inline std::string_view Slot(std::string_view actor) { return DescribeActor(actor).slot; }
 
+// What every format calls a check's case: "run" for a single run, else
+// "minimal counterexample".
+const char* CaseTitle(const CheckReport& check);
+// The heading of the verdict table's case column: "run" when every check of
+// `report` is a single run, else "minimal counterexample".
+const char* CaseColumnTitle(const Report& report);
+// Where a check's coverage counts come from: "in this run", or "over the 300
+// cases searched" (", not in the counterexample" when it has one).
+std::string CoverageScope(const CheckReport& check);
+
 // One fault site of a check's coverage.
 struct CoverageRow {
   std::string site;          // "crash@after-effect", "xdel", ...
@@ -220,7 +233,8 @@ struct CoverageRow {
   bool never_fired = false;  // enabled, but never fired: a gap in the search
 };
 // The check's coverage by site name: every site in fired_totals and
-// never_fired. When both are empty, the counterexample's own coverage.
+// never_fired. When both are empty, the counterexample's own coverage
+// (not a single run's: its counts are already its case's).
 std::vector<CoverageRow> CoverageRows(const CheckReport& check);
 
 // "300 run, 4 violated", and ", 1 stopped by the harness limit (not

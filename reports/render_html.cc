@@ -395,8 +395,9 @@ class BottomRows {
   std::vector<double> ends_;
 };
 
-// `path`: the violating path's trace lines (PathLines).
-void Timeline(const CaseReport& c, int n, const std::set<int64_t>& path, std::string& out) {
+// `path`: the violating path's trace lines (PathLines); `title`: what the
+// case is (CaseTitle).
+void Timeline(const CaseReport& c, int n, const std::set<int64_t>& path, const char* title, std::string& out) {
   const Layout layout = Lay(c, path);
   if (layout.steps.empty()) {
     out += "<p class=\"note\">The trace of this case was not kept, so there is no timeline.</p>\n";
@@ -414,8 +415,8 @@ void Timeline(const CaseReport& c, int n, const std::set<int64_t>& path, std::st
   out += "</div>\n<div class=\"scroll\">\n";
   out += fmt::format(
       "<svg id=\"timeline-{0}\" class=\"timeline\" data-detail=\"step-detail-{0}\" width=\"{1}\" height=\"{2}\" "
-      "viewBox=\"0 0 {1} {2}\" role=\"img\" aria-label=\"timeline of the counterexample\">\n",
-      n, Num(layout.width), Num(height));
+      "viewBox=\"0 0 {1} {2}\" role=\"img\" aria-label=\"timeline of the {3}\">\n",
+      n, Num(layout.width), Num(height), title);
   out += fmt::format(
       "<defs><pattern id=\"hatch-{}\" width=\"8\" height=\"8\" patternUnits=\"userSpaceOnUse\" "
       "patternTransform=\"rotate(45)\"><rect width=\"8\" height=\"8\" fill=\"#fef2f2\"/>"
@@ -587,9 +588,11 @@ void StoryList(const CaseReport& c, int n, std::string& out) {
 void CoverageTable(const CheckReport& k, const std::string& id, std::string& out) {
   const std::vector<CoverageRow> rows = CoverageRows(k);
   if (rows.empty()) {
-    out += "<p class=\"note\">No fault site was enabled.</p>\n";
+    out += k.single_run ? "<p class=\"note\">No fault fired in this run.</p>\n"
+                        : "<p class=\"note\">No fault site was enabled.</p>\n";
     return;
   }
+  out += "<p class=\"note\">Times each site fired " + E(CoverageScope(k)) + ".</p>\n";
   out += fmt::format("<table{} class=\"coverage\"><thead><tr><th>fault site</th><th>times fired</th></tr></thead><tbody>\n",
                      id.empty() ? "" : " id=\"" + id + "\"");
   for (const CoverageRow& row : rows) {
@@ -640,7 +643,7 @@ void CaseSection(const CheckReport& k, int n, std::string& out) {
 
   const std::vector<int64_t> path_lines = PathLines(c);
   const std::set<int64_t> path(path_lines.begin(), path_lines.end());
-  out += "<h3>Timeline of the minimal counterexample</h3>\n";
+  out += fmt::format("<h3>Timeline of the {}</h3>\n", CaseTitle(k));
   out += kLegend;
   std::vector<std::string> followed;
   for (const Violation& v : c.violations) {
@@ -660,16 +663,20 @@ void CaseSection(const CheckReport& k, int n, std::string& out) {
     out += "<p class=\"followed\">Highlighted: every step that touched " +
            fmt::format("{}", fmt::join(followed, " and ")) + ".</p>\n";
   }
-  Timeline(c, n, path, out);
+  Timeline(c, n, path, CaseTitle(k), out);
 
-  out += "<div class=\"grid\">\n<div>\n<h3>Story</h3>\n";
-  StoryList(c, n, out);
-  out += "<h3>Violations</h3>\n<ul class=\"violations\">\n";
-  for (const Violation& v : c.violations) {
-    out += fmt::format("<li><b class=\"kind\">{}</b> {} <code>{}</code>: {}</li>\n", VerdictKindName(v.kind),
-                       E(ViolationSubject(v)), E(v.cause), E(v.detail));
+  out += "<div class=\"grid\">\n<div>\n";
+  if (!c.violations.empty()) {
+    out += "<h3>Story</h3>\n";
+    StoryList(c, n, out);
+    out += "<h3>Violations</h3>\n<ul class=\"violations\">\n";
+    for (const Violation& v : c.violations) {
+      out += fmt::format("<li><b class=\"kind\">{}</b> {} <code>{}</code>: {}</li>\n", VerdictKindName(v.kind),
+                         E(ViolationSubject(v)), E(v.cause), E(v.detail));
+    }
+    out += "</ul>\n";
   }
-  out += "</ul>\n<h3>Replay</h3>\n";
+  out += "<h3>Replay</h3>\n";
   out += fmt::format("<pre><code id=\"replay-{}\" class=\"replay\">{}</code></pre>\n", n,
                      E(Or(c.replay_command, "(no replay command recorded)")));
   if (!c.replay_file.empty()) out += "<p>Replay file: <code>" + E(c.replay_file) + "</code></p>\n";
@@ -678,8 +685,7 @@ void CaseSection(const CheckReport& k, int n, std::string& out) {
       {"expected", k.expected.ToString()},
       {"observed", Or(k.observed, "?")},
       {"cases", CaseCountsText(k)},
-      {"minimal counterexample", Or(k.counterexample_size, "?") +
-                                     ShrinkNote(k)},
+      {CaseTitle(k), Or(k.counterexample_size, "?") + ShrinkNote(k)},
       {"protocol", c.protocol},
       {"scenario file", Or(c.scenario_file, "–")},
       {"seed", std::to_string(c.seed)},
@@ -850,7 +856,8 @@ std::string RenderHtml(const Report& report) {
   out += "</header>\n";
 
   out += "<h2>Verdicts</h2>\n<table id=\"verdicts\"><thead><tr><th>result</th><th>protocol</th><th>expected</th>"
-         "<th>observed</th><th>cases</th><th>minimal counterexample</th><th>replay file</th><th>time</th></tr></thead><tbody>\n";
+         "<th>observed</th><th>cases</th><th>" + std::string(CaseColumnTitle(report)) +
+         "</th><th>replay file</th><th>time</th></tr></thead><tbody>\n";
   int n = 0;
   for (const CheckReport& k : report.checks) {
     const std::string name = NeedsDetail(k) ? fmt::format("<a href=\"#case-{}\">{}</a>", ++n, E(k.name)) : E(k.name);

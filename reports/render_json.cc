@@ -169,6 +169,7 @@ json CheckJson(const CheckReport& k) {
           {"coverage_gaps", k.coverage_gaps},
           {"gaps_allowed", k.gaps_allowed},
           {"unfired_planned", UnfiredJson(k)},
+          {"single_run", k.single_run},
           {"seconds", k.seconds}};
 }
 
@@ -478,6 +479,7 @@ void ReadCheck(Reader& r, const json& j, const std::string& p, CheckReport* k) {
     r.ReadValue(s, sp, &k->coverage_gaps.emplace_back());
   });
   r.Read(j, p, "gaps_allowed", &k->gaps_allowed);
+  if (j.contains("single_run")) r.Read(j, p, "single_run", &k->single_run);  // absent before it was added
   if (j.contains("unfired_planned")) {  // absent before it was added
     r.ForArray(j, p, "unfired_planned", [&](const json& u, const std::string& up) {
       CheckReport::UnfiredFault& out = k->unfired_planned.emplace_back();

@@ -52,8 +52,12 @@ std::string FailureText(const CheckReport& k, const CaseTexts& texts) {
                                 k.expected.ToString(), Or(k.observed, "?"), Count(k.cases_run, "case"));
   if (!k.counterexample) return out + "No case violated, so there is no counterexample to replay.\n";
   const CaseReport& c = *k.counterexample;
-  out += "\nStory of the minimal counterexample (" + Or(k.counterexample_size, "?") + "):\n" + texts.story;
-  out += "\nViolations:\n" + texts.violations;
+  if (c.violations.empty()) {
+    out += fmt::format("\nNo event was violated in the {} ({}).\n", CaseTitle(k), Or(k.counterexample_size, "?"));
+  } else {
+    out += fmt::format("\nStory of the {} ({}):\n", CaseTitle(k), Or(k.counterexample_size, "?")) + texts.story;
+    out += "\nViolations:\n" + texts.violations;
+  }
   out += "\nReplay: " + Or(c.replay_command, "(no replay command recorded)") + "\n";
   return out;
 }
@@ -68,16 +72,14 @@ std::string SystemOut(const CheckReport& k, const CaseTexts& texts) {
   for (const std::string& line : UnfiredPlannedLines(k)) out += line + "\n";
   if (k.counterexample) {
     const CaseReport& c = *k.counterexample;
-    out += fmt::format("minimal counterexample: {}{}\n", Or(k.counterexample_size, "?"),
-                       ShrinkNote(k));
+    out += fmt::format("{}: {}{}\n", CaseTitle(k), Or(k.counterexample_size, "?"), ShrinkNote(k));
     out += fmt::format("case: protocol {}, seed {}, {}, {}, {}, persistence {}, "
                        "restart naming {}, {} steps, {} virtual, trace hash {}\n",
                        c.protocol, c.seed, Count(c.producers, "producer"), WorkersText(c), Count(c.events, "event"), Or(c.persistence, "?"),
                        Or(c.restart_naming, "?"), c.steps, FormatDuration(std::max<int64_t>(c.virtual_ms, 0)),
                        Or(c.trace_hash, "?"));
     for (const FaultSpec& f : c.fired) out += "fault fired: " + f.ToString() + "\n";
-    out += "\nstory:\n" + texts.story;
-    out += "\nviolations:\n" + texts.violations;
+    if (!c.violations.empty()) out += "\nstory:\n" + texts.story + "\nviolations:\n" + texts.violations;
     const std::vector<PathRow> path = FoldedPath(c);
     if (!path.empty()) {
       out += fmt::format("\nviolating path ({} of {} trace lines):\n", PathLines(c).size(), c.trace.size());
@@ -90,8 +92,7 @@ std::string SystemOut(const CheckReport& k, const CaseTexts& texts) {
       }
     }
   }
-  out += fmt::format("\nfault-point coverage (times each site fired over the {} searched, not in the counterexample):\n",
-                     Count(k.cases_run, "case"));
+  out += fmt::format("\nfault-point coverage (times each site fired {}):\n", CoverageScope(k));
   for (const CoverageRow& row : CoverageRows(k)) {
     out += fmt::format("  {} {}{}\n", row.site, row.fired, row.never_fired ? " (never fired)" : "");
   }

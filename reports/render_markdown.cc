@@ -59,9 +59,10 @@ std::string Row(const std::vector<std::string>& cells) {
 void CoverageTable(const CheckReport& k, std::string& out) {
   const std::vector<CoverageRow> rows = CoverageRows(k);
   if (rows.empty()) {
-    out += "No fault site was enabled.\n";
+    out += k.single_run ? "No fault fired in this run.\n" : "No fault site was enabled.\n";
     return;
   }
+  out += "Times each site fired " + Md(CoverageScope(k)) + ":\n\n";
   out += Row({"fault site", "times fired"}) + "|---|---:|\n";
   for (const CoverageRow& row : rows) {
     out += Row({Code(row.site), row.never_fired ? "0 ⚠️ never fired" : std::to_string(row.fired)});
@@ -91,7 +92,7 @@ void RenderDetail(const CheckReport& k, std::string& out) {
     return;
   }
   const CaseReport& c = *k.counterexample;
-  out += fmt::format("- **Minimal counterexample:** {}{}\n", Md(Or(k.counterexample_size, "?")),
+  out += fmt::format("- **{}:** {}{}\n", Capitalized(CaseTitle(k)), Md(Or(k.counterexample_size, "?")),
                      ShrinkNote(k));
   out += fmt::format("- **Case:** protocol {}, seed {}, {}, {}, {}, "
                      "persistence {}, restart naming {}, {} steps, {} virtual, trace hash {}\n",
@@ -104,14 +105,18 @@ void RenderDetail(const CheckReport& k, std::string& out) {
     out += "- **Faults fired:** " + fmt::format("{}", fmt::join(faults, ", ")) + "\n";
   }
 
-  out += "\n### Story\n\n";
-  const std::vector<std::string> story = Story(c);
-  for (size_t i = 0; i < story.size(); ++i) out += fmt::format("{}. {}\n", i + 1, Md(story[i]));
+  if (!c.violations.empty()) {
+    out += "\n### Story\n\n";
+    const std::vector<std::string> story = Story(c);
+    for (size_t i = 0; i < story.size(); ++i) out += fmt::format("{}. {}\n", i + 1, Md(story[i]));
 
-  out += "\n### Violations\n\n";
-  for (const Violation& v : c.violations) {
-    out += fmt::format("- **{}** {} ({}): {}\n", VerdictKindName(v.kind),
-                       v.event_id.empty() ? ViolationSubject(v, "run-wide") : Code(v.event_id) + (v.group.empty() ? "" : " in group " + Code(v.group)), Code(v.cause), Md(v.detail));
+    out += "\n### Violations\n\n";
+    for (const Violation& v : c.violations) {
+      out += fmt::format("- **{}** {} ({}): {}\n", VerdictKindName(v.kind),
+                         v.event_id.empty() ? ViolationSubject(v, "run-wide")
+                                            : Code(v.event_id) + (v.group.empty() ? "" : " in group " + Code(v.group)),
+                         Code(v.cause), Md(v.detail));
+    }
   }
 
   const std::vector<PathRow> path = FoldedPath(c);
@@ -150,7 +155,7 @@ std::string RenderMarkdown(const Report& report) {
   if (!report.command_line.empty()) out += "Command: " + Code(report.command_line) + "\n\n";
   if (!report.options.empty()) out += "Options: " + Code(report.options) + "\n\n";
 
-  out += Row({"result", "protocol", "expected", "observed", "cases", "minimal counterexample", "replay file"});
+  out += Row({"result", "protocol", "expected", "observed", "cases", CaseColumnTitle(report), "replay file"});
   out += "|---|---|---|---|---:|---|---|\n";
   for (const CheckReport& k : report.checks) {
     const std::string replay = k.counterexample && !k.counterexample->replay_file.empty()

@@ -124,8 +124,7 @@ void RenderDetail(const CheckReport& k, const Paint& paint, std::string& out) {
     return;
   }
   const CaseReport& c = *k.counterexample;
-  out += fmt::format("minimal counterexample: {}{}\n", Printable(Or(k.counterexample_size, "?")),
-                     ShrinkNote(k));
+  out += fmt::format("{}: {}{}\n", CaseTitle(k), Printable(Or(k.counterexample_size, "?")), ShrinkNote(k));
   out += Printable(CaseFacts(c)) + "\n";
   if (!c.fired.empty()) {
     std::vector<std::string> faults;
@@ -133,18 +132,19 @@ void RenderDetail(const CheckReport& k, const Paint& paint, std::string& out) {
     out += "faults fired: " + fmt::format("{}", fmt::join(faults, "; ")) + "\n";
   }
 
-  out += paint.Bold("story:") + "\n";
-  const std::vector<StorySentence> story = StorySentences(c);
-  for (size_t i = 0; i < story.size(); ++i) {
-    std::string line = Printable(story[i].text);
-    if (story[i].kind == StorySentence::Kind::kVerdict) line = paint.Red(line);
-    out += fmt::format("  {:>2}. {}\n", i + 1, line);
-  }
-  out += paint.Bold("violations:") + "\n";
-  for (const Violation& v : c.violations) {
-    out += "  " + paint.Red(VerdictKindName(v.kind)) + " " +
-           Printable(ViolationSubject(v)) + " [" + Printable(v.cause) + "] " +
-           Printable(v.detail) + "\n";
+  if (!c.violations.empty()) {
+    out += paint.Bold("story:") + "\n";
+    const std::vector<StorySentence> story = StorySentences(c);
+    for (size_t i = 0; i < story.size(); ++i) {
+      std::string line = Printable(story[i].text);
+      if (story[i].kind == StorySentence::Kind::kVerdict) line = paint.Red(line);
+      out += fmt::format("  {:>2}. {}\n", i + 1, line);
+    }
+    out += paint.Bold("violations:") + "\n";
+    for (const Violation& v : c.violations) {
+      out += "  " + paint.Red(VerdictKindName(v.kind)) + " " + Printable(ViolationSubject(v)) + " [" +
+             Printable(v.cause) + "] " + Printable(v.detail) + "\n";
+    }
   }
   const std::vector<PathRow> path = FoldedPath(c);
   if (!path.empty()) {
@@ -166,8 +166,7 @@ void RenderDetail(const CheckReport& k, const Paint& paint, std::string& out) {
       std::string part = fmt::format("{} {}", Printable(row.site), row.fired);
       parts.push_back(row.never_fired ? paint.Yellow(part + " (never fired)") : part);
     }
-    out += fmt::format("coverage (times each site fired over the {} searched, not in the counterexample): {}\n",
-                       Count(k.cases_run, "case"), fmt::join(parts, ", "));
+    out += fmt::format("coverage (times each site fired {}): {}\n", CoverageScope(k), fmt::join(parts, ", "));
   }
   if (!c.replay_file.empty()) out += "replay file: " + Printable(c.replay_file) + "\n";
   out += paint.Bold("replay: ") + paint.Cyan(Printable(Or(c.replay_command, "(no replay command recorded)"))) +
@@ -197,7 +196,7 @@ std::string RenderText(const Report& report, bool color, bool mismatches_only) {
                     fmt::format("{} ({} violated)", k.cases_run, k.cases_failed),
                     k.counterexample ? Printable(Or(k.counterexample_size, "?")) : "-", Printable(replay)});
   }
-  out += Table({"result", "protocol", "expected", "observed", "cases", "minimal counterexample", "replay file"},
+  out += Table({"result", "protocol", "expected", "observed", "cases", CaseColumnTitle(report), "replay file"},
                rows,
                [&](size_t r, size_t col, const std::string& cell) {
                  if (col != 0) return cell;

@@ -112,6 +112,12 @@ std::string EscapeXml(std::string_view s) {
   });
 }
 
+std::string Capitalized(std::string_view s) {
+  std::string out(s);
+  if (!out.empty() && out[0] >= 'a' && out[0] <= 'z') out[0] = static_cast<char>(out[0] - 'a' + 'A');
+  return out;
+}
+
 std::vector<std::string> Words(std::string_view s) {
   std::vector<std::string> out;
   for (std::string_view w : SplitWords(s, " \t\n\r\"'[](),|=;")) out.emplace_back(w);

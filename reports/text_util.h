@@ -26,6 +26,10 @@ std::string EscapeXml(std::string_view s);
 // `s`, or `fallback` when `s` is empty (a field the producer left unset).
 inline std::string Or(const std::string& s, const char* fallback) { return s.empty() ? fallback : s; }
 
+// `s` with its first letter upper case, for the start of a heading or a
+// sentence ("run" -> "Run"). Only an ASCII first byte changes.
+std::string Capitalized(std::string_view s);
+
 // The words of a request or reply: split at spaces and at the punctuation of
 // the canonical reply rendering and SQL/Lua arguments (quotes, brackets,
 // parentheses, commas, '|', '='). "order:1" and "0-1" stay whole.

@@ -140,6 +140,7 @@ void ExpectSame(const Report& a, const Report& b) {
     EXPECT_FIELD(x, y, coverage_gaps);
     EXPECT_FIELD(x, y, gaps_allowed);
     EXPECT_FIELD(x, y, unfired_planned);
+    EXPECT_FIELD(x, y, single_run);
     EXPECT_FIELD(x, y, seconds);
   }
 }
@@ -297,6 +298,7 @@ rc::Gen<CheckReport> AnyCheck() {
     k.coverage_gaps = *Few(AnyText());
     k.gaps_allowed = *rc::gen::arbitrary<bool>();
     for (const std::string& fault : *Few(AnyText())) k.unfired_planned.push_back({fault, *AnyText()});
+    k.single_run = *rc::gen::arbitrary<bool>();
     k.seconds = *AnyFinite();
     return k;
   });
