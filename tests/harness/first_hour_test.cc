@@ -227,6 +227,18 @@ TEST(FirstHourTest, UsageErrorsHaveOneShapeAndAHint) {
   }
 }
 
+// A mistyped protocol name suggests the catalog names nearest to it: within
+// a third of its length in edits, or 3 for a short one ("nclam" is no-claim
+// less 3 letters; "ncla", 4 edits away, gets no suggestion), a part of a
+// name counting as 2, and never more than three names however many tie.
+TEST(FirstHourTest, AMistypedProtocolSuggestsAtMostThreeOfTheNearestNames) {
+  EXPECT_TRUE(Contains(RunXackly({"run", "--protocol", "nclam"}).output, "'nclam'; did you mean no-claim? (valid:"));
+  const CommandOutput far = RunXackly({"run", "--protocol", "ncla"});
+  EXPECT_TRUE(Contains(far.output, "unknown protocol 'ncla' (valid:")) << far.output;
+  EXPECT_TRUE(Contains(RunXackly({"run", "--protocol", "dedup"}).output,
+                       "'dedup'; did you mean no-dedupe or batch-ack-no-dedupe or txn-dedupe? (valid:"));
+}
+
 TEST(FirstHourTest, CheckRemovesTheReplayFilesOfThePreviousRun) {
   ScopedTempRoot dir;
   const std::string out = dir.path() + "/out";

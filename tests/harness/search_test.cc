@@ -122,6 +122,36 @@ TEST(SearchTest, BurstsAreDrawnUpToTheirLimitAndNeverPastIt) {
   EXPECT_EQ(bursts, (std::set<int64_t>{0, 2, 3})) << "0: evenly";
 }
 
+// The smallest limit that has a burst: at --max-events 2 a swarm case comes
+// evenly or in a burst of 2.
+TEST(SearchTest, TwoEventsAtMostCanComeInABurstOfTwo) {
+  RunConfig base = Base("txn-dedupe");
+  CaseBounds bounds;
+  bounds.max_events = 2;
+  ASSERT_EQ(SwarmRangesFor(base, bounds).produce_burst_max, 2);
+  rc::Gen<GeneratedCase> gen = GenCase(base, bounds);
+  std::set<int64_t> bursts;
+  for (int i = 0; i < 100; ++i) bursts.insert(NthCase(gen, 1, i, CaseSize(i)).value().produce_burst);
+  EXPECT_EQ(bursts, (std::set<int64_t>{0, 2}));
+}
+
+// In a swarm, a drawn failover promotes a replica that misses the model's
+// writes (lag:1) or 0 to 3 of them: one fully caught up (lag:0) is drawn,
+// and so is the largest lag, and nothing past it.
+TEST(SearchTest, AFailoversPromotedReplicaMissesNoneToThreeWrites) {
+  RunConfig base = Base("txn-dedupe");
+  base.replicas = 1;
+  base.faults.kinds = {FaultKind::kFailover};
+  rc::Gen<GeneratedCase> gen = GenCase(base, CaseBounds{});
+  std::set<std::string> targets;
+  for (int i = 0; i < 300; ++i) {
+    for (const FaultSpec& f : NthCase(gen, 1, i, CaseSize(i)).value().faults) {
+      if (f.kind == FaultKind::kFailover) targets.insert(f.target);
+    }
+  }
+  EXPECT_EQ(targets, (std::set<std::string>{"lag:0", "lag:1", "lag:2", "lag:3"}));
+}
+
 // --no-swarm runs every case at the base config's timing: events evenly
 // spaced, never in bursts. A swarm case of at most one event (--max-events
 // 1) has no burst to draw, and drawing one is no error.
