@@ -833,6 +833,44 @@ std::string Conclusion(const Violation& v) {
   return fmt::format("→ {}: {}.", VerdictKindName(v.kind), v.cause);
 }
 
+// Whether a trace line may have handed a pending entry over again: a claim
+// (XCLAIM, XAUTOCLAIM), an XREADGROUP of pending entries (an ID, not >),
+// server-side code (EVAL, FCALL: the trace does not show what it ran) or a
+// command the table does not know, that the server ran (not refused).
+bool MayRedeliver(const TraceLine& t) {
+  if (t.kind != LineKind::kRedis || t.argv.empty() || t.reply.starts_with('-')) return false;
+  const CommandInfo& info = CommandOf(t.argv);
+  if (info.category == ReportCategory::kClaim || info.runs_code || !info.known) return true;
+  if (info.verb != "XREADGROUP") return false;
+  auto streams = std::find_if(t.argv.begin(), t.argv.end(), [](const std::string& w) { return Upper(w) == "STREAMS"; });
+  if (streams == t.argv.end()) return false;
+  const auto after = static_cast<size_t>(t.argv.end() - streams - 1);
+  return std::any_of(t.argv.end() - static_cast<std::ptrdiff_t>(after / 2), t.argv.end(),
+                     [](const std::string& id) { return id != ">"; });
+}
+
+// For an entry left pending (pel-leak, or stuck after a delivery): that
+// nothing after its last step could have handed it over again, when the
+// trace shows so. Empty when something could have (the story's steps then
+// say what it did), or when the trace was not kept.
+std::string NothingRedelivers(const CaseReport& c, const Violation& v) {
+  if (v.kind != VerdictKind::kPelLeak && v.kind != VerdictKind::kStuck) return "";
+  if (v.event_id.empty() || c.trace.empty()) return "";
+  auto it = c.histories.find(HistoryKey(v));
+  if (it == c.histories.end() || it->second.empty()) return "";
+  const std::vector<HistoryItem>& history = it->second;
+  if (std::none_of(history.begin(), history.end(), [](const HistoryItem& i) { return IsDelivery(i.kind); })) return "";
+  int64_t last = -1;
+  for (const HistoryItem& i : history) last = std::max(last, i.line);
+  if (last < 0) return "";
+  for (size_t l = static_cast<size_t>(last) + 1; l < c.trace.size(); ++l) {
+    if (MayRedeliver(c.trace[l])) return "";
+  }
+  return fmt::format("Nothing after its last step here hands {} over again: no XCLAIM or XAUTOCLAIM, no "
+                     "XREADGROUP of pending entries (an ID, not >), no script.",
+                     ViolationSubject(v));
+}
+
 }  // namespace
 
 std::vector<std::string> Story(const CaseReport& c) {
@@ -861,11 +899,15 @@ std::vector<StorySentence> StorySentences(const CaseReport& c) {
   }
   std::vector<StorySentence> sentences;
   Teller teller(c);
+  std::set<std::string> explained;  // events whose pending entry nothing hands over again
   for (const Beat& b : Collapse(AddDecisiveSteps(c, AddStarts(c, Merge(std::move(all)))))) {
     sentences.push_back({teller.Tell(b), b.conclusion.empty() ? Kind::kBeat : Kind::kVerdict});
   }
   for (const Violation& v : c.violations) {
     if (v.kind == VerdictKind::kDuplicate && concluded.count(HistoryKey(v)) > 0) continue;
+    if (std::string why = NothingRedelivers(c, v); !why.empty() && explained.insert(HistoryKey(v)).second) {
+      sentences.push_back({std::move(why), Kind::kBeat});
+    }
     sentences.push_back({Conclusion(v), Kind::kVerdict});
   }
   for (StorySentence& s : sentences) s.text = ValidUtf8(s.text);

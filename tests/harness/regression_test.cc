@@ -100,9 +100,13 @@ class ScenarioRunsTest : public ::testing::Test {
     if (reports != nullptr) reports->assign(configs_.size(), "");
     for (size_t k = 0; k < configs_.size(); ++k) {
       size_t i = reversed ? configs_.size() - 1 - k : k;
-      Result<RunResult> r = executor.Run(configs_[i]);
+      // The reports are those of `xackly run`, which keeps the trace (the
+      // path, the timeline, the story's trace-read sentences).
+      RunConfig config = configs_[i];
+      config.keep_trace = reports != nullptr;
+      Result<RunResult> r = executor.Run(config);
       out[i] = r.ok() ? r->TraceHashHex() + " " + r->observed : "error: " + r.status().ToString();
-      if (r.ok() && reports != nullptr) (*reports)[i] = ReportHashes(names_[i], configs_[i], *r);
+      if (r.ok() && reports != nullptr) (*reports)[i] = ReportHashes(names_[i], config, *r);
     }
     server_version_ = executor.server_version();
     return out;

@@ -446,6 +446,64 @@ TEST(StoryTest, RepeatedStepsAreToldOnce) {
   EXPECT_EQ(story[2], "→ order:1 stays pending forever (pel-leak): done-but-pending.");
 }
 
+// An entry left pending: the story says when nothing after the event's
+// last step could hand it over again, read from the trace: no claim, no
+// XREADGROUP of pending entries (any stream's ID but >), no script, none
+// of them refused. Anything that could have (after that step, not before)
+// leaves the sentence out: its steps then tell what happened.
+TEST(StoryTest, APendingEntryThatNothingHandsOverAgainIsSaidSo) {
+  auto line = [](std::string actor, std::vector<std::string> argv, std::string reply) {
+    TraceLine t;
+    t.actor = std::move(actor);
+    t.request = fmt::format("{}", fmt::join(argv, " "));
+    t.argv = std::move(argv);
+    t.reply = std::move(reply);
+    return t;
+  };
+  const TraceLine read = line("w1", {"XREADGROUP", "GROUP", "g", "w1", "STREAMS", "events", ">"}, "[1-0]");
+  CaseReport base;
+  base.trace = {line("w2", {"XAUTOCLAIM", "events", "g", "w2", "60000", "0"}, "[0-0, []]"), read};
+  base.histories["order:1"] = {{HistoryKind::kDelivered, 10, 1, "w1", "1-0", "", 0, "XREADGROUP"}};
+  base.violations = {{VerdictKind::kPelLeak, "order:1", "done-but-pending", "stays", 1},
+                     {VerdictKind::kStuck, "order:1", "never-settled", "stays", 1}};
+  const std::string said =
+      "Nothing after its last step here hands order:1 over again: no XCLAIM or XAUTOCLAIM, no XREADGROUP of "
+      "pending entries (an ID, not >), no script.";
+  struct Next {
+    const char* what;
+    std::vector<TraceLine> lines;
+    bool said;
+  };
+  const std::vector<Next> cases = {
+      {"nothing after it (a claim before it does not count)", {}, true},
+      {"a read of new entries", {read}, true},
+      {"a claim", {line("w2", {"XAUTOCLAIM", "events", "g", "w2", "60000", "0"}, "[0-0, []]")}, false},
+      {"an XCLAIM", {line("w2", {"xclaim", "events", "g", "w2", "0", "1-0"}, "[]")}, false},
+      {"a read of its own pending entries", {line("w1", {"XREADGROUP", "GROUP", "g", "w1", "STREAMS", "events", "0"}, "[]")}, false},
+      {"that read refused", {line("w1", {"XREADGROUP", "GROUP", "g", "w1", "STREAMS", "events", "0"}, "-READONLY no")}, true},
+      {"two streams read new", {line("w1", {"XREADGROUP", "GROUP", "g", "w1", "streams", "a", "b", ">", ">"}, "nil")}, true},
+      {"two streams, one pending", {line("w1", {"XREADGROUP", "GROUP", "g", "w1", "STREAMS", "a", "b", ">", "0"}, "nil")}, false},
+      {"a script", {line("w1", {"EVAL", "return 1", "0"}, "1")}, false},
+      {"a command the table does not know", {line("w1", {"MYMODULE.CLAIM", "events"}, "1")}, false},
+  };
+  for (const Next& next : cases) {
+    CaseReport c = base;
+    c.trace.insert(c.trace.end(), next.lines.begin(), next.lines.end());
+    const std::vector<std::string> story = Story(c);
+    SCOPED_TRACE(std::string(next.what) + "\n" + Dump(story));
+    ASSERT_EQ(Find(story, "Nothing after").size(), next.said ? 1u : 0u) << "once for the event's two violations";
+    if (!next.said) continue;
+    ASSERT_GE(story.size(), 3u);
+    EXPECT_EQ(story[story.size() - 3], said) << "before the conclusions";
+  }
+  CaseReport untraced = base;
+  untraced.trace.clear();
+  EXPECT_TRUE(Find(Story(untraced), "Nothing after").empty()) << "without a trace, nothing is claimed";
+  CaseReport lost = base;
+  lost.violations = {{VerdictKind::kLost, "order:1", "dropped", "gone", 0}};
+  EXPECT_TRUE(Find(Story(lost), "Nothing after").empty()) << "said only of an entry left pending";
+}
+
 TEST(StoryTest, LongStoriesAreCutInTheMiddle) {
   CaseReport c;
   std::vector<HistoryItem>& h = c.histories["order:1"];
