@@ -806,6 +806,15 @@ size_t BlockOption(const std::vector<std::string>& argv) {
   return 0;
 }
 
+bool IsConnectionSetUp(const std::vector<std::string>& argv) {
+  if (argv.empty()) return false;
+  if (EqualsIgnoreCase(argv[0], "CLIENT") && argv.size() >= 2) {
+    return (EqualsIgnoreCase(argv[1], "SETNAME") && argv.size() == 3) ||
+           (EqualsIgnoreCase(argv[1], "SETINFO") && argv.size() == 4);
+  }
+  return EqualsIgnoreCase(argv[0], "SELECT") && argv.size() == 2 && argv[1] == "0";
+}
+
 namespace {
 
 bool ReadsOnlyNew(const std::vector<std::string>& argv) {
@@ -845,11 +854,7 @@ Task<Reply> Perform(ScriptWorld& world, std::vector<std::string> argv) {
     co_return Reply::StatusText("OK");
   }
   // Connection set-up a client library may send: the front is the server.
-  if ((EqualsIgnoreCase(verb, "CLIENT") && argv.size() >= 2 &&
-       (EqualsIgnoreCase(argv[1], "SETNAME") || EqualsIgnoreCase(argv[1], "SETINFO"))) ||
-      (EqualsIgnoreCase(verb, "SELECT") && argv.size() == 2 && argv[1] == "0")) {
-    co_return Reply::StatusText("OK");
-  }
+  if (IsConnectionSetUp(argv)) co_return Reply::StatusText("OK");
   // INFO as a client library's ready check reads it (ioredis: loading:0).
   // The server's own INFO differs between two runs of one seed (pid, memory,
   // CPU time, paths), so it is never forwarded.

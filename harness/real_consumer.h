@@ -95,6 +95,13 @@ Result<EffectCall> ParseEffect(const std::vector<std::string>& argv);
 // argument (a consumer named BLOCK).
 size_t BlockOption(const std::vector<std::string>& argv);
 
+// Whether the front answers `argv` itself as the connection set-up a client
+// library sends (CLIENT SETNAME name, CLIENT SETINFO attr value, SELECT 0):
+// "OK", as the server it stands for would. Anything else, a malformed
+// CLIENT SETNAME without its name too, goes on to the server, which
+// answers or refuses it as it would any script's command.
+bool IsConnectionSetUp(const std::vector<std::string>& argv);
+
 // Whether a sleeping thread's system call, as /proc/PID/task/TID/syscall
 // shows it (the call's number, then its six arguments in hex; "running" or
 // "-1 ..." when in none), ends by itself in real time: a raw sleep, or a

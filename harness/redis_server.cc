@@ -276,14 +276,17 @@ Status RedisServer::CheckFreeSpace() const {
     return Status::Internal(fmt::format("cannot read the free space of {}: {}", dir_->path(),
                                         std::strerror(errno)));
   }
-  const int64_t free_bytes = static_cast<int64_t>(fs.f_bavail) * static_cast<int64_t>(fs.f_frsize);
-  if (free_bytes >= kMinFreeBytesForPersistence) return Status::Ok();
+  return FreeSpaceVerdict(options_.persistence, dir_->path(),
+                          static_cast<int64_t>(fs.f_bavail) * static_cast<int64_t>(fs.f_frsize));
+}
+
+Status FreeSpaceVerdict(Persistence persistence, const std::string& dir, int64_t free_bytes) {
+  if (persistence == Persistence::kNone || free_bytes >= kMinFreeBytesForPersistence) return Status::Ok();
   return Status::Internal(fmt::format(
       "{} has {} KiB free; a server with persistence {} needs at least {} MiB there for its "
       "snapshots and append-only file (a save that fails would lose data no protocol is to blame "
       "for). Free some space or set TMPDIR to a directory with more",
-      dir_->path(), free_bytes >> 10, PersistenceName(options_.persistence),
-      kMinFreeBytesForPersistence >> 20));
+      dir, free_bytes >> 10, PersistenceName(persistence), kMinFreeBytesForPersistence >> 20));
 }
 
 RedisServer::~RedisServer() {

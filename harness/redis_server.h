@@ -48,6 +48,11 @@ inline constexpr int64_t kServerMaxMemoryBytes = int64_t{256} << 20;
 // temp dir before it starts: a floor that turns a nearly full disk into a
 // clear harness error up front. A SAVE that fails later is still checked.
 inline constexpr int64_t kMinFreeBytesForPersistence = int64_t{64} << 20;
+// Whether `free_bytes` free in `dir` let a server with `persistence` start:
+// ok without persistence or with at least kMinFreeBytesForPersistence, else
+// kInternal naming the directory, what it has free (KiB), what it needs
+// (MiB) and what to do.
+Status FreeSpaceVerdict(Persistence persistence, const std::string& dir, int64_t free_bytes);
 
 // The server's users. The protocol's connections (Connect()) run as
 // `default`, which can use the data commands but cannot reach the network

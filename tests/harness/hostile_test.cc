@@ -230,6 +230,32 @@ TEST(NonRegularFileTest, AFifoAsScenarioOrScriptIsRefusedAtOnce) {
   EXPECT_TRUE(Contains(run.output, "not a regular file")) << run.output;
 }
 
+// A script or include file that is not there is refused naming the scenario
+// file, its field and the path looked for, before anything runs.
+TEST(MissingScriptFileTest, AMissingScriptOrIncludeIsRefusedNamingTheFieldAndThePath) {
+  ScopedTempRoot root;
+  ASSERT_TRUE(WriteFileAtomically(root.path() + "/main.lua", "function worker(w) end\n").ok());
+  ASSERT_TRUE(WriteFileAtomically(root.path() + "/no-script.toml",
+                                  "name = \"s\"\nexpect = \"ok\"\n[protocol]\nscript = \"gone.lua\"\n")
+                  .ok());
+  ASSERT_TRUE(WriteFileAtomically(root.path() + "/no-include.toml",
+                                  "name = \"s\"\nexpect = \"ok\"\n[protocol]\nscript = \"main.lua\"\n"
+                                  "include = [\"lib/gone.lua\"]\n")
+                  .ok());
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"no-script.toml", ": protocol.script: "},
+      {"no-include.toml", ": protocol.include: "},
+  };
+  for (const auto& [file, field] : cases) {
+    Result<Scenario> s = LoadScenarioFile(root.path() + "/" + file);
+    ASSERT_FALSE(s.ok()) << file;
+    EXPECT_EQ(s.status().code(), Status::Code::kInvalidArgument);
+    EXPECT_EQ(s.status().message().rfind(root.path() + "/" + file + field, 0), 0u) << s.status().message();
+    EXPECT_TRUE(Contains(s.status().message(), file == "no-script.toml" ? "/gone.lua" : "/lib/gone.lua"))
+        << s.status().message();
+  }
+}
+
 // --- Item 12: nothing of xackly leaks into the servers it starts -----------------
 
 TEST_F(ServerTest, EverySocketXacklyOpensIsClosedOnExec) {

@@ -298,6 +298,29 @@ TEST(RealConsumerTest, ATimedWaitIsASleepOrAWaitWithATimeoutAndNothingElse) {
   for (const auto& [syscall_line, timed] : cases) EXPECT_EQ(InTimedWait(syscall_line), timed) << syscall_line;
 }
 
+// The front answers a client library's connection set-up itself, whatever
+// its case, as the server it stands for would; a malformed one (CLIENT
+// SETNAME without its name) or any other CLIENT or SELECT goes on to the
+// server, which answers it as it answers a script.
+TEST(RealConsumerTest, TheFrontAnswersAClientLibrarysConnectionSetUpItself) {
+  const std::vector<std::pair<std::vector<std::string>, bool>> cases = {
+      {{"CLIENT", "SETNAME", "worker-1"}, true},
+      {{"client", "setinfo", "LIB-NAME", "redis-py"}, true},
+      {{"SELECT", "0"}, true},
+      {{"CLIENT", "SETNAME"}, false},
+      {{"CLIENT", "SETINFO", "LIB-NAME"}, false},
+      {{"CLIENT", "SETNAME", "a", "b"}, false},
+      {{"CLIENT", "KILL", "ID", "7"}, false},
+      {{"CLIENT"}, false},
+      {{"SELECT", "1"}, false},
+      {{"SELECT"}, false},
+      {{}, false},
+  };
+  for (const auto& [argv, answered] : cases) {
+    EXPECT_EQ(IsConnectionSetUp(argv), answered) << fmt::format("{}", fmt::join(argv, " "));
+  }
+}
+
 // XACKLY.EFFECT's options reach the effect call, and each bad one is the
 // consumer's error reply naming the option and its bounds, at the bounds.
 TEST(RealConsumerTest, EffectCommandOptionsAreReadAndABadOneIsAnErrorReplyNamingIt) {

@@ -102,6 +102,21 @@ TEST_F(RedisServerTest, DetectsTheVersionTheBinaryReports) {
 // A reply bound stretched by the load per CPU, between 1x and 10x: a loaded
 // CI machine's slowness is not a dead server, and an idle one keeps the
 // bound as set. An unreadable load leaves it unchanged.
+// A server that persists starts only with 64 MiB free in its directory; the
+// refusal names the directory, what it has, what it needs and what to do.
+// One without persistence writes nothing there and always starts.
+TEST(FreeSpaceVerdictTest, APersistingServerNeedsSixtyFourMebibytesAndTheRefusalSaysSo) {
+  EXPECT_TRUE(FreeSpaceVerdict(Persistence::kRdb, "/tmp/d", kMinFreeBytesForPersistence).ok());
+  EXPECT_TRUE(FreeSpaceVerdict(Persistence::kNone, "/tmp/d", 0).ok());
+  const Status low = FreeSpaceVerdict(Persistence::kAofAlways, "/tmp/d", kMinFreeBytesForPersistence - 1);
+  ASSERT_FALSE(low.ok());
+  EXPECT_EQ(low.code(), Status::Code::kInternal);
+  EXPECT_EQ(low.message(),
+            "/tmp/d has 65535 KiB free; a server with persistence aof-always needs at least 64 MiB there for its "
+            "snapshots and append-only file (a save that fails would lose data no protocol is to blame for). Free "
+            "some space or set TMPDIR to a directory with more");
+}
+
 TEST(TimeoutScaledForLoadTest, StretchesByTheLoadPerCpuBetweenOnceAndTenTimes) {
   ScopedTempRoot root;
   const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);

@@ -238,6 +238,26 @@ TEST(HtmlTest, ASqueezedRunsLabelAndAPhaseMarkerRightAfterItDoNotOverlap) {
   ExpectNoTwoOverlapOnARow(labels);
 }
 
+// Off-path or repeated steps are squeezed from eight in a row on: seven
+// repeats of a poll stay full size, eight become one squeezed run.
+TEST(HtmlTest, EightQuietStepsInARowAreSqueezedAndSevenAreNot) {
+  RunConfig config = RunConfig::For(*FindProtocol("no-dedupe"));
+  const auto squeezed_runs = [&](int repeats) {
+    CaseReport c = NoDedupeCase();
+    if (repeats > 0) AppendIdenticalPolls(&c, 1 + repeats, 1);  // the first poll full size
+    const std::string html = RenderHtml(ReportOf({CheckFromCase(config, c)}));
+    size_t n = 0;
+    for (size_t at = html.find("<g class=\"squeezed\">"); at != std::string::npos;
+         at = html.find("<g class=\"squeezed\">", at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  const size_t before = squeezed_runs(0);
+  EXPECT_EQ(squeezed_runs(7), before);
+  EXPECT_EQ(squeezed_runs(8), before + 1);
+}
+
 // The rows of labels under the lanes are four. More labels crowding one
 // place share the row that ends first; none is drawn below the drawing's
 // bottom edge, where it would be cut off.

@@ -718,6 +718,26 @@ TEST(StoryTest, AReplacementUnderANewNameIsTold) {
   EXPECT_EQ(story[3], "→ order:1 is lost: stranded.");
 }
 
+// A worker's step on the trace's very first line counts as its last step
+// told: its restart before its next step is told with that step.
+TEST(StoryTest, ARestartAfterAStepOnTheFirstTraceLineIsTold) {
+  CaseReport c;
+  c.trace = {
+      {2, "w1", LineKind::kRedis, "XREADGROUP GROUP workers w1 COUNT 10 STREAMS events >", "[...]"},
+      {5002, "w1", LineKind::kLifecycle, "starts", "", LineEvent::kStart},
+      {5003, "w1", LineKind::kRedis, "XREADGROUP GROUP workers w1 COUNT 10 STREAMS events 0", "[...]"},
+  };
+  c.histories["order:1"] = {
+      {HistoryKind::kDelivered, 2, 0, "w1", "1-0", "XREADGROUP >", 0},
+      {HistoryKind::kRedelivered, 5003, 2, "w1", "1-0", "XREADGROUP 0", 0},
+  };
+  c.violations = {{VerdictKind::kLost, "order:1", "stranded", "x", 0}};
+  const std::vector<std::string> story = Story(c);
+  SCOPED_TRACE(Dump(story));
+  ASSERT_EQ(story.size(), 3u);
+  EXPECT_EQ(story[1], "5 s later w1 starts again and re-reads its own pending 1-0 (XREADGROUP 0).");
+}
+
 // A crash after both the side effect and XACK is told without a standing:
 // the worker no longer holds the event, and it was neither "before XACK"
 // nor "after XACK and before the side effect". Here a restart from an RDB
