@@ -158,6 +158,35 @@ end
   }
 }
 
+// Every actor of a pooled run sees its lane: the worker's lanes 1..3 of 3,
+// the janitor and a script's producer lane 1 of 1 (they run no pool); w.slot
+// is the process's, whichever lane.
+TEST(HandlerPoolTest, EachActorSeesItsLaneAndHowManyItsProcessRuns) {
+  ScopedTempRoot dir;
+  const std::string script = R"(
+local function tell(w) w:redis("SET", "lane:" .. w.slot .. ":" .. w.role, w.lane .. "/" .. w.lanes) end
+function producer(w)
+  tell(w)
+  w:redis("XADD", w.stream, "*", "event_id", "order:1")
+end
+function janitor(w) tell(w) end
+function consumer(w)
+  tell(w)
+  for _, e in ipairs(w:read(">", {count = 1, block_ms = 1000})) do
+    w:effect(e.fields.event_id, "external", {entry = e})
+    w:redis("XACK", w.stream, w.group, e.id)
+  end
+end
+)";
+  CommandOutput run;
+  Result<std::string> trace = TraceOf(dir, LanesScript(dir, script, ""), &run);
+  ASSERT_TRUE(trace.ok());
+  for (const char* set : {"SET lane:w1:consumer 1/3 ", "SET lane:w1:consumer 2/3 ", "SET lane:w1:consumer 3/3 ",
+                          "SET lane:j1:janitor 1/1 ", "SET lane:p1:producer 1/1 "}) {
+    EXPECT_TRUE(Contains(*trace, set)) << set << "\n" << *trace;
+  }
+}
+
 // A process crash takes every lane down, those that have finished their
 // function too (a lane holding no step): the replacement starts them all
 // again, and the run goes on to its verdict.
