@@ -54,13 +54,13 @@ class OracleFeedTest : public ::testing::Test {
     return out;
   }
 
-  // `argv` sent by worker `who` (slot = name), `reply` its real reply.
-  OracleFeed::Observed Send(const Argv& argv, Reply reply, const std::string& who = "w1") {
+  // `argv` sent by worker `who` (slot = name) at `t_ms`, `reply` its real reply.
+  OracleFeed::Observed Send(const Argv& argv, Reply reply, const std::string& who = "w1", int64_t t_ms = 1) {
     Step s;
     s.op = Op::kCommand;
     s.argv = argv;
     s.reply = std::move(reply);
-    Result<OracleFeed::Observed> r = feed_.Redis(1, {who, who}, s, /*reply_lost=*/false);
+    Result<OracleFeed::Observed> r = feed_.Redis(t_ms, {who, who}, s, /*reply_lost=*/false);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() ? *r : OracleFeed::Observed{};
   }
@@ -371,6 +371,22 @@ TEST_F(OracleFeedTest, SetidBackwardsLeavesAPendingEntryWithItsOwner) {
   Send({"XGROUP", "SETID", "events", "workers", Id(2)}, Reply::StatusText("OK"));
   Send({"XACK", "events", "workers", Id(3)}, Int(1));
   EXPECT_TRUE(oracle_.NothingLeftToDeliver()) << "order:3 was pending, not rewound";
+}
+
+// Inside EVAL, an entry's first delivery is progress (the run's quiet
+// window counts from it); the same entry claimed by another consumer
+// later is not, so a script that only moves entries between owners lets
+// the run end.
+TEST_F(OracleFeedTest, AFirstDeliveryInsideEvalIsProgressAClaimIsNot) {
+  Produce(1);
+  reads_ = {Arr({PendingReply(1, "w1")}), GroupsReply(Id(1)), Int(1), Arr({})};
+  Send({"EVAL", "...", "1", "events"}, Int(1), "w1", 5000);
+  EXPECT_EQ(oracle_.last_progress_ms(), 5000);
+  EXPECT_EQ(Kinds(1), (std::vector<HistoryKind>{HistoryKind::kProduced, HistoryKind::kDelivered}));
+  reads_ = {Arr({PendingReply(1, "w2")}), GroupsReply(Id(1)), Int(1), Arr({})};
+  Send({"EVAL", "...", "1", "events"}, Int(1), "w2", 9000);
+  EXPECT_EQ(oracle_.last_progress_ms(), 5000);
+  EXPECT_EQ(Kinds(1).back(), HistoryKind::kClaimed);
 }
 
 TEST_F(OracleFeedTest, DestroyedGroupEmptiesThePelModel) {

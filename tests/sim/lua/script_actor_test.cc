@@ -278,6 +278,8 @@ TEST(ScriptActorTest, BadCallsAreErrorsAtTheCallersLine) {
       {"local x = nil; x.y = 1", "attempt to index a nil value"},
       {"error('boom')", "boom"},
       {"error({})", "(error object is a table value)"},
+      // Level 0 adds no position, and "ns::" is none (no line number).
+      {"error('ns::thing failed', 0)", "ns::thing failed"},
   };
   for (const Case& c : cases) {
     FakeWorld world;
