@@ -40,6 +40,11 @@ std::string CaseSize(const RunConfig& config, const RunResult& result) {
          Plural(result.steps, "step");
 }
 
+std::string RunSize(const RunConfig& config, const RunResult& result) {
+  return CaseSizeText(config.events, config.workers, static_cast<int64_t>(result.fired.size()), config.handlers) + ", " +
+         Plural(result.steps, "step");
+}
+
 report::CaseReport ToCaseReport(const RunConfig& config, const RunResult& result,
                                 const std::string& scenario_file) {
   report::CaseReport c;
@@ -82,7 +87,7 @@ report::CheckReport SingleRunCheck(const std::string& name, const std::string& d
   r.cases_run = 1;
   r.cases_failed = result.violations.empty() ? 0 : 1;
   r.counterexample = ToCaseReport(config, result, scenario_file);
-  r.counterexample_size = CaseSize(config, result);
+  r.counterexample_size = RunSize(config, result);
   r.fired_totals = result.coverage.fired;
   // An explicit plan fires only the faults it names: the model's other
   // sites were never meant to fire, and its own unfired faults are named

@@ -43,7 +43,12 @@ report::CheckReport ToCheckReport(const std::string& name, const std::string& de
 Scenario ReplayScenario(const Scenario& like, const RunConfig& config, const RunResult& result,
                         const std::string& origin);
 
-// "1 event, 1 worker, 1 fault, 9 steps"
+// A case's size, "1 event, 1 worker, 1 fault, 9 steps": the faults of its
+// plan (what shrinking makes smaller; an unshrunk case's plan may hold
+// faults that never fired).
 std::string CaseSize(const RunConfig& config, const RunResult& result);
+// A single run's size: the faults that fired (a planned one that never did
+// is no part of what happened; the run names it apart, as unfired).
+std::string RunSize(const RunConfig& config, const RunResult& result);
 
 }  // namespace xackly

@@ -143,7 +143,7 @@ struct Report {
   std::vector<CheckReport> checks;
   bool all_matched = false;      // every check passed (matched, or undecided in a shard)
   std::string shard;             // "2/3" when the run was one shard of several
-  SearchSettings search;         // check and merge: what the search ran with
+  SearchSettings search;         // check and merge: what the search ran with (JSON null: none ran)
 };
 
 // --- Shared derivations ---------------------------------------------------

@@ -43,6 +43,11 @@ constexpr size_t kTraceRowsMax = 5000;
 
 std::string E(std::string_view s) { return EscapeXml(s); }
 std::string A(std::string_view s) { return EscapeXml(Printable(s)); }  // one-line attribute
+// Squeezed or undrawn steps: "12 steps off the violating path", or in a
+// run without one "12 quiet steps".
+std::string QuietSteps(int64_t n, const std::set<int64_t>& path) {
+  return path.empty() ? Count(n, "quiet step") : Count(n, "step") + " off the violating path";
+}
 std::string Num(double v) { return fmt::format("{:.1f}", v); }
 
 // Lane order: producers, workers (each slot followed by its incarnations),
@@ -441,9 +446,9 @@ void Timeline(const CaseReport& c, int n, const std::set<int64_t>& path, const c
     const std::string label = fmt::format("{} · {}", Count(static_cast<int64_t>(b.steps), "step"), FormatDuration(b.ms));
     const double mid = (b.x0 + b.x1) / 2;
     out += fmt::format(
-        "<g class=\"squeezed\"><title>{} off the violating path, squeezed</title>"
+        "<g class=\"squeezed\"><title>{}, squeezed</title>"
         "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/><text x=\"{}\" y=\"{}\">{}</text></g>\n",
-        E(Count(static_cast<int64_t>(b.steps), "step")), Num(b.x0), Num(kAxisHeight), Num(std::max(b.x1 - b.x0, 2.0)),
+        E(QuietSteps(static_cast<int64_t>(b.steps), path)), Num(b.x0), Num(kAxisHeight), Num(std::max(b.x1 - b.x0, 2.0)),
         Num(lanes_bottom - kAxisHeight), Num(mid), Num(rows.Place(mid - TextWidth(label) / 2, TextWidth(label))),
         E(label));
   }
@@ -546,8 +551,8 @@ void Timeline(const CaseReport& c, int n, const std::set<int64_t>& path, const c
   }
   out += "</svg>\n</div>\n</div>\n";
   if (layout.not_drawn > 0) {
-    out += fmt::format("<p class=\"note\">{} steps off the violating path are not drawn (trace of {} lines).</p>\n",
-                       layout.not_drawn, c.trace.size());
+    out += fmt::format("<p class=\"note\">{} are not drawn (trace of {} lines).</p>\n",
+                       QuietSteps(static_cast<int64_t>(layout.not_drawn), path), c.trace.size());
   }
   out += fmt::format(
       "<pre class=\"step-detail\" id=\"step-detail-{}\">Hover over or click a step to see its exact command and "
@@ -574,6 +579,21 @@ const char* kLegend = R"(<div class="legend">
 few pixels on a log scale; a longer gap is cut (//) and labelled with its real length; runs of steps off the
 violating path are squeezed into grey bands. Hover over or click a step for its exact command and reply.</p>
 )";
+
+// The legend of a case's timeline: a run without a violation has no
+// violating path, so its legend names none.
+std::string Legend(bool has_path) {
+  std::string legend = kLegend;
+  if (has_path) return legend;
+  const std::string mark = "<span><svg width=\"20\" height=\"20\"><circle cx=\"10\" cy=\"10\" r=\"9\" class=\"halo\"/>";
+  const size_t at = legend.find(mark);
+  XACKLY_CHECK(at != std::string::npos);
+  legend.erase(at, legend.find('\n', at) + 1 - at);
+  const std::string squeezed = "runs of steps off the\nviolating path are squeezed";
+  const size_t words = legend.find(squeezed);
+  XACKLY_CHECK(words != std::string::npos);
+  return legend.replace(words, squeezed.size(), "runs of quiet steps are\nsqueezed");
+}
 
 void StoryList(const CaseReport& c, int n, std::string& out) {
   out += fmt::format("<ol id=\"story-{}\" class=\"story\">\n", n);
@@ -644,7 +664,7 @@ void CaseSection(const CheckReport& k, int n, std::string& out) {
   const std::vector<int64_t> path_lines = PathLines(c);
   const std::set<int64_t> path(path_lines.begin(), path_lines.end());
   out += fmt::format("<h3>Timeline of the {}</h3>\n", CaseTitle(k));
-  out += kLegend;
+  out += Legend(!path.empty());
   std::vector<std::string> followed;
   for (const Violation& v : c.violations) {
     if (v.event_id.empty()) continue;
@@ -813,7 +833,7 @@ details { margin-top: 12px; } summary { cursor:pointer; color:#374151; }
 const char* kScript = R"(
 for (const svg of document.querySelectorAll('svg.timeline')) {
   // A timeline wider than its box opens scrolled so that the key step (where
-  // the violation happens; else the last step on the violating path) is in view.
+  // the violation happens; else the last step of the path) is in view.
   const box = svg.parentElement;
   const key = svg.querySelector('.step.key');
   let last = key ? parseFloat(key.dataset.x) : -1;

@@ -506,10 +506,13 @@ std::string RenderJson(const Report& report) {
   out["options"] = report.options;
   out["all_matched"] = report.all_matched;
   out["shard"] = report.shard;
+  // null when no search ran (run, replay, explain: their settings are the
+  // defaults), not a search of 0 cases.
   const SearchSettings& s = report.search;
-  out["search"] = {{"cases", s.cases},           {"max_workers", s.max_workers},
-                   {"max_events", s.max_events}, {"max_faults", s.max_faults},
-                   {"fixed_workload", s.fixed_workload}, {"swarm", s.swarm}};
+  out["search"] = s == SearchSettings{} ? json(nullptr)
+                                        : json{{"cases", s.cases},           {"max_workers", s.max_workers},
+                                               {"max_events", s.max_events}, {"max_faults", s.max_faults},
+                                               {"fixed_workload", s.fixed_workload}, {"swarm", s.swarm}};
   out["checks"] = std::move(checks);
   return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
@@ -536,7 +539,7 @@ Result<Report> ParseJsonReport(std::string_view text) {
   r.Read(j, "", "options", &report.options);
   r.Read(j, "", "all_matched", &report.all_matched);
   r.Read(j, "", "shard", &report.shard);
-  if (const json* s = r.Member(j, "", "search")) {
+  if (const json* s = r.Member(j, "", "search"); s != nullptr && !s->is_null()) {
     SearchSettings& search = report.search;
     r.Read(*s, "search", "cases", &search.cases);
     r.Read(*s, "search", "max_workers", &search.max_workers);

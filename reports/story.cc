@@ -866,8 +866,8 @@ std::string NothingRedelivers(const CaseReport& c, const Violation& v) {
   for (size_t l = static_cast<size_t>(last) + 1; l < c.trace.size(); ++l) {
     if (MayRedeliver(c.trace[l])) return "";
   }
-  return fmt::format("Nothing after its last step here hands {} over again: no XCLAIM or XAUTOCLAIM, no "
-                     "XREADGROUP of pending entries (an ID, not >), no script.",
+  return fmt::format("After its last step above, nothing hands {} over again: no XCLAIM or XAUTOCLAIM, no "
+                     "XREADGROUP of pending entries (an ID, not >), no EVAL or FCALL.",
                      ViolationSubject(v));
 }
 

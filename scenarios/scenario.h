@@ -230,7 +230,9 @@
 //   faults = ["crash w1 after-effect #1", "poison event 3"]
 //                             An explicit fault plan, one fault per string in
 //                             FaultSpec's text form (sim/faults.h). Present
-//                             (even empty): exactly these faults, nothing drawn.
+//                             (even empty): exactly these faults, nothing drawn
+//                             (run, replay, explain; check draws its own
+//                             faults per case and says so).
 //                             A point fault's "#n" is its site's nth visit by
 //                             that actor; with "@<time>ms" after it ("crash w1
 //                             after-ack #1 @60000ms") the nth visit from that

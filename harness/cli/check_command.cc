@@ -282,7 +282,14 @@ void CheckSession::PrintHeader() const {
 
 void CheckSession::PrintFaultModel(const Target& t) const {
   const RunConfig& c = t.scenario.config;
-  if (c.fault_schedule) return;
+  if (c.fault_schedule) {
+    // A search draws each case's faults: the file's exact plan is what
+    // `run` and `replay` fire, and a check saying nothing of it would seem
+    // to have used it.
+    fmt::print(human_, "{}: note: check draws each case's faults from the model below; the file's [schedule] "
+               "faults ({}) are what `xackly run` and `replay` fire\n",
+               t.scenario.name, Plural(c.fault_schedule->size(), "fault"));
+  }
   if (c.faults.kinds.empty()) {
     fmt::print(human_, "{}: no faults{}: this check injects NO faults and only shows the protocol works when "
                "nothing fails\n",

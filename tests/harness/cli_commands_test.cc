@@ -165,6 +165,19 @@ end
   EXPECT_TRUE(Contains(*trace, "park (nothing to read; wakes on new entries")) << *trace;
 }
 
+// A check draws each case's faults; a file's exact [schedule] plan is what
+// run and replay fire, and check says so rather than seem to use it.
+TEST(CliCommandsTest, CheckSaysAFilesScheduleIsNotWhatItDraws) {
+  ScopedTempRoot out;
+  CommandOutput check = RunXackly({"check", "--scenario", std::string(XACKLY_SOURCE_DIR) +
+                                   "/scenarios/examples/xack-error-retried.toml", "--cases", "5",
+                                   "--coverage-cap", "5", "--out", out.path()});
+  EXPECT_TRUE(Contains(check.output, "xack-error-retried: note: check draws each case's faults from the model "
+                                     "below; the file's [schedule] faults (1 fault) are what `xackly run` and "
+                                     "`replay` fire\nxack-error-retried: fault model crash error-reply"))
+      << check.output;
+}
+
 // --max-shrinks 0 keeps the first failing case as found, faults not shrunk
 // away and all (here 2 events and 3 faults where 1 event and 1 fault
 // show the loss): it matches because it shows the loss, every format says

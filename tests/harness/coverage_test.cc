@@ -34,6 +34,7 @@ TEST_F(CoverageTest, ARunNamesTheSitesItsFaultsCouldHaveFiredAndDidNot) {
   EXPECT_TRUE(k.never_fired.empty()) << k.never_fired.front();
   ASSERT_EQ(k.unfired_planned.size(), 1u);
   EXPECT_EQ(k.unfired_planned[0].fault, "crash w1 after-ack #5");
+  EXPECT_TRUE(k.counterexample_size.starts_with("1 event, 1 worker, 1 fault, ")) << "the fault that fired";
   const std::vector<report::CoverageRow> rows = report::CoverageRows(k);
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].site, "crash@after-effect");
@@ -56,11 +57,13 @@ TEST_F(CoverageTest, ARunNamesTheSitesItsFaultsCouldHaveFiredAndDidNot) {
 
 // A single run's report calls its case the run, not a search's minimal
 // counterexample, counts its coverage in this run, and a green run tells no
-// empty story or violations heading; a check's report keeps its words.
+// empty story or violations heading and no violating path (its timeline's
+// legend and squeezed steps included); a check's report keeps its words.
 TEST_F(CoverageTest, AGreenRunIsCalledTheRunAndTellsNoEmptyStory) {
   RunConfig c = RunConfig::For(*FindProtocol("txn-dedupe"));
   c.workers = 2;
   c.events = 3;
+  c.keep_trace = true;  // as `run` keeps it: the timeline is drawn
   c.fault_schedule = {*ParseFaultSpec("crash w1 after-effect #1")};
   Result<RunResult> r = RunSimulation(c, StartServer());
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -78,6 +81,7 @@ TEST_F(CoverageTest, AGreenRunIsCalledTheRunAndTellsNoEmptyStory) {
     if (format != "json") {
       EXPECT_EQ(text.find("counterexample"), std::string::npos) << format << "\n" << text;
       EXPECT_NE(text.find("in this run"), std::string::npos) << format << "\n" << text;
+      EXPECT_EQ(text.find("violating path"), std::string::npos) << format << ": a green run has none";
       EXPECT_NE(checked.find("minimal counterexample"), std::string::npos) << format;
       EXPECT_NE(checked.find("over the 1 case searched, not in the counterexample"), std::string::npos) << format;
       for (const char* heading :

@@ -145,6 +145,22 @@ void ExpectSame(const Report& a, const Report& b) {
   }
 }
 
+// A report no search made (run, replay, explain) writes "search": null,
+// not a search of 0 cases, and reads back with the default settings; a
+// check's settings are an object.
+TEST(JsonTest, ASearchIsNullWhenNoneRan) {
+  Report run;
+  run.command = "run";
+  const std::string json = RenderJson(run);
+  EXPECT_NE(json.find("\"search\": null"), std::string::npos) << json;
+  Result<Report> back = ParseJsonReport(json);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->search, SearchSettings{});
+  Report check = run;
+  check.search.cases = 100;
+  EXPECT_NE(RenderJson(check).find("\"search\": {\n    \"cases\": 100"), std::string::npos) << RenderJson(check);
+}
+
 TEST(JsonTest, EveryFieldSurvivesARoundTrip) {
   const Report original = EverythingReport();
   const std::string json = RenderJson(original);

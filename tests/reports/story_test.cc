@@ -467,8 +467,8 @@ TEST(StoryTest, APendingEntryThatNothingHandsOverAgainIsSaidSo) {
   base.violations = {{VerdictKind::kPelLeak, "order:1", "done-but-pending", "stays", 1},
                      {VerdictKind::kStuck, "order:1", "never-settled", "stays", 1}};
   const std::string said =
-      "Nothing after its last step here hands order:1 over again: no XCLAIM or XAUTOCLAIM, no XREADGROUP of "
-      "pending entries (an ID, not >), no script.";
+      "After its last step above, nothing hands order:1 over again: no XCLAIM or XAUTOCLAIM, no XREADGROUP of "
+      "pending entries (an ID, not >), no EVAL or FCALL.";
   struct Next {
     const char* what;
     std::vector<TraceLine> lines;
@@ -491,17 +491,17 @@ TEST(StoryTest, APendingEntryThatNothingHandsOverAgainIsSaidSo) {
     c.trace.insert(c.trace.end(), next.lines.begin(), next.lines.end());
     const std::vector<std::string> story = Story(c);
     SCOPED_TRACE(std::string(next.what) + "\n" + Dump(story));
-    ASSERT_EQ(Find(story, "Nothing after").size(), next.said ? 1u : 0u) << "once for the event's two violations";
+    ASSERT_EQ(Find(story, "nothing hands").size(), next.said ? 1u : 0u) << "once for the event's two violations";
     if (!next.said) continue;
     ASSERT_GE(story.size(), 3u);
     EXPECT_EQ(story[story.size() - 3], said) << "before the conclusions";
   }
   CaseReport untraced = base;
   untraced.trace.clear();
-  EXPECT_TRUE(Find(Story(untraced), "Nothing after").empty()) << "without a trace, nothing is claimed";
+  EXPECT_TRUE(Find(Story(untraced), "nothing hands").empty()) << "without a trace, nothing is claimed";
   CaseReport lost = base;
   lost.violations = {{VerdictKind::kLost, "order:1", "dropped", "gone", 0}};
-  EXPECT_TRUE(Find(Story(lost), "Nothing after").empty()) << "said only of an entry left pending";
+  EXPECT_TRUE(Find(Story(lost), "nothing hands").empty()) << "said only of an entry left pending";
 }
 
 TEST(StoryTest, LongStoriesAreCutInTheMiddle) {
