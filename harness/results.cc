@@ -34,15 +34,21 @@ std::string ReplayCommand(const std::string& file, const std::vector<std::string
   return command;
 }
 
-std::string CaseSize(const RunConfig& config, const RunResult& result) {
-  size_t faults = config.fault_schedule ? config.fault_schedule->size() : result.fired.size();
+namespace {
+
+std::string SizeWithFaults(const RunConfig& config, const RunResult& result, size_t faults) {
   return CaseSizeText(config.events, config.workers, static_cast<int64_t>(faults), config.handlers) + ", " +
          Plural(result.steps, "step");
 }
 
+}  // namespace
+
+std::string CaseSize(const RunConfig& config, const RunResult& result) {
+  return SizeWithFaults(config, result, config.fault_schedule ? config.fault_schedule->size() : result.fired.size());
+}
+
 std::string RunSize(const RunConfig& config, const RunResult& result) {
-  return CaseSizeText(config.events, config.workers, static_cast<int64_t>(result.fired.size()), config.handlers) + ", " +
-         Plural(result.steps, "step");
+  return SizeWithFaults(config, result, result.fired.size());
 }
 
 report::CaseReport ToCaseReport(const RunConfig& config, const RunResult& result,

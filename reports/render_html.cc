@@ -572,27 +572,20 @@ const char* kLegend = R"(<div class="legend">
 <span><svg width="18" height="18"><rect x="1" y="1" width="16" height="16" rx="2" class="g-delete"/><path d="M5,5 L13,13 M5,13 L13,5" class="g-delete-x"/></svg>XDEL / XTRIM / DELCONSUMER</span>
 <span><svg width="18" height="18"><polygon points="3,1 17,9 3,17" class="g-restart"/></svg>(re)start</span>
 <span><svg width="20" height="20"><circle cx="10" cy="10" r="9" class="g-server-restart"/></svg>server restart</span>
-<span><svg width="20" height="20"><circle cx="10" cy="10" r="9" class="halo"/><circle cx="10" cy="10" r="5" class="g-other"/></svg>on the violating path</span>
-<span><svg width="24" height="14"><rect width="24" height="14" class="legend-hatch"/></svg>worker down</span>
+{}<span><svg width="24" height="14"><rect width="24" height="14" class="legend-hatch"/></svg>worker down</span>
 </div>
 <p class="scale-note">Steps are in trace order, placed on virtual time with gaps compressed: a gap under 1 s takes a
-few pixels on a log scale; a longer gap is cut (//) and labelled with its real length; runs of steps off the
-violating path are squeezed into grey bands. Hover over or click a step for its exact command and reply.</p>
+few pixels on a log scale; a longer gap is cut (//) and labelled with its real length; {} into grey bands. Hover over or click a step for its exact command and reply.</p>
 )";
 
 // The legend of a case's timeline: a run without a violation has no
-// violating path, so its legend names none.
+// violating path, so its legend names none. (kLegend's two holes.)
 std::string Legend(bool has_path) {
-  std::string legend = kLegend;
-  if (has_path) return legend;
-  const std::string mark = "<span><svg width=\"20\" height=\"20\"><circle cx=\"10\" cy=\"10\" r=\"9\" class=\"halo\"/>";
-  const size_t at = legend.find(mark);
-  XACKLY_CHECK(at != std::string::npos);
-  legend.erase(at, legend.find('\n', at) + 1 - at);
-  const std::string squeezed = "runs of steps off the\nviolating path are squeezed";
-  const size_t words = legend.find(squeezed);
-  XACKLY_CHECK(words != std::string::npos);
-  return legend.replace(words, squeezed.size(), "runs of quiet steps are\nsqueezed");
+  constexpr std::string_view kPathItem =
+      "<span><svg width=\"20\" height=\"20\"><circle cx=\"10\" cy=\"10\" r=\"9\" class=\"halo\"/><circle "
+      "cx=\"10\" cy=\"10\" r=\"5\" class=\"g-other\"/></svg>on the violating path</span>\n";
+  return fmt::format(fmt::runtime(kLegend), has_path ? kPathItem : "",
+                     has_path ? "runs of steps off the\nviolating path are squeezed" : "runs of quiet steps are\nsqueezed");
 }
 
 void StoryList(const CaseReport& c, int n, std::string& out) {
